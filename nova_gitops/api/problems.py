@@ -1,0 +1,51 @@
+"""Problems found in user input, each pointing at a file and line.
+
+Validation never stops at the first problem: every check appends to a list of ``Problem`` and the caller
+raises ``errors.InputError`` with all of them, before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SourceLocation:
+    """Where a document starts: a file name relative to the source root and a 1-based line."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Problem:
+    """One thing wrong with the input. ``field`` is a dotted path inside the document, when known."""
+
+    location: SourceLocation
+    message: str
+    field: str | None = None
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        where = f"{self.location}: "
+        what = f"{self.field}: " if self.field else ""
+        tag = "warning: " if self.severity is Severity.WARNING else ""
+        return f"{where}{tag}{what}{self.message}"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+
+def errors(problems: list[Problem]) -> list[Problem]:
+    """The problems that block a render (warnings do not)."""
+    return [problem for problem in problems if problem.is_error]

@@ -1,0 +1,1 @@
+"""The reconcile loop: watch sources, read agents' status, plan, render, publish."""
