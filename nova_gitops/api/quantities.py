@@ -1,23 +1,225 @@
 """Kubernetes resource quantities as exact integers of milli-units (``"1.5"`` cpu → 1500, ``"1Gi"`` →
-1073741824000). Never floats: sums and comparisons must be exact."""
+1073741824000). Never floats: sums and comparisons must be exact.
+
+Why milli-units: the finest unit a scheduler compares is the millicore, and Kubernetes itself rounds every
+request *up* to the milli (``1n`` cpu is ``1m`` to the scheduler). Integers make "does it fit" a comparison
+that cannot be off by one float ulp, and make Divide's replica arithmetic and capacity sums exact.
+
+The grammar is kube-apiserver's (``resource.ParseQuantity``)::
+
+    <quantity> ::= <sign>? <number> <suffix>
+    <number>   ::= <digits> | <digits> "." <digits>? | "." <digits>
+    <suffix>   ::= "" | n | u | m | k | M | G | T | P | E          decimal SI
+                 | Ki | Mi | Gi | Ti | Pi | Ei                     binary SI
+                 | (e | E) <sign>? <digits>                        decimal exponent
+
+YAML numbers are accepted too: an int as is, a float through its shortest decimal text (``0.1`` is exactly
+one tenth, not the binary float nearest to it).
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from nova_gitops.api.problems import Problem, SourceLocation
 
 ResourceList = Mapping[str, int]
 """Resource name → milli-units."""
+
+MAX_MILLI = (2**63 - 1) * 1000
+"""The largest magnitude accepted, in milli-units: an int64 of whole units, as Kubernetes' ``Value()``."""
+
+_MAX_TEXT = 64  # no real quantity is longer; bounds the work done on hostile input
+
+_DECIMAL_SUFFIXES: dict[str, int] = {
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "": 0,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
+}
+_BINARY_SUFFIXES: dict[str, int] = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_BINARY_UNITS = sorted(((2**power, suffix) for suffix, power in _BINARY_SUFFIXES.items()), reverse=True)
+
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<binary>[KMGTPE]i)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))"
+)
+_NUMBER_PREFIX = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
+"""Resources counted in bytes and written in binary units (plus every ``hugepages-<size>``)."""
 
 
 class QuantityError(ValueError):
     """Text that is not a Kubernetes quantity."""
 
 
+def _junk(value: object, why: str) -> QuantityError:
+    return QuantityError(
+        f"{value!r} is not a Kubernetes quantity: {why} "
+        "(write a number with an optional suffix, like 500m, 1.5, 2Gi, 128974848 or 1e3)"
+    )
+
+
 def parse_quantity(value: object) -> int:
-    """Milli-units of a quantity given as text (``"500m"``, ``"2Gi"``, ``"1e3"``) or a YAML number."""
-    raise NotImplementedError
+    """Milli-units of a quantity given as text (``"500m"``, ``"2Gi"``, ``"1e3"``) or a YAML number.
+
+    A value finer than a milli is rounded up, away from zero, as Kubernetes does (``"1n"`` → 1).
+    """
+    if isinstance(value, bool):
+        raise _junk(value, "a boolean is not a number")
+    if isinstance(value, int):
+        amount = Fraction(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise _junk(value, "it is not a finite number")
+        amount = Fraction(repr(value))  # the shortest decimal text, so 0.1 is exactly 1/10
+    elif isinstance(value, str):
+        amount = _parse_text(value)
+    else:
+        raise _junk(value, f"expected text or a number, got {type(value).__name__}")
+    return _to_milli(value, amount)
+
+
+def _parse_text(text: str) -> Fraction:
+    if not text:
+        raise _junk(text, "it is empty")
+    if len(text) > _MAX_TEXT:
+        raise QuantityError(
+            f"{text[:20]!r}... is not a Kubernetes quantity: longer than {_MAX_TEXT} characters"
+        )
+    if text != text.strip():
+        raise _junk(text, "it has surrounding spaces")
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
+        prefix = _NUMBER_PREFIX.match(text)
+        if prefix is None:
+            raise _junk(text, "it does not start with a number")
+        suffix = text[prefix.end() :]
+        raise _junk(
+            text,
+            f"unknown suffix {suffix!r}; the suffixes are n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei, "
+            "or an exponent such as e3",
+        )
+    amount = Fraction(match["number"] if not match["number"].endswith(".") else match["number"][:-1])
+    if match["sign"] == "-":
+        amount = -amount
+    if amount == 0:
+        return amount
+    if match["binary"] is not None:
+        return amount * (1 << _BINARY_SUFFIXES[match["binary"]])
+    if match["exponent"] is not None:
+        # Clamped: past +-200 the result is out of range, or below one milli, whatever the number was.
+        return amount * Fraction(10) ** max(-200, min(200, int(match["exponent"])))
+    return amount * Fraction(10) ** _DECIMAL_SUFFIXES[match["decimal"]]
+
+
+def _to_milli(value: object, amount: Fraction) -> int:
+    milli = amount * 1000
+    magnitude = math.ceil(abs(milli))
+    if magnitude > MAX_MILLI:
+        raise QuantityError(f"{value!r} is too large for a Kubernetes quantity")
+    return magnitude if milli >= 0 else -magnitude
+
+
+def is_byte_resource(resource: str) -> bool:
+    """Whether ``resource`` counts bytes (memory, storage, hugepages) rather than cores or items."""
+    return resource in BYTE_RESOURCES or resource.startswith("hugepages-")
 
 
 def format_quantity(resource: str, milli: int) -> str:
-    """Human text: cpu in millicores (``"1500m"``, ``"2"``), memory in binary units, others as counts."""
-    raise NotImplementedError
+    """Human text: cpu in millicores (``"1500m"``, ``"2"``), memory in binary units, others as counts.
+
+    Memory-like resources use the largest binary unit that divides the bytes exactly (``"1536Mi"``,
+    ``"2Gi"``), else plain bytes; a fraction of a byte or of a count is written in milli-units (``"1500m"``).
+    """
+    sign = "-" if milli < 0 else ""
+    milli = abs(milli)
+    if milli % 1000:
+        return f"{sign}{milli}m"
+    whole = milli // 1000
+    if is_byte_resource(resource) and whole:
+        for unit, suffix in _BINARY_UNITS:
+            if whole % unit == 0:
+                return f"{sign}{whole // unit}{suffix}"
+    return f"{sign}{whole}"
+
+
+def format_resources(resources: ResourceList) -> str:
+    """``"1500m cpu, 2Gi memory"``: every resource, sorted by name, for reasons and warnings."""
+    return ", ".join(f"{format_quantity(name, resources[name])} {name}" for name in sorted(resources))
+
+
+def parse_resource_list(
+    raw: Any, location: SourceLocation, field: str, problems: list[Problem]
+) -> dict[str, int]:
+    """A ``{resource: quantity}`` mapping (requests, limits, allocatable) in milli-units.
+
+    Appends a Problem for each value that is not a quantity and for a non-mapping; keeps the rest. ``None``
+    (an empty YAML field) is an empty list.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append(
+            Problem(location, f"must be a mapping of resource name to quantity, got {_type_name(raw)}", field)
+        )
+        return {}
+    parsed: dict[str, int] = {}
+    for name, quantity in raw.items():
+        if not isinstance(name, str) or not name:
+            problems.append(Problem(location, f"resource name must be non-empty text, got {name!r}", field))
+            continue
+        try:
+            parsed[name] = parse_quantity(quantity)
+        except QuantityError as error:
+            problems.append(Problem(location, str(error), f"{field}.{name}" if field else name))
+    return parsed
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    return {list: "a list", str: "text", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def add(a: ResourceList, b: ResourceList) -> dict[str, int]:
+    """Resource-wise ``a + b``; a resource missing from one side counts as 0. Keys keep ``a``'s order."""
+    total = dict(a)
+    for name, milli in b.items():
+        total[name] = total.get(name, 0) + milli
+    return total
+
+
+def subtract(a: ResourceList, b: ResourceList) -> dict[str, int]:
+    """Resource-wise ``a - b``; a resource missing from one side counts as 0. May go negative."""
+    difference = dict(a)
+    for name, milli in b.items():
+        difference[name] = difference.get(name, 0) - milli
+    return difference
+
+
+def fits_within(request: ResourceList, free: ResourceList) -> bool:
+    """Whether every resource ``request`` asks for (a positive amount) is available in ``free``."""
+    return all(milli <= free.get(name, 0) for name, milli in request.items() if milli > 0)
+
+
+def shortfall(request: ResourceList, free: ResourceList) -> dict[str, int]:
+    """The resources ``request`` lacks in ``free`` and by how much (empty when it fits), for reasons."""
+    return {
+        name: milli - free.get(name, 0)
+        for name, milli in request.items()
+        if milli > 0 and milli > free.get(name, 0)
+    }
