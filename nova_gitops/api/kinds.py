@@ -1,0 +1,195 @@
+"""What nova-gitops knows about kinds without asking an API server: their scope, and where pods hide.
+
+An offline render has no discovery API, yet it must know whether ``Role`` lives in a namespace (its file goes
+under ``clusters/<c>/<namespace>/``) or ``ClusterRole`` does not (``clusters/<c>/_cluster/``). DESIGN §3
+"Scope": built-in kinds come from the table below, custom kinds from the CustomResourceDefinitions in the
+source, and a kind known to neither is cluster-scoped exactly when it names no ``metadata.namespace``.
+
+The pod-controller table tells the scheduler where each controller keeps its pod template and its replica
+count, so demand and Divide spreading are computed from data rather than from a chain of ``if kind ==``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nova_gitops.api import names
+from nova_gitops.api.objects import Document, split_api_version
+from nova_gitops.api.problems import Problem
+
+GroupKind = tuple[str, str]
+"""(API group, "" for core; kind)."""
+
+_NAMESPACED_KINDS: Mapping[str, str] = {
+    "": "Binding ConfigMap Endpoints Event LimitRange PersistentVolumeClaim Pod PodTemplate"
+    " ReplicationController ResourceQuota Secret Service ServiceAccount",
+    "apps": "ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet",
+    "autoscaling": "HorizontalPodAutoscaler",
+    "batch": "CronJob Job",
+    "coordination.k8s.io": "Lease LeaseCandidate",
+    "discovery.k8s.io": "EndpointSlice",
+    "events.k8s.io": "Event",
+    "extensions": "DaemonSet Deployment Ingress NetworkPolicy ReplicaSet",
+    "networking.k8s.io": "Ingress NetworkPolicy",
+    "policy": "PodDisruptionBudget",
+    "rbac.authorization.k8s.io": "Role RoleBinding",
+    "resource.k8s.io": "ResourceClaim ResourceClaimTemplate",
+    "storage.k8s.io": "CSIStorageCapacity",
+    "authorization.k8s.io": "LocalSubjectAccessReview",
+    "metrics.k8s.io": "PodMetrics",
+}
+
+_CLUSTER_KINDS: Mapping[str, str] = {
+    "": "ComponentStatus Namespace Node PersistentVolume",
+    "admissionregistration.k8s.io": "MutatingAdmissionPolicy MutatingAdmissionPolicyBinding"
+    " MutatingWebhookConfiguration ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding"
+    " ValidatingWebhookConfiguration",
+    "apiextensions.k8s.io": "CustomResourceDefinition",
+    "apiregistration.k8s.io": "APIService",
+    "authentication.k8s.io": "SelfSubjectReview TokenReview",
+    "authorization.k8s.io": "SelfSubjectAccessReview SelfSubjectRulesReview SubjectAccessReview",
+    "certificates.k8s.io": "CertificateSigningRequest ClusterTrustBundle",
+    "extensions": "PodSecurityPolicy",
+    "flowcontrol.apiserver.k8s.io": "FlowSchema PriorityLevelConfiguration",
+    "internal.apiserver.k8s.io": "StorageVersion",
+    "metrics.k8s.io": "NodeMetrics",
+    "networking.k8s.io": "IPAddress IngressClass ServiceCIDR",
+    "node.k8s.io": "RuntimeClass",
+    "policy": "PodSecurityPolicy",
+    "rbac.authorization.k8s.io": "ClusterRole ClusterRoleBinding",
+    "resource.k8s.io": "DeviceClass ResourceSlice",
+    "scheduling.k8s.io": "PriorityClass",
+    "storage.k8s.io": "CSIDriver CSINode StorageClass VolumeAttachment VolumeAttributesClass",
+    "storagemigration.k8s.io": "StorageVersionMigration",
+    "policy.elotl.co": "SchedulePolicy ScheduleGroup",
+    "cluster.elotl.co": "Cluster",
+}
+
+BUILTIN_SCOPES: Mapping[GroupKind, bool] = {
+    **{(group, kind): True for group, kinds in _NAMESPACED_KINDS.items() for kind in kinds.split()},
+    **{(group, kind): False for group, kinds in _CLUSTER_KINDS.items() for kind in kinds.split()},
+}
+"""(group, kind) → namespaced, for the kinds every Kubernetes API server (and Nova) serves."""
+
+
+def is_namespaced(group: str, kind: str, has_namespace: bool, crds: Mapping[GroupKind, bool]) -> bool:
+    """The scope of a kind: a CRD of the source, else the built-in table, else whether the object names a
+    namespace (an unknown kind without ``metadata.namespace`` is taken as cluster-scoped)."""
+    key = (group, kind)
+    scope = crds.get(key)
+    if scope is None:
+        scope = BUILTIN_SCOPES.get(key)
+    return has_namespace if scope is None else scope
+
+
+def crd_scopes(documents: Iterable[Document], problems: list[Problem] | None = None) -> dict[GroupKind, bool]:
+    """(group, kind) → namespaced for every CustomResourceDefinition among ``documents``.
+
+    A CRD lacking ``spec.group``, ``spec.names.kind`` or a ``spec.scope`` of Namespaced/Cluster is skipped,
+    with a Problem appended when ``problems`` is given.
+    """
+    scopes: dict[GroupKind, bool] = {}
+    for document in documents:
+        body = document.body
+        if not _is_crd(body):
+            continue
+        spec = body.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        crd_names = spec.get("names")
+        group = spec.get("group")
+        kind = crd_names.get("kind") if isinstance(crd_names, dict) else None
+        scope = spec.get("scope")
+        defects: list[tuple[str, str]] = []
+        if not isinstance(group, str) or not group:
+            defects.append(("spec.group", "is required (a string such as example.com)"))
+        if not isinstance(kind, str) or not kind:
+            defects.append(("spec.names.kind", "is required (a string such as Widget)"))
+        if scope not in ("Namespaced", "Cluster"):
+            defects.append(("spec.scope", f"must be Namespaced or Cluster, not {_shown(scope)}"))
+        if defects:
+            if problems is not None:
+                problems.extend(Problem(document.location, message, field) for field, message in defects)
+            continue
+        assert isinstance(group, str) and isinstance(kind, str)
+        scopes[(group, kind)] = scope == "Namespaced"
+    return scopes
+
+
+def _is_crd(body: Any) -> bool:
+    if not isinstance(body, dict) or body.get("kind") != "CustomResourceDefinition":
+        return False
+    api_version = body.get("apiVersion")
+    return isinstance(api_version, str) and split_api_version(api_version)[0] == "apiextensions.k8s.io"
+
+
+def _shown(value: object) -> str:
+    return repr(value) if isinstance(value, str) else names.type_name(value)
+
+
+# --- pod controllers ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodController:
+    """Where a pod controller keeps its pods' template and how many pods it runs.
+
+    ``template`` is the key path of the pod template (``()`` for a Pod: the object is its own template; the
+    template's ``spec`` holds the containers). ``replicas`` is the key path of the count that Divide splits
+    and demand multiplies by (None: no count, as for a DaemonSet, which runs one pod per node), absent
+    meaning ``default_replicas``. ``completions`` is a Job's second count, split alongside when set.
+    """
+
+    template: tuple[str, ...]
+    replicas: tuple[str, ...] | None
+    default_replicas: int = 1
+    completions: tuple[str, ...] | None = None
+
+
+_REPLICATED = PodController(template=("spec", "template"), replicas=("spec", "replicas"))
+_DAEMON = PodController(template=("spec", "template"), replicas=None)
+
+POD_CONTROLLERS: Mapping[GroupKind, PodController] = {
+    ("", "Pod"): PodController(template=(), replicas=None),
+    ("", "ReplicationController"): _REPLICATED,
+    ("apps", "Deployment"): _REPLICATED,
+    ("apps", "ReplicaSet"): _REPLICATED,
+    ("apps", "StatefulSet"): _REPLICATED,
+    ("apps", "DaemonSet"): _DAEMON,
+    ("extensions", "Deployment"): _REPLICATED,
+    ("extensions", "ReplicaSet"): _REPLICATED,
+    ("extensions", "DaemonSet"): _DAEMON,
+    ("batch", "Job"): PodController(
+        template=("spec", "template"), replicas=("spec", "parallelism"), completions=("spec", "completions")
+    ),
+    ("batch", "CronJob"): PodController(
+        template=("spec", "jobTemplate", "spec", "template"),
+        replicas=("spec", "jobTemplate", "spec", "parallelism"),
+        completions=("spec", "jobTemplate", "spec", "completions"),
+    ),
+}
+"""(group, kind) → where its pods are described. Kinds not listed create no pods of their own."""
+
+
+def pod_template(controller: PodController, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The pod template (a mapping with ``spec``) of ``body``, or None when it is missing or malformed."""
+    node: Any = body
+    for key in controller.template:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def replica_count(controller: PodController, body: Mapping[str, Any]) -> int | None:
+    """How many pods ``body`` runs (its replicas or parallelism, the default when absent); None for a
+    controller without a count (DaemonSet) or a count that is not a non-negative integer."""
+    if controller.replicas is None:
+        return None if controller.template else 1
+    node: Any = body
+    for key in controller.replicas:
+        node = node.get(key) if isinstance(node, dict) else None
+    if node is None:
+        return controller.default_replicas
+    if isinstance(node, bool) or not isinstance(node, int) or node < 0:
+        return None
+    return node
