@@ -160,10 +160,8 @@ class _Checker:
     def __init__(self, location: SourceLocation, problems: list[Problem]) -> None:
         self.location = location
         self.problems = problems
-        self.ok = True
 
     def error(self, field: str, message: str) -> None:
-        self.ok = False
         self.problems.append(Problem(self.location, message, field))
 
     def warning(self, field: str, message: str) -> None:
@@ -218,14 +216,36 @@ def _parse_match_labels(raw: object, field: str, check: _Checker) -> list[Requir
     if not isinstance(raw, Mapping):
         check.error(field, f"matchLabels must be a mapping of label key to value, got {_yaml_type(raw)}")
         return []
-    requirements: list[Requirement] = []
+    return [Requirement(key, "In", (value,)) for key, value in _check_label_map(raw, field, check).items()]
+
+
+def _key_field(field: str, key: object) -> str:
+    """``metadata.labels.app``, or ``metadata.labels[app.kubernetes.io/name]`` when the key has periods."""
+    text = str(key)
+    return _at(field, f"[{text}]" if "." in text else text)
+
+
+def _check_label_map(raw: Mapping[Any, Any], field: str, check: _Checker) -> dict[str, str]:
+    labels: dict[str, str] = {}
     for raw_key, raw_value in raw.items():
-        entry = _at(field, str(raw_key))
+        entry = _key_field(field, raw_key)
         key = check.key(entry, raw_key)
         value = check.value(entry, raw_value)
         if key is not None and value is not None:
-            requirements.append(Requirement(key, "In", (value,)))
-    return requirements
+            labels[key] = value
+    return labels
+
+
+def parse_labels(raw: Any, location: SourceLocation, field: str, problems: list[Problem]) -> dict[str, str]:
+    """A ``{key: value}`` label map (``metadata.labels``, a Cluster's node labels), validated as the API
+    server does; appends a Problem per bad key or value and keeps the good entries. ``None`` is empty."""
+    if raw is None:
+        return {}
+    check = _Checker(location, problems)
+    if not isinstance(raw, Mapping):
+        check.error(field, f"labels must be a mapping of label key to value, got {_yaml_type(raw)}")
+        return {}
+    return _check_label_map(raw, field, check)
 
 
 def _parse_match_expressions(raw: object, field: str, check: _Checker) -> list[Requirement]:

@@ -178,7 +178,12 @@ def test_each_defect_is_a_problem_naming_its_field(raw: Any, field: str, message
 def test_every_problem_is_collected_not_only_the_first() -> None:
     _, problems = parse(
         {
-            "matchLabels": {"ok": "yes", "flag": True, "-bad": "x"},
+            "matchLabels": {
+                "ok": "yes",
+                "flag": True,
+                "-bad": "x",
+                "nova.elotl.co/cluster.region": "us east",
+            },
             "matchExpressions": [
                 {"key": "a", "operator": "Is", "values": ["x"]},
                 {"key": "b", "operator": "Exists", "values": ["y"]},
@@ -188,6 +193,7 @@ def test_every_problem_is_collected_not_only_the_first() -> None:
     assert [problem.field for problem in problems] == [
         "spec.clusterSelector.matchLabels.flag",
         "spec.clusterSelector.matchLabels.-bad",
+        "spec.clusterSelector.matchLabels[nova.elotl.co/cluster.region]",
         "spec.clusterSelector.matchExpressions[0].operator",
         "spec.clusterSelector.matchExpressions[1].values",
     ]
@@ -300,3 +306,59 @@ def test_match_labels_match_exactly_the_label_sets_containing_them(
     assert selector.matches(labels) is all(labels.get(key) == value for key, value in wanted.items())
     negated = LabelSelector(tuple(Requirement(key, "NotIn", (value,)) for key, value in wanted.items()))
     assert negated.matches(labels) is all(labels.get(key) != value for key, value in wanted.items())
+
+
+def test_parse_labels_validates_a_label_map_and_keeps_the_good_entries() -> None:
+    problems: list[Problem] = []
+    labels = selectors.parse_labels(
+        {"app": "web", "gpu": True, "app.kubernetes.io/name": "-x"}, HERE, "metadata.labels", problems
+    )
+    assert labels == {"app": "web"}
+    assert [problem.field for problem in problems] == [
+        "metadata.labels.gpu",
+        "metadata.labels[app.kubernetes.io/name]",
+    ]
+    assert selectors.parse_labels(None, HERE, "metadata.labels", problems) == {}
+    selectors.parse_labels(["a"], HERE, "metadata.labels", problems)
+    assert problems[-1].message == "labels must be a mapping of label key to value, got a list"
+
+
+YAML_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.sampled_from(
+        [
+            "In",
+            "NotIn",
+            "Exists",
+            "DoesNotExist",
+            "key",
+            "operator",
+            "values",
+            "matchLabels",
+            "matchExpressions",
+            "a",
+        ]
+    ),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["key", "operator", "values", "matchLabels", "matchExpressions", "a", "b.c/d"]),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200)
+@given(YAML_VALUES)
+def test_any_yaml_gives_a_selector_and_problems_never_a_crash(raw: Any) -> None:
+    selector, problems = parse(raw)
+    assert isinstance(selector, LabelSelector)
+    assert all(problem.location == HERE and problem.message for problem in problems)
+    if not [problem for problem in problems if problem.is_error]:
+        assert selectors.parse_selector(raw, HERE, FIELD, []) == selector
