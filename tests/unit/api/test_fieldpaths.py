@@ -240,3 +240,49 @@ def test_set_then_get_returns_the_value_and_keeps_the_original(
         return
     assert fieldpaths.get(updated, path) == value
     assert obj == original
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet=".[]'\"a0 ", max_size=12))
+def test_any_text_parses_or_is_a_field_path_error(text: str) -> None:
+    try:
+        path = fieldpaths.parse(text)
+    except FieldPathError as error:
+        assert repr(text) in str(error)
+        return
+    assert fieldpaths.parse(fieldpaths.format_path(path.segments)).segments == path.segments
+
+
+def _existing_paths(
+    node: Any, prefix: tuple[fieldpaths.Segment, ...]
+) -> list[tuple[fieldpaths.Segment, ...]]:
+    """Every path that already exists in ``node``, lists included."""
+    paths: list[tuple[fieldpaths.Segment, ...]] = []
+    children: list[tuple[fieldpaths.Segment, Any]] = []
+    if isinstance(node, dict):
+        children = list(node.items())
+    elif isinstance(node, list):
+        children = list(enumerate(node))
+    for segment, child in children:
+        paths.append((*prefix, segment))
+        paths.extend(_existing_paths(child, (*prefix, segment)))
+    return paths
+
+
+NESTED = st.dictionaries(st.sampled_from(["a", "b"]), JSON_VALUES, min_size=1, max_size=3)
+
+
+@settings(max_examples=200)
+@given(NESTED, JSON_VALUES, st.data())
+def test_set_then_get_through_lists_shares_everything_off_the_path(
+    obj: dict[str, Any], value: Any, data: st.DataObject
+) -> None:
+    original = copy.deepcopy(obj)
+    segments = data.draw(st.sampled_from(_existing_paths(obj, ())))
+    path = fieldpaths.FieldPath(repr(segments), segments)
+    updated = fieldpaths.set_value(obj, path, value)
+    assert fieldpaths.get(updated, path) == value
+    assert obj == original
+    for key in obj:
+        if key != segments[0]:
+            assert updated[key] is obj[key]

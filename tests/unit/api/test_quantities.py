@@ -14,6 +14,9 @@ Behaviours covered:
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -219,3 +222,36 @@ def test_subtract_undoes_add_and_what_was_added_fits(a: dict[str, int], b: dict[
     total = quantities.add(a, b)
     assert {name: milli for name, milli in quantities.subtract(total, b).items() if milli or name in a} == a
     assert quantities.fits_within(b, total)
+
+
+DECIMAL_POWERS = [("n", -9), ("u", -6), ("m", -3), ("", 0), ("k", 3), ("M", 6), ("G", 9), ("T", 12)]
+SCALES: dict[str, Fraction] = {  # up to 10**12, so that a million of the unit stays in range
+    **{suffix: Fraction(10) ** power for suffix, power in DECIMAL_POWERS},
+    **{suffix: Fraction(1024) ** power for suffix, power in [("Ki", 1), ("Mi", 2), ("Gi", 3), ("Ti", 4)]},
+    **{f"e{power}": Fraction(10) ** power for power in (-7, -3, 0, 2, 5)},
+    **{f"E+{power}": Fraction(10) ** power for power in (1, 3)},
+}
+
+
+@settings(max_examples=200)
+@given(
+    st.sampled_from(["", "+", "-"]),
+    st.integers(min_value=0, max_value=10**6),
+    st.text(alphabet="0123456789", max_size=9),
+    st.sampled_from(sorted(SCALES)),
+)
+def test_text_quantities_agree_with_exact_rational_arithmetic(
+    sign: str, whole: int, fraction: str, suffix: str
+) -> None:
+    text = f"{sign}{whole}{'.' + fraction if fraction else ''}{suffix}"
+    exact = Fraction(f"{whole}.{fraction or '0'}") * SCALES[suffix] * 1000
+    expected = math.ceil(exact) * (-1 if sign == "-" else 1)
+    assert quantities.parse_quantity(text) == expected
+
+
+@settings(max_examples=200)
+@given(st.decimals(min_value=0, max_value=10**9, places=3, allow_nan=False))
+def test_yaml_floats_are_read_through_their_decimal_text(value: Decimal) -> None:
+    as_float = float(value)
+    assert quantities.parse_quantity(as_float) == quantities.parse_quantity(repr(as_float))
+    assert quantities.parse_quantity(as_float) == int(value * 1000)
