@@ -1,0 +1,315 @@
+"""The plan as people and programs read it: ``placement.yaml``, ``PLACEMENT.md`` and ``.gitattributes``.
+
+``placement.yaml`` is a contract (DESIGN §4): the next render reads it back for stickiness
+(``parse_previous``), ``diff`` compares two of them, and tools outside this project may read it. Its shape is
+the one DESIGN §4 shows, plus a ``clusters`` section (each cluster's allocatable, available and placed
+totals as Kubernetes quantity strings) appended last so the documented keys keep their order. Every list is
+sorted here, whatever order the plan holds, so equivalent plans give identical bytes.
+
+``PLACEMENT.md`` is for reviewers of a pull request. It must stay readable from 2 clusters to 100 clusters ×
+2,000 groups, so the clusters × groups matrix is used only while it fits on a screen
+(``MATRIX_MAX_CLUSTERS``); beyond that each group row lists its clusters compactly, and capacity is a table
+of its own. It is generated in code rather than from a template: the pure rendering package reads no files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import yaml
+
+from nova_gitops.api import labels, quantities
+from nova_gitops.api.objects import ObjectKey
+from nova_gitops.rendering import manifests
+from nova_gitops.scheduling.plans import ClusterUsage, GroupPlan, ObjectPlan, Plan, PreviousPlacement
+
+GITATTRIBUTES: Final = "placement.yaml linguist-generated=true\nPLACEMENT.md linguist-generated=true\n"
+"""Collapses the two generated reports in GitHub/GitLab diffs; the manifests stay visible for review."""
+
+MATRIX_MAX_CLUSTERS: Final = 12
+"""Up to this many clusters PLACEMENT.md draws a groups × clusters matrix; beyond, a compact list."""
+COMPACT_MAX_NAMES: Final = 8
+"""In the compact form, a group row names at most this many clusters, then says how many more."""
+_FIRST_RESOURCES: Final = ("cpu", "memory")
+_PLACEMENT_GROUP: Final = labels.PLACEMENT_API_VERSION.split("/")[0]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where the rendered source came from: a URL or path, and a commit (None for a work tree)."""
+
+    repo: str
+    revision: str | None
+
+
+def placement_document(plan: Plan, source: SourceInfo) -> dict[str, Any]:
+    """``placement.yaml`` as data, in the key order of DESIGN §4."""
+    return {
+        "apiVersion": labels.PLACEMENT_API_VERSION,
+        "kind": "Placement",
+        "source": {"repo": source.repo, "revision": source.revision},
+        "groups": [_group_entry(group) for group in sorted(plan.groups, key=lambda group: group.name)],
+        "unscheduled": [
+            {
+                **_identity(item.api_version, item.key),
+                "policy": item.policy,
+                "reason": item.reason,
+            }
+            for item in sorted(plan.unscheduled, key=lambda item: item.key)
+        ],
+        "warnings": list(plan.warnings),
+        "clusters": [
+            _cluster_entry(usage) for usage in sorted(plan.clusters, key=lambda usage: usage.cluster)
+        ],
+    }
+
+
+def parse_previous(text: str) -> PreviousPlacement:
+    """The group → clusters decisions of a previous ``placement.yaml``. Unknown fields are ignored; a
+    document that is not a Placement raises ValueError saying what is wrong."""
+    try:
+        document = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as error:
+        raise ValueError(f"previous placement.yaml is not valid YAML: {error}") from None
+    if not isinstance(document, dict):
+        raise ValueError("previous placement.yaml must be a mapping with kind: Placement")
+    if document.get("kind") != "Placement":
+        raise ValueError(f"previous placement.yaml has kind {document.get('kind')!r}, expected 'Placement'")
+    api_version = document.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version.startswith(_PLACEMENT_GROUP + "/"):
+        expected = labels.PLACEMENT_API_VERSION
+        raise ValueError(f"previous placement.yaml has apiVersion {api_version!r}, expected {expected!r}")
+    groups = document.get("groups")
+    groups = [] if groups is None else groups
+    if not isinstance(groups, list):
+        raise ValueError("previous placement.yaml: groups must be a list")
+    decided: dict[str, tuple[str, ...]] = {}
+    for index, entry in enumerate(groups):
+        where = f"previous placement.yaml: groups[{index}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where} must be a mapping")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}.name must be a non-empty string")
+        clusters = entry.get("clusters")
+        clusters = [] if clusters is None else clusters
+        if not isinstance(clusters, list) or not all(isinstance(c, str) and c for c in clusters):
+            raise ValueError(f"{where}.clusters must be a list of cluster names")
+        if name in decided:
+            raise ValueError(f"{where}: group {name!r} is listed twice")
+        decided[name] = tuple(clusters)
+    return PreviousPlacement(groups=decided)
+
+
+def effective_replicas(object_plan: ObjectPlan) -> dict[str, int]:
+    """Replicas per cluster as rendered (the copy's, else the source's, unless an override sets them);
+    empty for kinds without replicas."""
+    manifest = object_plan.manifest
+    field = manifests.replica_field(manifest)
+    if field is None:
+        return {}
+    default = manifests.source_replicas(manifest)
+    replicas: dict[str, int] = {}
+    for copy in sorted(object_plan.copies, key=lambda copy: copy.cluster):
+        count = copy.replicas if copy.replicas is not None else default
+        for override in copy.overrides:
+            value = override.value
+            if override.path.segments == field and isinstance(value, int) and not isinstance(value, bool):
+                count = value
+        if count is not None:
+            replicas[copy.cluster] = count
+    return replicas
+
+
+def placement_markdown(plan: Plan, source: SourceInfo) -> str:
+    """``PLACEMENT.md``: summary, groups (matrix or compact), capacity, warnings, unscheduled objects."""
+    groups = sorted(plan.groups, key=lambda group: group.name)
+    usages = sorted(plan.clusters, key=lambda usage: usage.cluster)
+    cluster_names = sorted({usage.cluster for usage in usages} | {c for g in groups for c in g.clusters})
+    lines = ["# Placement", "", f"Source: `{_code(source.repo)}` at {_revision(source.revision)}", ""]
+    statuses = [group.status for group in groups]
+    lines.append(
+        f"{_count(len(groups), 'group')} ({statuses.count('scheduled')} scheduled, "
+        f"{statuses.count('delegated')} delegated, {statuses.count('unschedulable')} unschedulable) "
+        f"on {_count(len(cluster_names), 'cluster')}; {_count(len(plan.unscheduled), 'object')} unscheduled; "
+        f"{_count(len(_warnings(plan, groups)), 'warning')}."
+    )
+    lines += ["", "## Groups", ""]
+    if not groups:
+        lines.append("No groups.")
+    elif len(cluster_names) <= MATRIX_MAX_CLUSTERS:
+        lines += _matrix(groups, cluster_names)
+    else:
+        lines += _compact(groups, frozenset(cluster_names))
+    lines += ["", "## Capacity", ""]
+    lines += _capacity(usages, groups) if usages else ["No cluster reported capacity."]
+    warnings = _warnings(plan, groups)
+    if warnings:
+        lines += ["", "## Warnings", ""] + [f"- {_text(warning)}" for warning in warnings]
+    unschedulable = [group for group in groups if group.status == "unschedulable"]
+    if unschedulable:
+        lines += ["", "## Unschedulable groups", "", "| Group | Policy | Reason |", "| --- | --- | --- |"]
+        lines += [
+            f"| `{g.name}` | {_cell(g.policy or '(annotation)')} | {_cell(g.reason)} |" for g in unschedulable
+        ]
+    if plan.unscheduled:
+        lines += ["", "## Unscheduled objects", "", "| Object | Policy | Reason |", "| --- | --- | --- |"]
+        for item in sorted(plan.unscheduled, key=lambda item: item.key):
+            lines.append(f"| `{_code(str(item.key))}` | {_cell(item.policy or '—')} | {_cell(item.reason)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _group_entry(group: GroupPlan) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": group.name,
+        "policy": group.policy,
+        "groupBy": {"key": group.group_by[0], "value": group.group_by[1]} if group.group_by else None,
+        "mode": group.mode,
+        "status": group.status,
+        "clusters": sorted(group.clusters),
+        "reason": group.reason,
+        "objects": [
+            _object_entry(plan) for plan in sorted(group.objects, key=lambda plan: plan.manifest.key)
+        ],
+    }
+    if group.warnings:
+        entry["warnings"] = list(group.warnings)
+    return entry
+
+
+def _object_entry(object_plan: ObjectPlan) -> dict[str, Any]:
+    manifest = object_plan.manifest
+    entry = _identity(manifest.api_version, manifest.key)
+    replicas = effective_replicas(object_plan)
+    if replicas:
+        entry["replicas"] = replicas
+    return entry
+
+
+def _identity(api_version: str, key: ObjectKey) -> dict[str, Any]:
+    """apiVersion, kind, namespace (only for namespaced objects), name."""
+    entry: dict[str, Any] = {"apiVersion": api_version, "kind": key.kind}
+    if key.namespace:
+        entry["namespace"] = key.namespace
+    entry["name"] = key.name
+    return entry
+
+
+def _cluster_entry(usage: ClusterUsage) -> dict[str, Any]:
+    return {
+        "name": usage.cluster,
+        "allocatable": _quantities(usage.allocatable),
+        "available": _quantities(usage.available),
+        "placed": _quantities(usage.placed),
+    }
+
+
+def _quantities(resources: Mapping[str, int]) -> dict[str, str]:
+    return {name: quantities.format_quantity(name, resources[name]) for name in _resource_order(resources)}
+
+
+def _resource_order(names: Iterable[str]) -> list[str]:
+    """cpu, memory, then the others by name."""
+    return sorted(set(names), key=lambda name: (name not in _FIRST_RESOURCES, _rank(name), name))
+
+
+def _rank(name: str) -> int:
+    return _FIRST_RESOURCES.index(name) if name in _FIRST_RESOURCES else 0
+
+
+def _group_cells(group: GroupPlan) -> dict[str, str]:
+    """Cluster → what the group has there: total replicas of its replicated objects, or ✓."""
+    totals: dict[str, int] = {}
+    for object_plan in group.objects:
+        for cluster, count in effective_replicas(object_plan).items():
+            totals[cluster] = totals.get(cluster, 0) + count
+    return {cluster: str(totals[cluster]) if cluster in totals else "✓" for cluster in group.clusters}
+
+
+def _matrix(groups: list[GroupPlan], cluster_names: list[str]) -> list[str]:
+    header = "| Group | Policy | Mode | Status | " + " | ".join(f"`{name}`" for name in cluster_names) + " |"
+    rule = "| --- | --- | --- | --- | " + " | ".join(":---:" for _ in cluster_names) + " |"
+    rows = [header, rule]
+    for group in groups:
+        cells = _group_cells(group)
+        row = [f"`{group.name}`", _cell(group.policy or "(annotation)"), group.mode, group.status]
+        row += [cells.get(name, "") for name in cluster_names]
+        rows.append("| " + " | ".join(row) + " |")
+    rows += ["", "Cells: replicas placed on the cluster, or ✓ for a group without replicated objects."]
+    return rows
+
+
+def _compact(groups: list[GroupPlan], every_cluster: frozenset[str]) -> list[str]:
+    rows = ["| Group | Policy | Mode | Status | Clusters (replicas) |", "| --- | --- | --- | --- | --- |"]
+    for group in groups:
+        cells = _group_cells(group)
+        names = sorted(cells)
+        if len(names) > 1 and set(names) == every_cluster:
+            where = f"all {len(names)} clusters"
+        else:
+            shown = [name if cells[name] == "✓" else f"{name} ({cells[name]})" for name in names]
+            more = len(shown) - COMPACT_MAX_NAMES
+            where = ", ".join(shown[:COMPACT_MAX_NAMES]) + (f", … and {more} more" if more > 0 else "")
+        row = [f"`{group.name}`", _cell(group.policy or "(annotation)"), group.mode, group.status]
+        rows.append("| " + " | ".join([*row, _cell(where or "—")]) + " |")
+    return rows
+
+
+def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan]) -> list[str]:
+    resources = _resource_order(name for usage in usages for name in usage.allocatable)
+    group_counts: dict[str, int] = {}
+    for group in groups:
+        for cluster in set(group.clusters):
+            group_counts[cluster] = group_counts.get(cluster, 0) + 1
+    header = "| Cluster | Groups | " + " | ".join(f"{name} used / free" for name in resources) + " |"
+    rows = [header, "| --- | ---: | " + " | ".join("---:" for _ in resources) + " |"]
+    for usage in usages:
+        cells = [f"`{usage.cluster}`", str(group_counts.get(usage.cluster, 0))]
+        for name in resources:
+            allocatable = usage.allocatable.get(name, 0)
+            available = usage.available.get(name, 0)
+            placed = usage.placed.get(name, 0)
+            used = allocatable - available + placed
+            free = available - placed
+            cells.append(
+                f"{quantities.format_quantity(name, used)} / {quantities.format_quantity(name, free)}"
+            )
+        rows.append("| " + " | ".join(cells) + " |")
+    rows += [
+        "",
+        "Used: requests of other pods plus what this plan placed. Free: what is left for new groups.",
+    ]
+    return rows
+
+
+def _warnings(plan: Plan, groups: list[GroupPlan]) -> list[str]:
+    """Plan warnings, then each group's own ones (prefixed with the group), without repeats."""
+    seen: dict[str, None] = dict.fromkeys(plan.warnings)
+    for group in groups:
+        for warning in group.warnings:
+            seen.setdefault(f"{group.name}: {warning}")
+    return list(seen)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _revision(revision: str | None) -> str:
+    return f"`{_code(revision)}`" if revision else "the working tree (no commit)"
+
+
+def _text(value: str) -> str:
+    return " ".join(value.split())
+
+
+def _cell(value: str) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return _text(value).replace("|", "\\|")
+
+
+def _code(value: str) -> str:
+    """Text safe inside a single-backtick code span."""
+    return _cell(value).replace("`", "'")
