@@ -125,7 +125,7 @@ def _is_crd(body: Any) -> bool:
 
 
 def _shown(value: object) -> str:
-    return repr(value) if isinstance(value, str) else names.type_name(value)
+    return names.described(value)
 
 
 # --- pod controllers ----------------------------------------------------------------------------------------

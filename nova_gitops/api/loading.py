@@ -86,7 +86,7 @@ def _append_document(
         return
     if not isinstance(body, dict):
         problems.append(
-            Problem(location, f"a Kubernetes object must be a mapping, not {names.type_name(body)}")
+            Problem(location, f"a Kubernetes object must be a mapping, not {names.described(body)}")
         )
         return
     defects = [

@@ -1,17 +1,27 @@
-"""Names of things in problems and in Kubernetes: field paths we report, and the name rules selectors lack.
+"""Names of things in problems and in Kubernetes, and the small checker every parser here reports through.
 
 Every Problem names the field it is about with a path a user can read and ``loading.locate_field`` can follow
-back to a line: dotted keys, ``[n]`` for list items, and ``['key']`` for keys that are not plain words
-(label keys such as ``app.kubernetes.io/name``, node names with dots). This is the Kubernetes field-path
-syntax of DESIGN §3, so one grammar serves overrides and error messages alike.
+back to a line: dotted keys, ``[n]`` for list items, and brackets for keys that are not plain words
+(``labels[app.kubernetes.io/name]``, quoted only when needed: ``['odd]key']``). This is the Kubernetes
+field-path syntax of DESIGN §3, so one grammar serves overrides and error messages alike.
 
 The DNS-1123 and label-syntax checks live in ``selectors``; here are the two rules of kube-apiserver they do
 not cover: DNS-1035 labels (Service names) and path-segment names (RBAC objects, whose names may hold ``:``).
+
+``Fields`` is how policies, clusters and workloads report: one wording for "required", "must be text, got
+the number 5; quote it", "unknown field, ignored; did you mean ...?" — the wording ``selectors`` uses too.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from nova_gitops.api import selectors
+from nova_gitops.api.problems import Problem, Severity, SourceLocation
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
@@ -19,11 +29,14 @@ _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 def child(base: str, key: str | int) -> str:
     """The path of ``key`` inside ``base``: ``child("spec", "priority")`` → ``spec.priority``,
-    ``child("a", 1)`` → ``a[1]``, ``child("labels", "x.io/y")`` → ``labels['x.io/y']``."""
+    ``child("a", 1)`` → ``a[1]``, ``child("labels", "x.io/y")`` → ``labels[x.io/y]`` (as ``selectors`` names
+    label keys), quoted only when the key holds a bracket or a quote."""
     if isinstance(key, int):
         return f"{base}[{key}]"
     if _PLAIN_KEY.match(key):
         return f"{base}.{key}" if base else key
+    if "]" not in key and "'" not in key and '"' not in key:
+        return f"{base}[{key}]"
     quoted = key.replace("\\", "\\\\").replace("'", "\\'")
     return f"{base}['{quoted}']"
 
@@ -45,18 +58,162 @@ def path_segment_problem(name: str) -> str | None:
     return None
 
 
-def type_name(value: object) -> str:
-    """The YAML name of a value's type, for messages such as "must be a string, not a number"."""
+def described(value: object) -> str:
+    """A value as a message shows it: ``null``, ``the number 5``, ``the boolean true``, ``a list``..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "a boolean"
+        return f"the boolean {str(value).lower()}"
     if isinstance(value, int | float):
-        return "a number"
+        return f"the number {value!r}"
     if isinstance(value, str):
-        return "a string"
+        return repr(value)
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+def quote_hint(value: object) -> str:
+    """``'; quote it: "1.22"'`` for a scalar YAML did not read as text, else ``""``."""
+    if isinstance(value, bool | int | float):
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        return f'; quote it: "{shown}"'
+    return ""
+
+
+def suggestion(unknown: str, known: Iterable[str]) -> str:
+    """``"; did you mean spreadConstraints?"`` for a near miss, else ``""``."""
+    close = difflib.get_close_matches(unknown, list(known), n=1, cutoff=0.75)
+    if not close:
+        lowered = {name.lower(): name for name in known}
+        close = [lowered[unknown.lower()]] if unknown.lower() in lowered else []
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+OBJECT_META_FIELDS: Final = frozenset(
+    {
+        "name", "generateName", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation",
+        "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink",
+        "finalizers", "ownerReferences",
+    }
+)  # fmt: skip
+"""The fields of Kubernetes ObjectMeta: never "unknown" in a document's metadata."""
+
+
+@dataclass(slots=True)
+class Fields:
+    """Checks the fields of one document, appending a Problem (at the document's location, naming the field)
+    for each defect. ``ok`` turns False at the first error, so a parser can return None for a document it
+    could not use while still reporting everything wrong with it."""
+
+    location: SourceLocation
+    problems: list[Problem]
+    ok: bool = True
+
+    def error(self, field: str, message: str) -> None:
+        self.ok = False
+        self.problems.append(Problem(self.location, message, field or None))
+
+    def warning(self, field: str, message: str) -> None:
+        self.problems.append(Problem(self.location, message, field or None, Severity.WARNING))
+
+    def unknown(self, raw: Mapping[Any, Any], field: str, known: Collection[str]) -> None:
+        """A warning for every key of ``raw`` not in ``known``."""
+        for key in raw:
+            if key not in known:
+                self.warning(child(field, str(key)), f"unknown field, ignored{suggestion(str(key), known)}")
+
+    def mapping(self, raw: object, field: str, *, required: bool = False) -> dict[Any, Any] | None:
+        """``raw`` when it is a mapping; None (with an error when required or not a mapping) otherwise."""
+        if isinstance(raw, dict):
+            return raw
+        if raw is None:
+            if required:
+                self.error(field, "required")
+            return None
+        self.error(field, f"must be a mapping, got {described(raw)}")
+        return None
+
+    def sequence(self, raw: object, field: str, what: str) -> list[Any]:
+        """``raw`` when it is a list (an absent field is an empty list); an error otherwise."""
+        if raw is None:
+            return []
+        if isinstance(raw, list):
+            return raw
+        self.error(field, f"must be a list of {what}, got {described(raw)}")
+        return []
+
+    def text(self, raw: object, field: str, *, required: bool = False) -> str | None:
+        """``raw`` when it is a string; None (with an error when required or not a string) otherwise."""
+        if isinstance(raw, str):
+            return raw
+        if raw is None:
+            if required:
+                self.error(field, "required")
+            return None
+        self.error(field, f"must be text, got {described(raw)}{quote_hint(raw)}")
+        return None
+
+    def name(self, raw: object, field: str) -> str | None:
+        """A required DNS-1123 subdomain (the name of most objects, and of every cluster and policy)."""
+        text = self.text(raw, field, required=True)
+        if text is None:
+            return None
+        if not selectors.is_dns1123_subdomain(text):
+            self.error(field, f"{text!r} is not a valid name: {DNS1123_SUBDOMAIN_RULE}")
+            return None
+        return text
+
+    def labels(self, raw: object, field: str) -> dict[str, str]:
+        """A label map, checked by ``selectors.parse_labels``; the valid entries are returned."""
+        errors_before = self.error_count()
+        labels = selectors.parse_labels(raw, self.location, field, self.problems)
+        if self.error_count() > errors_before:
+            self.ok = False
+        return labels
+
+    def selector(self, raw: object, field: str) -> selectors.LabelSelector | None:
+        """A label selector, checked by ``selectors.parse_selector``; None when absent."""
+        if raw is None:
+            return None
+        errors_before = self.error_count()
+        selector = selectors.parse_selector(raw, self.location, field, self.problems)
+        if self.error_count() > errors_before:
+            self.ok = False
+        return selector
+
+    def error_count(self) -> int:
+        return sum(1 for problem in self.problems if problem.is_error)
+
+    def annotations(self, raw: object, field: str) -> dict[str, str]:
+        """An annotation map: qualified-name keys and text values; the valid entries are returned."""
+        mapping = self.mapping(raw, field)
+        if mapping is None:
+            return {}
+        valid: dict[str, str] = {}
+        for key, value in mapping.items():
+            where = child(field, str(key))
+            if not isinstance(key, str):
+                self.error(where, f"an annotation key must be text, got {described(key)}")
+                continue
+            reasons = selectors.qualified_name_errors(key)
+            if reasons:
+                self.error(where, f"invalid annotation key {key!r}: {'; '.join(reasons)}")
+                continue
+            if not isinstance(value, str):
+                self.error(
+                    where, f"an annotation value must be text, got {described(value)}{quote_hint(value)}"
+                )
+                continue
+            valid[key] = value
+        return valid
+
+
+DNS1123_SUBDOMAIN_RULE: Final = (
+    "at most 253 lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+)
+DNS1123_LABEL_RULE: Final = (
+    "at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+)

@@ -59,7 +59,7 @@ def test_a_v1_list_is_unwrapped_into_its_items() -> None:
     ("text", "expected"),
     [
         ("- a\n- b\n", "f.yaml:1: a Kubernetes object must be a mapping, not a list"),
-        ("just text\n", "f.yaml:1: a Kubernetes object must be a mapping, not a string"),
+        ("just text\n", "f.yaml:1: a Kubernetes object must be a mapping, not 'just text'"),
         ("kind: X\n", "f.yaml:1: apiVersion is required (every Kubernetes object has both)"),
         (
             "apiVersion: 1\nkind: [X]\n",
@@ -183,6 +183,7 @@ spec:
         ("metadata.labels['app.kubernetes.io/name']", 10),
         ('metadata.labels["app.kubernetes.io/name"]', 10),
         ("metadata.labels.app.kubernetes.io/name", 10),
+        ("metadata.labels[app.kubernetes.io/name]", 10),
         ("spec.spreadConstraints.topologyKey", 14),
         ("spec.spreadConstraints.percentageSplit[7].percentage", 15),
         ("status.conditions", 5),
