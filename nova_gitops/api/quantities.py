@@ -19,10 +19,10 @@ one tenth, not the binary float nearest to it).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from nova_gitops.api.problems import Problem, SourceLocation
@@ -79,19 +79,26 @@ def parse_quantity(value: object) -> int:
     if isinstance(value, bool):
         raise _junk(value, "a boolean is not a number")
     if isinstance(value, int):
-        amount = Fraction(value)
-    elif isinstance(value, float):
+        return _in_range(value, value * 1000)
+    if isinstance(value, float):
         if not math.isfinite(value):
             raise _junk(value, "it is not a finite number")
-        amount = Fraction(repr(value))  # the shortest decimal text, so 0.1 is exactly 1/10
-    elif isinstance(value, str):
-        amount = _parse_text(value)
-    else:
-        raise _junk(value, f"expected text or a number, got {type(value).__name__}")
-    return _to_milli(value, amount)
+        return _in_range(value, _parse_text(repr(value)))  # the shortest decimal text: 0.1 is exactly 1/10
+    if isinstance(value, str):
+        return _in_range(value, _parse_text(value))
+    raise _junk(value, f"expected text or a number, got {type(value).__name__}")
 
 
-def _parse_text(text: str) -> Fraction:
+def _in_range(value: object, milli: int) -> int:
+    if abs(milli) > MAX_MILLI:
+        raise QuantityError(f"{value!r} is too large for a Kubernetes quantity")
+    return milli
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> int:
+    """Milli-units of quantity text, in integer arithmetic only (a few hundred distinct texts are most of
+    a fleet's quantities, hence the cache; errors are not cached)."""
     if not text:
         raise _junk(text, "it is empty")
     if len(text) > _MAX_TEXT:
@@ -111,25 +118,23 @@ def _parse_text(text: str) -> Fraction:
             f"unknown suffix {suffix!r}; the suffixes are n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei, "
             "or an exponent such as e3",
         )
-    amount = Fraction(match["number"] if not match["number"].endswith(".") else match["number"][:-1])
-    if match["sign"] == "-":
-        amount = -amount
-    if amount == 0:
-        return amount
+    whole, _, fraction = match["number"].partition(".")
+    mantissa = int(whole + fraction or "0")  # the number is mantissa / 10**len(fraction)
+    if mantissa == 0:
+        return 0
+    # value * 1000 = mantissa * 2**binary * 10**power, rounded up (away from zero) to an integer
+    binary, power = 0, 3 - len(fraction)
     if match["binary"] is not None:
-        return amount * (1 << _BINARY_SUFFIXES[match["binary"]])
-    if match["exponent"] is not None:
+        binary = _BINARY_SUFFIXES[match["binary"]]
+    elif match["exponent"] is not None:
         # Clamped: past +-200 the result is out of range, or below one milli, whatever the number was.
-        return amount * Fraction(10) ** max(-200, min(200, int(match["exponent"])))
-    return amount * Fraction(10) ** _DECIMAL_SUFFIXES[match["decimal"]]
-
-
-def _to_milli(value: object, amount: Fraction) -> int:
-    milli = amount * 1000
-    magnitude = math.ceil(abs(milli))
-    if magnitude > MAX_MILLI:
-        raise QuantityError(f"{value!r} is too large for a Kubernetes quantity")
-    return magnitude if milli >= 0 else -magnitude
+        power += max(-200, min(200, int(match["exponent"])))
+    else:
+        power += _DECIMAL_SUFFIXES[match["decimal"]]
+    numerator = mantissa << binary
+    scale: int = 10 ** abs(power)
+    magnitude = numerator * scale if power >= 0 else -(-numerator // scale)
+    return -magnitude if match["sign"] == "-" else magnitude
 
 
 def is_byte_resource(resource: str) -> bool:
