@@ -6,8 +6,9 @@ Behaviours covered:
 - ``get`` follows keys and indexes, bracketed digits are text keys on a mapping, a missing path is an error;
 - ``set_value`` is copy-on-write: the input is unchanged, untouched branches are shared, missing mappings are
   created, null parents are replaced, an out-of-range index names the path and the list length;
-- properties: ``parse(format_path(s))`` gives ``s`` back; set-then-get returns the value and leaves the
-  original unchanged.
+- properties: ``parse(format_path(s))`` gives ``s`` back; any text parses or is a FieldPathError; set-then-get
+  returns the value and leaves the original unchanged, through mappings and lists, sharing every branch off
+  the path.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ Behaviours covered:
 - ``format_quantity``: cpu as millicores or whole cores, memory in the largest exact binary unit, counts;
 - ``parse_resource_list`` collects a Problem per bad value and keeps the good ones;
 - ``add``/``subtract``/``fits_within``/``shortfall`` treat a missing resource as 0;
-- properties: format then parse is the identity; add then subtract gives back the original.
+- properties: text quantities agree with exact rational arithmetic (a reference model); a YAML float reads
+  as its decimal text; format then parse is the identity; add then subtract gives back the original.
 """
 
 from __future__ import annotations
