@@ -166,12 +166,13 @@ def format_resources(resources: ResourceList) -> str:
 
 
 def parse_resource_list(
-    raw: Any, location: SourceLocation, field: str, problems: list[Problem]
+    raw: Any, location: SourceLocation, field: str, problems: list[Problem], *, allow_negative: bool = False
 ) -> dict[str, int]:
     """A ``{resource: quantity}`` mapping (requests, limits, allocatable) in milli-units.
 
-    Appends a Problem for each value that is not a quantity and for a non-mapping; keeps the rest. ``None``
-    (an empty YAML field) is an empty list.
+    Appends a Problem for each value that is not a quantity, for a negative one (Kubernetes refuses them in
+    requests, limits and capacity; ``allow_negative`` is for derived figures such as overcommitted free
+    space), and for a non-mapping; keeps the rest. ``None`` (an empty YAML field) is an empty list.
     """
     if raw is None:
         return {}
@@ -185,10 +186,16 @@ def parse_resource_list(
         if not isinstance(name, str) or not name:
             problems.append(Problem(location, f"resource name must be non-empty text, got {name!r}", field))
             continue
+        where = f"{field}.{name}" if field else name
         try:
-            parsed[name] = parse_quantity(quantity)
+            milli = parse_quantity(quantity)
         except QuantityError as error:
-            problems.append(Problem(location, str(error), f"{field}.{name}" if field else name))
+            problems.append(Problem(location, str(error), where))
+            continue
+        if milli < 0 and not allow_negative:
+            problems.append(Problem(location, f"must not be negative, got {quantity!r}", where))
+            continue
+        parsed[name] = milli
     return parsed
 
 

@@ -7,7 +7,7 @@ Behaviours covered:
 - junk (empty, spaces, unknown suffix, booleans, null, lists, inf, out-of-range) is a QuantityError whose
   message quotes the value and says what is expected;
 - ``format_quantity``: cpu as millicores or whole cores, memory in the largest exact binary unit, counts;
-- ``parse_resource_list`` collects a Problem per bad value and keeps the good ones;
+- ``parse_resource_list`` collects a Problem per bad or negative value and keeps the good ones;
 - ``add``/``subtract``/``fits_within``/``shortfall`` treat a missing resource as 0;
 - properties: text quantities agree with exact rational arithmetic (a reference model); a YAML float reads
   as its decimal text; format then parse is the identity; add then subtract gives back the original.
@@ -152,7 +152,7 @@ def test_parse_resource_list_collects_every_bad_value() -> None:
     problems: list[Any] = []
     location = SourceLocation("clusters.yaml", 4)
     parsed = quantities.parse_resource_list(
-        {"cpu": "2", "memory": "1 Gi", "nvidia.com/gpu": True, "pods": 110},
+        {"cpu": "2", "memory": "1 Gi", "nvidia.com/gpu": True, "pods": 110, "ephemeral-storage": "-1Gi"},
         location,
         "status.capacityResources.node-1",
         problems,
@@ -161,8 +161,18 @@ def test_parse_resource_list_collects_every_bad_value() -> None:
     assert [problem.field for problem in problems] == [
         "status.capacityResources.node-1.memory",
         "status.capacityResources.node-1.nvidia.com/gpu",
+        "status.capacityResources.node-1.ephemeral-storage",
     ]
+    assert problems[-1].message == "must not be negative, got '-1Gi'"
     assert all(problem.location == location for problem in problems)
+
+
+def test_parse_resource_list_allows_negatives_only_when_asked() -> None:
+    problems: list[Any] = []
+    parsed = quantities.parse_resource_list(
+        {"cpu": "-500m"}, SourceLocation("f.yaml", 1), "status.free", problems, allow_negative=True
+    )
+    assert (parsed, problems) == ({"cpu": -500}, [])
 
 
 @pytest.mark.parametrize(("raw", "count"), [(None, 0), ({}, 0), (["cpu"], 1), ("2", 1), ({3: "1"}, 1)])
