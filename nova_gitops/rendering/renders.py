@@ -1,0 +1,300 @@
+"""A plan becomes every byte of the rendered repository, in memory.
+
+Why it is built this way: a reference render is ~100,000 rendered objects from ~6,000 source objects over
+100 clusters, because Duplicate policies copy a group to every cluster. Emitting YAML costs ~300–500 µs per
+object even with libyaml, so emitting each rendered object would take most of a minute. But most copies of
+an object differ only in the target-cluster label. So each object is prepared once with
+``manifests.SENTINEL_CLUSTER`` as its cluster, each *distinct* variant (its replicas, completions and
+overrides) is emitted once, and each cluster's file is the emitted text with the cluster name spliced in where
+the sentinel was (``emitting.scalar`` gives the name exactly as the emitter would write it). A variant whose
+text holds the sentinel other than exactly once is handled without splicing: none (an override replaced
+the label) means the text is the same for every cluster; several (the sentinel text occurs in user data)
+means each cluster's copy is rendered on its own. Either way the bytes equal a per-cluster render.
+
+Determinism: every collection is sorted here, whatever order the plan holds, so equivalent plans give
+byte-identical trees; files are UTF-8, LF, with a trailing newline.
+
+Every cluster the plan knows gets a directory with a ``kustomization.yaml``, even when it receives nothing
+(``resources: []``): Flux and Argo CD fail on a missing path, and an explicit empty directory tells an agent
+"nothing belongs here" rather than "not rendered".
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from nova_gitops import errors
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import FieldOverride
+from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.rendering import emitting, layout, manifests, reports
+from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, ObjectPlan, Plan, PlanSettings
+
+PLACEMENT_YAML = "placement.yaml"
+PLACEMENT_MD = "PLACEMENT.md"
+GITATTRIBUTES = ".gitattributes"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedTree:
+    """Every file of the rendered repository (path relative to its root → bytes), and the plan behind it."""
+
+    files: Mapping[str, bytes]
+    plan: Plan
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One rendered object of one cluster, before its file name is known (clashes need the whole cluster)."""
+
+    manifest: Manifest
+    content: bytes
+    followed: bool  # a namespace sent along with its objects; an explicitly placed one wins a tie
+
+
+def render(
+    plan: Plan, source: reports.SourceInfo, *, policy_locations: Mapping[str, SourceLocation] | None = None
+) -> RenderedTree:
+    """Render ``plan``. Raises ``errors.InputError`` listing every object that cannot be rendered (override
+    failures, paths that cannot be files), each at the object's file:line; ``policy_locations`` (policy
+    name → where it is defined) lets messages point at the policy too."""
+    problems = _Problems(policy_locations or {})
+    with _collector_paused():
+        entries: dict[str, list[_Entry]] = {usage.cluster: [] for usage in plan.clusters}
+        for group in sorted(plan.groups, key=lambda group: group.name):
+            policy = manifests.placed_by(group)
+            for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
+                for cluster, content in _render_copies(object_plan, group, policy, plan.settings, problems):
+                    entries.setdefault(cluster, []).append(_Entry(object_plan.manifest, content, False))
+        for cluster, manifest, content in _render_namespaces(
+            plan.followed_namespaces, plan.settings, problems
+        ):
+            entries.setdefault(cluster, []).append(_Entry(manifest, content, True))
+        files: dict[str, bytes] = {}
+        for cluster in sorted(entries):
+            files.update(render_cluster_files(cluster, entries[cluster], problems))
+    problems.raise_if_any()
+    files[PLACEMENT_YAML] = emitting.dump(reports.placement_document(plan, source)).encode()
+    files[PLACEMENT_MD] = reports.placement_markdown(plan, source).encode()
+    files[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
+    return RenderedTree(files=dict(sorted(files.items())), plan=plan)
+
+
+def render_cluster_files(cluster: str, entries: Sequence[_Entry], problems: _Problems) -> dict[str, bytes]:
+    """The files of one cluster directory: one per object, and the kustomization listing them."""
+    try:
+        directory = layout.cluster_dir(cluster)
+    except ValueError as error:
+        problems.add_plain(
+            entries[0].manifest.location if entries else SourceLocation("<plan>", 0), str(error)
+        )
+        return {}
+    clashing = layout.clashing_groups(
+        (entry.manifest.namespace, entry.manifest.kind, entry.manifest.group, entry.manifest.name)
+        for entry in entries
+    )
+    chosen: dict[str, _Entry] = {}
+    for entry in sorted(entries, key=lambda entry: (entry.manifest.key, entry.followed)):
+        manifest = entry.manifest
+        identity = (manifest.namespace, manifest.kind, manifest.group, manifest.name)
+        try:
+            path = layout.object_path(
+                cluster,
+                manifest.kind,
+                manifest.group,
+                manifest.namespace,
+                manifest.name,
+                identity in clashing,
+            )
+        except ValueError as error:
+            problems.add_plain(manifest.location, str(error))
+            continue
+        other = chosen.get(path)
+        if other is None:
+            chosen[path] = entry
+        elif not entry.followed:  # two placed objects, one file: the source has a duplicate
+            problems.add_plain(
+                manifest.location,
+                f"{manifest.key} and {other.manifest.key} ({other.manifest.location}) "
+                f"would both be rendered to {path}",
+            )
+    prefix = f"{directory}/"
+    files = {path: entry.content for path, entry in chosen.items()}
+    kustomization = layout.kustomization(path.removeprefix(prefix) for path in files)
+    files[f"{prefix}{layout.KUSTOMIZATION_FILE}"] = emitting.dump(kustomization).encode()
+    return files
+
+
+def _render_copies(
+    object_plan: ObjectPlan, group: GroupPlan, policy: str, settings: PlanSettings, problems: _Problems
+) -> Iterator[tuple[str, bytes]]:
+    """(cluster, bytes) of every copy of one object, emitting each distinct variant once."""
+    manifest = object_plan.manifest
+    copies = sorted(object_plan.copies, key=lambda copy: copy.cluster)
+    try:
+        base = manifests.prepare(manifest, manifests.SENTINEL_CLUSTER, group.name, policy, settings)
+    except manifests.ObjectRenderError as error:
+        for copy in copies:
+            problems.add(manifest, None, copy.cluster, error)
+        return
+    completions = manifests.completions_by_cluster(object_plan)
+    variants: dict[tuple[Any, ...], _Variant] = {}
+    for copy in copies:
+        share = completions.get(copy.cluster)
+        variant_key = (copy.replicas, share, _overrides_key(copy.overrides))
+        variant = variants.get(variant_key)
+        if variant is None:
+            variant = variants[variant_key] = _Variant.emit(
+                manifest, base, copy.replicas, share, copy.overrides
+            )
+        if variant.failure is not None:
+            problems.add(manifest, group.policy, copy.cluster, variant.failure)
+            continue
+        if variant.parts is not None:
+            yield copy.cluster, _splice(variant.parts, copy.cluster)
+            continue
+        body = manifests.customize(  # the sentinel text occurs in user data: render this copy on its own
+            manifest,
+            manifests.prepare(manifest, copy.cluster, group.name, policy, settings),
+            copy.replicas,
+            share,
+            copy.overrides,
+        )
+        yield copy.cluster, emitting.dump(body).encode()
+
+
+def _render_namespaces(
+    followed: Sequence[FollowedNamespace], settings: PlanSettings, problems: _Problems
+) -> Iterator[tuple[str, Manifest, bytes]]:
+    """(cluster, manifest, bytes) of each followed Namespace, emitting each distinct one once."""
+    variants: dict[tuple[Any, ...], tuple[Manifest, _Variant]] = {}
+    for item in sorted(followed, key=lambda item: (item.cluster, item.manifest.key, item.group)):
+        manifest = item.manifest
+        key = (manifest.key, item.group, item.policy, _overrides_key(item.overrides))
+        cached = variants.get(key)
+        if cached is None or not (cached[0].body is manifest.body or cached[0].body == manifest.body):
+            try:
+                base = manifests.prepare(
+                    manifest, manifests.SENTINEL_CLUSTER, item.group, item.policy, settings
+                )
+                variant = _Variant.emit(manifest, base, None, None, item.overrides)
+            except manifests.ObjectRenderError as error:
+                variant = _Variant(None, error)
+            cached = variants[key] = (manifest, variant)
+        variant = cached[1]
+        if variant.failure is not None:
+            problems.add(manifest, item.policy, item.cluster, variant.failure)
+        elif variant.parts is not None:
+            yield item.cluster, manifest, _splice(variant.parts, item.cluster)
+        else:
+            body = manifests.prepare(manifest, item.cluster, item.group, item.policy, settings)
+            body = manifests.customize(manifest, body, None, None, item.overrides)
+            yield item.cluster, manifest, emitting.dump(body).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class _Variant:
+    """One emitted variant: the bytes around the sentinel (``parts``), or the reason it failed. Both None:
+    the sentinel occurs more than once, so each copy is rendered on its own."""
+
+    parts: tuple[bytes, ...] | None
+    failure: manifests.ObjectRenderError | None = None
+
+    @classmethod
+    def emit(
+        cls,
+        manifest: Manifest,
+        base: dict[str, Any],
+        replicas: int | None,
+        completions: int | None,
+        overrides: Sequence[FieldOverride],
+    ) -> _Variant:
+        try:
+            body = manifests.customize(manifest, base, replicas, completions, overrides)
+        except manifests.ObjectRenderError as error:
+            return cls(None, error)
+        pieces = emitting.dump(body).split(_sentinel_text())
+        if len(pieces) > 2:
+            return cls(None)
+        return cls(tuple(piece.encode() for piece in pieces))
+
+
+def _splice(parts: tuple[bytes, ...], cluster: str) -> bytes:
+    if len(parts) == 1:
+        return parts[0]
+    return parts[0] + _cluster_text(cluster) + parts[1]
+
+
+_SCALARS: dict[str, bytes] = {}
+
+
+def _cluster_text(cluster: str) -> bytes:
+    """The cluster name as the emitter writes it as a value (quoted when YAML needs it)."""
+    text = _SCALARS.get(cluster)
+    if text is None:
+        text = _SCALARS[cluster] = emitting.scalar(cluster).encode()
+    return text
+
+
+def _sentinel_text() -> str:
+    return emitting.scalar(manifests.SENTINEL_CLUSTER)
+
+
+def _overrides_key(overrides: Sequence[FieldOverride]) -> tuple[tuple[str, str, str], ...]:
+    """A hashable key of overrides: equal keys mean equal effect (repr keeps YAML types apart)."""
+    return tuple(
+        (override.path.text, type(override.value).__name__, repr(override.value)) for override in overrides
+    )
+
+
+class _Problems:
+    """Render problems, collapsed: one Problem per object, policy and failure, naming every cluster."""
+
+    def __init__(self, policy_locations: Mapping[str, SourceLocation]) -> None:
+        self._policy_locations = policy_locations
+        self._clusters: dict[tuple[SourceLocation, str | None, str], list[str]] = {}
+        self._plain: list[Problem] = []
+
+    def add(
+        self, manifest: Manifest, policy: str | None, cluster: str, error: manifests.ObjectRenderError
+    ) -> None:
+        for failure in error.failures:
+            origin = ""
+            if policy is not None:
+                where = self._policy_locations.get(policy)
+                origin = f"override from SchedulePolicy {policy}" + (f" ({where})" if where else "") + ": "
+            message = f"{manifest.key}: {origin}{failure.message}"
+            self._clusters.setdefault((manifest.location, failure.field, message), []).append(cluster)
+
+    def add_plain(self, location: SourceLocation, message: str) -> None:
+        self._plain.append(Problem(location, message))
+
+    def raise_if_any(self) -> None:
+        problems = list(self._plain)
+        for (location, field, message), clusters in self._clusters.items():
+            names = sorted(set(clusters))
+            shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+            problems.append(Problem(location, f"{message} (in cluster {shown})", field))
+        if problems:
+            raise errors.InputError(sorted(set(problems), key=_problem_order))
+
+
+def _problem_order(problem: Problem) -> tuple[str, int, str, str]:
+    return (problem.location.file, problem.location.line, problem.message, problem.field or "")
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a render allocates ~10⁶ containers and no cycles, and collections
+    triggered by allocation counts dominate bulk copies (DESIGN §11)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
