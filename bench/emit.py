@@ -186,8 +186,8 @@ def main(count: int = 5000) -> dict[str, float]:
     pyyaml_us = min(_time_per_document(_pyyaml, manifests) for _ in range(3))
     colds = []
     for _ in range(3):
-        emitting._string_value.cache_clear()
-        emitting._string_key.cache_clear()
+        emitting._cached_value_text.cache_clear()
+        emitting._cached_key_text.cache_clear()
         colds.append(_time_per_document(emitting.dump, manifests))
     cold_us = min(colds)
     warm_us = min(_time_per_document(emitting.dump, manifests) for _ in range(3))

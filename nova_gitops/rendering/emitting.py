@@ -36,6 +36,9 @@ __all__ = ["dump", "scalar"]
 # Keys longer than this are written as explicit keys (``? key``): YAML readers stop looking for the ``:`` of
 # a simple key after 1024 characters.
 _SIMPLE_KEY_LIMIT = 1000
+# Decisions for strings up to this length are cached (names and label values recur thousands of times);
+# longer ones (files in ConfigMaps) are decided afresh so the cache never holds large texts.
+_CACHED_LENGTH = 256
 _CACHE_SIZE = 1 << 16
 
 # The common case, decided without a character-by-character scan: names, images, paths, URLs, label values.
@@ -70,7 +73,7 @@ _NAMED_ESCAPES = {
 # strings, beyond PyYAML's YAML 1.1 resolvers.
 _OTHER_READERS_NON_STRING = re.compile(
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|[yYnN]|~"
+    r"|[-+]?0[xXoObB][0-9a-fA-F_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|[yYnN]|~"
 )
 _INDICATORS_FIRST = frozenset("#,[]{}&*!|>'\"%@`")
 _WHITESPACE_AFTER = frozenset("\0 \t\r\n\x85\u2028\u2029")
@@ -96,7 +99,7 @@ def scalar(value: str | int | float | bool | None) -> str:
     double-quoted on one line instead, so the text can be spliced at any indentation.
     """
     if type(value) is str:
-        text = _string_value(value)
+        text = _any_value_text(value)
         return _double_quoted(value) if text is None else text
     return _non_string_scalar(value)
 
@@ -109,14 +112,17 @@ def _emit_mapping(mapping: Mapping[Any, Any], lead: str, indent: str, out: list[
     append = out.append
     child_indent = indent + "  "
     for key, value in mapping.items():
-        key_text = _string_key(key) if type(key) is str else _other_key(key)
+        if type(key) is str:
+            key_text = _cached_key_text(key) if len(key) <= _CACHED_LENGTH else _key_text(key)
+        else:
+            key_text = _other_key(key)
         if key_text is None:  # too long for a simple key: an explicit ``? key`` line, then ``: value``
             append(f"{lead}? {_quoted_key(key)}\n")
             key_text = ":"
             lead = indent
         kind = type(value)
         if kind is str:
-            text = _string_value(value)
+            text = _cached_value_text(value) if len(value) <= _CACHED_LENGTH else _value_text(value)
             if text is None:
                 append(f"{lead}{key_text} {_literal_block(value, child_indent)}")
             else:
@@ -150,7 +156,7 @@ def _emit_sequence(sequence: Sequence[Any], lead: str, indent: str, out: list[st
             else:
                 append(f"{lead}- {{}}\n")
         elif kind is str:
-            text = _string_value(item)
+            text = _cached_value_text(item) if len(item) <= _CACHED_LENGTH else _value_text(item)
             if text is None:
                 append(f"{lead}- {_literal_block(item, child_indent)}")
             else:
@@ -190,7 +196,7 @@ def _emit_node(value: Any, head: str, indent: str, in_sequence: bool, out: list[
             _emit_sequence(value, indent, indent, out)
     elif isinstance(value, str):
         plain_text = str.__str__(value)
-        text = _string_value(plain_text)
+        text = _any_value_text(plain_text)
         if text is None:
             out.append(f"{head} {_literal_block(plain_text, child_indent)}")
         else:
@@ -232,9 +238,18 @@ def _float_text(value: float) -> str:
     return text
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def _string_value(text: str) -> str | None:
+def _any_value_text(text: str) -> str | None:
     """The inline text of a string value, or None when it is to be written as a literal block."""
+    return _cached_value_text(text) if len(text) <= _CACHED_LENGTH else _value_text(text)
+
+
+def _any_key_text(text: str) -> str | None:
+    """``key:`` for a string key, or None when the key is too long to be a simple key."""
+    return _cached_key_text(text) if len(text) <= _CACHED_LENGTH else _key_text(text)
+
+
+def _value_text(text: str) -> str | None:
+    """Decides how a string value is written (see ``_any_value_text``)."""
     if _COMMON_PLAIN.fullmatch(text) is not None:
         return text if _reads_as_string(text) else f"'{text}'"
     if _SURROGATE.search(text) is not None:
@@ -244,9 +259,8 @@ def _string_value(text: str) -> str | None:
     return _flow_scalar(text)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def _string_key(text: str) -> str | None:
-    """``key:`` for a string key, or None when the key is too long to be a simple key."""
+def _key_text(text: str) -> str | None:
+    """Decides how a string key is written (see ``_any_key_text``)."""
     if _COMMON_PLAIN.fullmatch(text) is not None:
         written = text if _reads_as_string(text) else f"'{text}'"
     else:
@@ -258,9 +272,13 @@ def _string_key(text: str) -> str | None:
     return written + ":"
 
 
+_cached_value_text = functools.lru_cache(maxsize=_CACHE_SIZE)(_value_text)
+_cached_key_text = functools.lru_cache(maxsize=_CACHE_SIZE)(_key_text)
+
+
 def _other_key(key: object) -> str | None:
     if isinstance(key, str):
-        return _string_key(str.__str__(key))
+        return _any_key_text(str.__str__(key))
     text = _non_string_scalar(key)
     return None if len(text) > _SIMPLE_KEY_LIMIT else text + ":"
 

@@ -150,7 +150,9 @@ def test_timestamps_from_a_safe_load_round_trip() -> None:
     assert _load(emitting.dump(document)) == document
 
 
-@pytest.mark.parametrize("text", ["1e3", "1E3", "-2.5e-3", "0o17", "y", "N", ".5", "0x1F", "~"])
+@pytest.mark.parametrize(
+    "text", ["1e3", "1E3", "-2.5e-3", "0o17", "0O17", "0X1F", "0B11", "y", "N", ".5", "1.", "0x1F", "~"]
+)
 def test_strings_other_yaml_readers_take_for_non_strings_are_quoted(text: str) -> None:
     assert emitting.dump({"k": text}) == f"k: '{text}'\n"
 
@@ -345,10 +347,21 @@ def test_long_lines_are_not_folded() -> None:
 
 def test_a_key_too_long_for_a_simple_key_is_written_explicitly() -> None:
     long_key = "k" * 1500
-    document = {"a": 1, long_key: {"b": [1, 2]}, "c": [long_key], "d": {long_key: "v"}}
+    document = {
+        "a": 1,
+        long_key: {"b": [1, 2]},
+        "c": [long_key],
+        "d": {long_key: "v", long_key + "2": [1], long_key + "3": "x\ny\n", long_key + "\n": " z\n"},
+    }
     text = emitting.dump(document)
     assert f"? {long_key}\n:\n" in text
     assert _same(_load(text), document)
+
+
+def test_long_texts_are_not_kept_in_the_cache() -> None:
+    before = emitting._cached_value_text.cache_info().currsize
+    emitting.dump({"file": "line\n" * 10_000, "name": "x" * 10_000})
+    assert emitting._cached_value_text.cache_info().currsize == before
 
 
 def test_tuples_and_other_mappings_are_written_like_lists_and_dicts() -> None:
@@ -364,8 +377,8 @@ def test_tuples_and_other_mappings_are_written_like_lists_and_dicts() -> None:
 @given(documents)
 def test_output_is_deterministic_whatever_the_caches_hold(document: dict[Any, Any]) -> None:
     first = emitting.dump(document)
-    emitting._string_value.cache_clear()
-    emitting._string_key.cache_clear()
+    emitting._cached_value_text.cache_clear()
+    emitting._cached_key_text.cache_clear()
     assert emitting.dump(copy.deepcopy(document)) == first
     assert emitting.dump(document) == first
 
