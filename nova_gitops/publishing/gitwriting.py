@@ -1,0 +1,255 @@
+"""The rendered repository, as a local bare cache we fetch into, commit in, and push from.
+
+Why plumbing and ``git fast-import`` and not GitPython's index: ``index.add`` costs ~33 s for 10k files on
+these machines, fast-import ~1.3 s, and a 10-file change on top of a 100k-file tree commits in tens of
+milliseconds. Why hash in memory: a render regenerates the whole tree, but only the blobs whose git id
+(``sha1(b"blob <len>\\0" + bytes)``) differs from the parent tree's listing are sent to git, so an
+incremental publish neither re-writes nor re-compresses what did not change.
+
+Nothing here is ever partial on the remote: a commit is built in the local cache under a private ref and
+only becomes visible to others when ``push`` succeeds. A process killed at any point leaves the remote as
+it was and, at worst, a dangling private ref in the cache, which the next run overwrites.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from nova_gitops import errors
+from nova_gitops.publishing.gitcommands import GitCommands, GitFailed
+
+FILE_MODE = "100644"
+STAGING_REF = "refs/nova/staging"
+RETRYABLE_REJECTIONS = ("non-fast-forward", "fetch first", "stale info", "cannot lock ref")
+DEFAULT_IDENTITY = ("nova-gitops", "nova-gitops@localhost")
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a blob holding ``data`` (``git hash-object``), computed without git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TreeChanges:
+    """What turns a parent tree into a rendered tree: files to write and paths to delete."""
+
+    written: Mapping[str, bytes]
+    deleted: tuple[str, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.written and not self.deleted
+
+
+def tree_changes(listing: Mapping[str, str], files: Mapping[str, bytes]) -> TreeChanges:
+    """Compare rendered bytes with a tree listing (path → blob id) by hashing in memory."""
+    written = {path: data for path, data in files.items() if listing.get(path) != blob_id(data)}
+    deleted = tuple(sorted(path for path in listing if path not in files))
+    return TreeChanges(written, deleted)
+
+
+class PushOutcome(Enum):
+    PUSHED = "pushed"
+    UP_TO_DATE = "up-to-date"
+    REJECTED = "rejected"  # someone else moved the branch: fetch, re-render, retry
+
+
+def cache_path(cache_dir: Path, url: str) -> Path:
+    return cache_dir / "repos" / hashlib.sha256(url.encode()).hexdigest()
+
+
+def quote_path(path: str) -> bytes:
+    """A path as fast-import reads it: C-style quoted when it holds a quote, a backslash or a newline."""
+    if not any(char in path for char in '"\\\n') and not path.startswith('"'):
+        return path.encode()
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'.encode()
+
+
+def identity(environ: Mapping[str, str], role: str) -> tuple[str, str]:
+    name = environ.get(f"GIT_{role}_NAME") or DEFAULT_IDENTITY[0]
+    email = environ.get(f"GIT_{role}_EMAIL") or DEFAULT_IDENTITY[1]
+    return name, email
+
+
+class RenderedRepo:
+    """A bare clone of the rendered repository kept under the cache directory, one per URL."""
+
+    def __init__(self, path: Path, url: str, *, timeout: float = 120.0) -> None:
+        self.path = path
+        self.url = url
+        if not (path / "HEAD").exists():
+            path.mkdir(parents=True, exist_ok=True)
+            GitCommands(path, timeout=timeout).run("init", "--bare", "--quiet")
+        self.git = GitCommands(path, timeout=timeout)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive use of this cache (other publishers on this machine wait; other machines race)."""
+        with open(self.path.parent / f"{self.path.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _network(self, *args: str, action: str) -> bytes:
+        try:
+            return self.git.run(*args, network=True).stdout
+        except GitFailed as failure:
+            raise remote_error(self.url, action, failure) from None
+
+    def remote_head(self, branch: str) -> str | None:
+        """The commit ``branch`` points at on the remote, or None when the branch does not exist."""
+        output = self._network("ls-remote", "--heads", self.url, f"refs/heads/{branch}", action="read")
+        for line in output.decode().splitlines():
+            sha, _, ref = line.partition("\t")
+            if ref == f"refs/heads/{branch}":
+                return sha
+        return None
+
+    def fetch(self, branch: str) -> str | None:
+        """Fetch ``branch`` into the cache; its commit, or None when the remote has no such branch."""
+        head = self.remote_head(branch)
+        if head is not None and not self.has_commit(head):
+            self._network(
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                self.url,
+                f"+refs/heads/{branch}:refs/nova/remote",
+                action="fetch",
+            )
+        return head
+
+    def has_commit(self, sha: str) -> bool:
+        return self.git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).status == 0
+
+    def listing(self, commit: str | None) -> dict[str, str]:
+        """Every file of ``commit`` as path → blob id (empty for no commit)."""
+        if commit is None:
+            return {}
+        output = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
+        listing: dict[str, str] = {}
+        for entry in output.split(b"\0"):
+            if entry:
+                meta, _, path = entry.partition(b"\t")
+                listing[path.decode()] = meta.split(b" ")[2].decode()
+        return listing
+
+    def read(self, commit: str | None, path: str) -> bytes | None:
+        if commit is None:
+            return None
+        result = self.git.run("cat-file", "blob", f"{commit}:{path}", check=False)
+        return result.stdout if result.status == 0 else None
+
+    def read_blobs(self, blob_ids: Sequence[str]) -> dict[str, bytes]:
+        """Contents of many blobs in one ``cat-file --batch`` call."""
+        if not blob_ids:
+            return {}
+        output = self.git.run(
+            "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha in blob_ids).encode()
+        ).stdout
+        contents: dict[str, bytes] = {}
+        position = 0
+        for sha in blob_ids:
+            header_end = output.index(b"\n", position)
+            size = int(output[position:header_end].split(b" ")[2])
+            contents[sha] = output[header_end + 1 : header_end + 1 + size]
+            position = header_end + 2 + size
+        return contents
+
+    def message(self, commit: str) -> str:
+        return self.git.run("log", "-1", "--format=%B", commit).stdout.decode()
+
+    def commit(
+        self, parent: str | None, changes: TreeChanges, message: str, *, environ: Mapping[str, str]
+    ) -> str:
+        """Write one commit with ``git fast-import`` and return its id; no ref outside the cache moves."""
+        author, committer = identity(environ, "AUTHOR"), identity(environ, "COMMITTER")
+        encoded = message.encode()
+        chunks: list[bytes] = [
+            b"reset %s\n" % STAGING_REF.encode(),  # forget the tip a previous run left, so `from` decides
+            b"commit %s\n" % STAGING_REF.encode(),
+            b"author %s <%s> now\n" % (author[0].encode(), author[1].encode()),
+            b"committer %s <%s> now\n" % (committer[0].encode(), committer[1].encode()),
+            b"data %d\n%s\n" % (len(encoded), encoded),
+        ]
+        if parent:
+            chunks.append(b"from %s\n" % parent.encode())
+        chunks += [b"D %s\n" % quote_path(path) for path in changes.deleted]
+        for path in sorted(changes.written):
+            data = changes.written[path]
+            chunks.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), quote_path(path), len(data)))
+            chunks.append(data)
+            chunks.append(b"\n")
+        chunks.append(b"done\n")
+        depth = ["--depth=0"] if len(changes.written) > 1000 else []
+        running = self.git.start(["fast-import", "--quiet", "--done", "--force", "--date-format=now", *depth])
+        stdin = running.stdin()
+        try:
+            stdin.writelines(chunks)
+            stdin.close()
+        except BrokenPipeError:
+            pass
+        stderr = running.proc.stderr.read().decode(errors="replace") if running.proc.stderr else ""
+        if running.proc.wait() != 0:
+            raise errors.RepoError(f"git fast-import failed in the cache {self.path}: {stderr.strip()}")
+        return self.git.run("rev-parse", STAGING_REF).stdout.decode().strip()
+
+    def tree_of(self, commit: str) -> str:
+        return self.git.run("rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
+
+    def push(
+        self, commit: str, branch: str, *, lease: bool = False, expect: str | None = None
+    ) -> PushOutcome:
+        """Push ``commit`` to ``branch``; a non-fast-forward comes back as ``REJECTED``, not as an error.
+
+        With ``lease`` (for branches nova-gitops owns, like PR branches) the update is forced, provided the
+        branch is still at ``expect`` (None: does not exist); otherwise it is an ordinary fast-forward push.
+        """
+        args = ["push", "--porcelain", "--quiet"]
+        if lease:
+            args.append(f"--force-with-lease=refs/heads/{branch}:{expect or ''}")
+        args += [self.url, f"{commit}:refs/heads/{branch}"]
+        result = self.git.run(*args, check=False, network=True)
+        lines = result.stdout.decode(errors="replace").splitlines()
+        rejected = [line for line in lines if line.startswith("!")]
+        if result.status == 0 and not rejected:
+            return (
+                PushOutcome.UP_TO_DATE if any(line.startswith("=") for line in lines) else PushOutcome.PUSHED
+            )
+        if rejected and all(any(reason in line for reason in RETRYABLE_REJECTIONS) for line in rejected):
+            return PushOutcome.REJECTED
+        failure = GitFailed(("push", self.url), result.status, "\n".join(rejected) or result.stderr)
+        raise remote_error(self.url, "push to", failure)
+
+
+def remote_error(url: str, action: str, failure: GitFailed) -> errors.RepoError:
+    """A message that says what failed and what to check next."""
+    if failure.timed_out:
+        return errors.RepoError(
+            f"cannot {action} {url}: git gave no answer in time; check that the host is up and reachable "
+            f"(or raise --git-timeout)"
+        )
+    hint = "check the URL, your network and your credentials"
+    if "remote rejected" in failure.stderr or "hook declined" in failure.stderr:
+        hint = "the remote refused the push (branch protection or a hook): check the branch's rules"
+    return errors.RepoError(f"cannot {action} {url}: {last_line(failure.stderr)}; {hint}")
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    meaningful = [line for line in lines if line.startswith(("fatal:", "error:", "!"))]
+    return (meaningful or lines or ["git failed"])[-1]
+
+
+def environment() -> Mapping[str, str]:
+    return os.environ

@@ -1,0 +1,90 @@
+"""Commit messages, pull-request bodies and the rendered repository's README, from templates.
+
+The wording lives in ``publishing/templates/*.tmpl`` (``string.Template``: ``${name}``) so that a team can
+read and review it like any other text. The subject line is a contract (DESIGN §5): tools grep for
+``render <sha7>: +A ~C -D objects, N groups moved``, and agents read the trailers ``Nova-Source-Repo:``,
+``Nova-Source-Revision:`` and, when a mass deletion was allowed, ``Nova-Allow-Mass-Prune: true``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from importlib import resources
+
+from nova_gitops.rendering import diffformats
+from nova_gitops.rendering.diffs import RenderDiff
+
+BODY_LINE_LIMIT = 100
+ALLOW_MASS_PRUNE_TRAILER = "Nova-Allow-Mass-Prune"
+TRAILER = re.compile(r"^([A-Za-z0-9-]+): (.*)$")
+
+
+def template(name: str) -> string.Template:
+    text = resources.files("nova_gitops.publishing").joinpath("templates", name).read_text(encoding="utf-8")
+    return string.Template(text)
+
+
+def short_revision(revision: str | None) -> str:
+    """The ``<source-sha7>`` of subjects and branch names; ``local`` for a directory without a revision."""
+    return revision[:7] if revision else "local"
+
+
+def body_lines(diff: RenderDiff) -> list[str]:
+    lines = [f"- {diffformats.group_line(group)}" for group in diff.moved]
+    lines += [f"- {diffformats.replica_line(change)}" for change in diff.replicas]
+    lines += [f"- newly unscheduled: {item}" for item in diff.newly_unscheduled]
+    if len(lines) > BODY_LINE_LIMIT:
+        lines = [*lines[:BODY_LINE_LIMIT], f"- … and {len(lines) - BODY_LINE_LIMIT} more (see PLACEMENT.md)"]
+    return lines or ["No group moved and no replica count changed."]
+
+
+def commit_message(
+    diff: RenderDiff, *, source_repo: str, source_revision: str | None, allow_mass_prune: bool = False
+) -> str:
+    extra = f"{ALLOW_MASS_PRUNE_TRAILER}: true" if allow_mass_prune else ""
+    text = template("commit-message.txt.tmpl").substitute(
+        source_sha7=short_revision(source_revision),
+        headline=diffformats.headline(diff),
+        body="\n".join(body_lines(diff)),
+        source_repo=one_line(source_repo),
+        source_revision=source_revision or "none",
+        extra_trailers=extra,
+    )
+    return text.rstrip("\n") + "\n"
+
+
+def pull_request_body(diff: RenderDiff, *, source_repo: str, source_revision: str | None, branch: str) -> str:
+    return template("pull-request.md.tmpl").substitute(
+        source_repo=source_repo,
+        source_sha7=short_revision(source_revision),
+        source_revision=source_revision or "none (a local directory)",
+        branch=branch,
+        diff=diffformats.to_markdown(diff, title="Placement changes").rstrip("\n"),
+    )
+
+
+def readme(source_repo: str) -> bytes:
+    return template("readme.md.tmpl").substitute(source_repo=source_repo).encode()
+
+
+def pull_request_branch(source_revision: str | None) -> str:
+    return f"nova/render-{short_revision(source_revision)}"
+
+
+def trailers(message: str) -> dict[str, str]:
+    """The trailers of a commit message (its last paragraph of ``Key: value`` lines)."""
+    paragraphs = [part for part in message.strip().split("\n\n") if part.strip()]
+    if not paragraphs:
+        return {}
+    found: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        match = TRAILER.match(line.strip())
+        if match is None:
+            return {}
+        found[match.group(1)] = match.group(2)
+    return found
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())

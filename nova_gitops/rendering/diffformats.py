@@ -1,0 +1,201 @@
+"""A ``RenderDiff`` as text for a terminal, Markdown for a pull-request comment, or JSON for tools.
+
+Every format puts placement first (groups that moved, replicas per cluster, objects that became
+unscheduled, new warnings) because that is what a reviewer must decide on; the manifest diff follows. The
+Markdown is sized for a GitHub comment (65,536 characters at most): the full diff is folded in
+``<details>`` and cut at ``MARKDOWN_DIFF_BUDGET`` with a pointer to the local command.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nova_gitops.rendering.diffs import GroupChange, ObjectChange, RenderDiff, ReplicaChange
+
+MARKDOWN_DIFF_BUDGET = 50_000
+MARKDOWN_LIST_LIMIT = 30
+RESET, BOLD, RED, GREEN, CYAN, YELLOW = "\x1b[0m", "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[33m"
+
+
+def headline(diff: RenderDiff) -> str:
+    """``+A ~C -D objects, N groups moved`` — the commit subject's counts."""
+    return f"+{diff.added} ~{diff.changed} -{diff.deleted} objects, {len(diff.moved)} groups moved"
+
+
+def clusters_text(clusters: tuple[str, ...] | None) -> str:
+    return ", ".join(clusters) if clusters else "(none)"
+
+
+def group_line(group: GroupChange) -> str:
+    if group.before is None:
+        return f"group {group.name} placed on {clusters_text(group.after)} (new)"
+    if group.after is None:
+        return f"group {group.name} removed (was on {clusters_text(group.before)})"
+    return f"group {group.name} moved {clusters_text(group.before)} → {clusters_text(group.after)}"
+
+
+def count_text(value: int | None) -> str:
+    return "–" if value is None else str(value)
+
+
+def replica_line(change: ReplicaChange) -> str:
+    counts = f"{count_text(change.before)} → {count_text(change.after)}"
+    return f"replicas {change.title} on {change.cluster}: {counts}"
+
+
+def placement_lines(diff: RenderDiff) -> list[str]:
+    """The placement section, one plain line per decision that changed."""
+    lines = [group_line(group) for group in diff.groups]
+    lines += [replica_line(change) for change in diff.replicas]
+    lines += [f"newly unscheduled: {item}" for item in diff.newly_unscheduled]
+    lines += [f"now scheduled: {item}" for item in diff.newly_scheduled]
+    lines += [f"warning: {warning}" for warning in diff.new_warnings]
+    return lines
+
+
+def hidden_note(change: ObjectChange) -> str:
+    return f"(hidden: {change.hidden_keys} keys changed)"
+
+
+def colour_patch(patch: str) -> str:
+    coloured: list[str] = []
+    for line in patch.splitlines(keepends=True):
+        if line.startswith(("+++", "---")):
+            coloured.append(f"{BOLD}{line.rstrip(chr(10))}{RESET}\n")
+        elif line.startswith("+"):
+            coloured.append(f"{GREEN}{line.rstrip(chr(10))}{RESET}\n")
+        elif line.startswith("-"):
+            coloured.append(f"{RED}{line.rstrip(chr(10))}{RESET}\n")
+        elif line.startswith("@@"):
+            coloured.append(f"{CYAN}{line.rstrip(chr(10))}{RESET}\n")
+        else:
+            coloured.append(line)
+    return "".join(coloured)
+
+
+def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
+    if diff.is_empty:
+        return "No changes.\n"
+    heading = (lambda text: f"{BOLD}{text}{RESET}") if colour else (lambda text: text)
+    out = [heading("Placement changes:") + "\n"]
+    out += [f"  {line}\n" for line in placement_lines(diff)] or ["  (none)\n"]
+    out.append(heading(f"Objects: {headline(diff)}") + "\n")
+    out += [f"  {c.cluster}: +{c.added} ~{c.changed} -{c.deleted}\n" for c in diff.clusters]
+    out += [f"  {change.path}: {change.change}\n" for change in diff.other_files]
+    if diff.objects:
+        out.append("\n")
+    for change in diff.objects:
+        if change.hidden_keys:
+            note = f"# {change.path}: Secret {hidden_note(change)}\n"
+            out.append(f"{YELLOW}{note}{RESET}" if colour else note)
+        out.append(colour_patch(change.patch) if colour else change.patch)
+    return "".join(out)
+
+
+def md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def limited(lines: list[str], limit: int = MARKDOWN_LIST_LIMIT) -> list[str]:
+    if len(lines) <= limit:
+        return lines
+    return [*lines[:limit], f"- … and {len(lines) - limit} more"]
+
+
+def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") -> str:
+    if diff.is_empty:
+        return f"### {title}\n\nNo changes to placement or rendered manifests.\n"
+    out = [f"### {title}\n\n**{headline(diff)}**\n\n"]
+    if diff.clusters:
+        out.append("| cluster | added | changed | deleted |\n|---|---:|---:|---:|\n")
+        out += [f"| `{c.cluster}` | {c.added} | {c.changed} | {c.deleted} |\n" for c in diff.clusters]
+        out.append("\n")
+    sections: list[tuple[str, list[str]]] = [
+        (
+            "Groups moved",
+            [f"- `{g.name}`: **{clusters_text(g.before)} → {clusters_text(g.after)}**" for g in diff.moved],
+        ),
+        ("Groups placed or removed", [f"- {md_escape(group_line(g))}" for g in diff.groups if not g.moved]),
+        (
+            "Deletions",
+            [
+                f"- :warning: `{c.cluster}`: {md_escape(c.title)}"
+                for c in diff.objects
+                if c.change == "deleted"
+            ],
+        ),
+        ("Replica changes", [f"- {md_escape(replica_line(change))}" for change in diff.replicas]),
+        ("Newly unscheduled", [f"- :x: {md_escape(item)}" for item in diff.newly_unscheduled]),
+        ("Now scheduled", [f"- {md_escape(item)}" for item in diff.newly_scheduled]),
+        ("Warnings", [f"- :warning: {md_escape(item)}" for item in diff.new_warnings]),
+        ("Secrets", [f"- `{c.path}`: {hidden_note(c)}" for c in diff.objects if c.hidden_keys]),
+    ]
+    for name, lines in sections:
+        if lines:
+            out.append(f"#### {name}\n\n" + "\n".join(limited(lines)) + "\n\n")
+    out.append(details(diff))
+    return "".join(out)
+
+
+def details(diff: RenderDiff) -> str:
+    patches = [change.patch for change in diff.objects if change.patch]
+    if not patches:
+        return ""
+    body: list[str] = []
+    used = 0
+    for patch in patches:
+        if used + len(patch) > MARKDOWN_DIFF_BUDGET:
+            body.append(
+                f"# … diff cut here ({len(patches) - len(body)} more files): run `nova-gitops diff` locally\n"
+            )
+            break
+        body.append(patch)
+        used += len(patch)
+    fence = "````" if any("```" in patch for patch in body) else "```"
+    return (
+        f"<details><summary>Full manifest diff ({len(patches)} files)</summary>\n\n"
+        f"{fence}diff\n{''.join(body)}{fence}\n\n</details>\n"
+    )
+
+
+def to_json(diff: RenderDiff) -> str:
+    document: dict[str, Any] = {
+        "summary": {
+            "added": diff.added,
+            "changed": diff.changed,
+            "deleted": diff.deleted,
+            "groupsMoved": len(diff.moved),
+            "changes": not diff.is_empty,
+        },
+        "clusters": [
+            {"cluster": c.cluster, "added": c.added, "changed": c.changed, "deleted": c.deleted}
+            for c in diff.clusters
+        ],
+        "groups": [
+            {"name": g.name, "before": g.before, "after": g.after, "moved": g.moved} for g in diff.groups
+        ],
+        "replicas": [
+            {"group": r.group, "object": r.title, "cluster": r.cluster, "before": r.before, "after": r.after}
+            for r in diff.replicas
+        ],
+        "newlyUnscheduled": list(diff.newly_unscheduled),
+        "newlyScheduled": list(diff.newly_scheduled),
+        "newWarnings": list(diff.new_warnings),
+        "files": [
+            {
+                "path": c.path,
+                "cluster": c.cluster,
+                "change": c.change,
+                "object": c.title,
+                "hiddenKeys": c.hidden_keys,
+                "patch": c.patch,
+            }
+            for c in diff.objects
+        ]
+        + [{"path": f.path, "cluster": None, "change": f.change} for f in diff.other_files],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+FORMATTERS = {"text": to_text, "markdown": to_markdown, "json": to_json}

@@ -1,0 +1,298 @@
+"""Sources in git: ``git-url[@ref]`` (any URL git understands, ``file://`` included) or a local repository.
+
+Why a clone cache: CI jobs and the controller render the same source again and again; cloning each time costs
+the whole history. Each URL gets one bare repository under ``$XDG_CACHE_HOME/nova-gitops/sources/<sha256 of
+url>`` that is fetched (heads and tags, pruned) and never re-cloned. An fcntl lock file beside it makes
+concurrent runs on one machine take turns instead of corrupting it.
+
+A revision is read by exporting its tree into a fresh temporary directory (``read-tree`` + ``checkout-index``
+with a private index), so what the renderer reads is exactly one commit: never a work tree that someone
+is half-way through updating.
+
+git runs through GitPython with inherited ``GIT_*`` variables removed (``publishing.gitcommands`` explains
+the policy; this layer may not import publishing, so the few lines are repeated here).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from nova_gitops import errors
+
+KEPT = frozenset(
+    [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_EXEC_PATH",
+        "GIT_ASKPASS",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSL_CAINFO",
+        "GIT_SSL_NO_VERIFY",
+        "GIT_HTTP_PROXY_AUTHMETHOD",
+        "GIT_CONFIG_COUNT",
+    ]
+)
+SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
+
+
+@dataclass(frozen=True, slots=True)
+class GitSpec:
+    """A source named by URL, optionally at a ref (branch, tag or commit); None means the remote's HEAD."""
+
+    url: str
+    ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Checkout:
+    """One revision of a source, exported to ``root`` (read-only by convention, deleted after use)."""
+
+    root: Path
+    repo: str
+    revision: str | None
+    repository: Repository | None = None  # where the revision's history can be asked about
+
+
+def is_url_like(text: str) -> bool:
+    """Whether ``text`` names a repository by itself (a URL with a path, scp-like, or an existing path)."""
+    if "://" in text:
+        rest = text.split("://", 1)[1]
+        return "/" in rest.rstrip("/") or text.startswith("file://")
+    return bool(SCP_LIKE.match(text)) or os.path.isdir(text)
+
+
+def parse_spec(text: str) -> GitSpec:
+    """``url@ref`` → GitSpec. The ref is split at the last ``@`` only when what precedes it is a complete
+    repository name, so ``git@github.com:org/repo`` and ``https://user@host/repo`` keep their ``@``."""
+    url, sep, ref = text.rpartition("@")
+    if sep and ref and ":" not in ref and is_url_like(url):
+        return GitSpec(url, ref)
+    return GitSpec(text, None)
+
+
+def is_bare_repository(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
+    return Path(base) / "nova-gitops"
+
+
+class Repository:
+    """A git repository we read revisions from (a cache's bare clone or a user's own work tree)."""
+
+    def __init__(self, git_dir: Path, *, timeout: float = 120.0) -> None:
+        self.git_dir = git_dir
+        self.timeout = timeout
+        self._strip = sorted(
+            name
+            for name in os.environ
+            if name.startswith("GIT_")
+            and name not in KEPT
+            and not name.startswith("GIT_CONFIG_KEY_")
+            and not name.startswith("GIT_CONFIG_VALUE_")
+        )
+        self._git = git.Git(str(git_dir.parent))
+
+    def run(
+        self, *args: str, network: bool = False, check: bool = True, env: Mapping[str, str] | None = None
+    ) -> str:
+        prefix: list[str] = (
+            ["env", *[part for name in self._strip for part in ("-u", name)]] if self._strip else []
+        )
+        status, out, err = self._git.execute(
+            [*prefix, "git", f"--git-dir={self.git_dir}", *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            kill_after_timeout=self.timeout if network else None,
+            env=dict(env) if env else None,
+        )
+        if check and status != 0:
+            raise git.GitCommandError([*args], status, str(err))
+        return str(out)
+
+    def resolve(self, ref: str | None) -> str | None:
+        """The commit ``ref`` names (branch, tag, commit id or prefix); None when it names nothing."""
+        candidates = ["HEAD"] if ref is None else [f"refs/heads/{ref}", f"refs/tags/{ref}", ref]
+        for candidate in candidates:
+            result = self.run("rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", check=False)
+            if result.strip():
+                return result.strip()
+        return None
+
+    def export(self, revision: str, destination: Path) -> None:
+        """Write the files of ``revision`` into ``destination`` through a private index."""
+        with tempfile.TemporaryDirectory(prefix="nova-index-") as scratch:
+            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            self.run("read-tree", revision, env=env)
+            self.run(f"--work-tree={destination}", "checkout-index", "--all", "--force", env=env)
+
+    def is_ancestor(self, older: str, newer: str) -> bool | None:
+        """Whether ``older`` is an ancestor of ``newer``; None when either commit is unknown here."""
+        for sha in (older, newer):
+            if self.run("cat-file", "-t", sha, check=False).strip() != "commit":
+                return None
+        result = self.run("rev-list", "--count", f"{newer}..{older}", check=False).strip()
+        return result == "0"
+
+    def supersedes(self, ours: str, theirs: str) -> bool:
+        """Whether ``theirs`` is a strictly newer revision than ``ours`` (a descendant of it)."""
+        return theirs != ours and self.is_ancestor(ours, theirs) is True
+
+
+class SourceCache(Repository):
+    """The bare clone of one source URL under the cache directory: fetched, never re-cloned."""
+
+    def __init__(self, url: str, cache_dir: Path, *, timeout: float = 120.0) -> None:
+        self.url = url
+        path = cache_dir / "sources" / hashlib.sha256(url.encode()).hexdigest()
+        path.mkdir(parents=True, exist_ok=True)
+        super().__init__(path, timeout=timeout)
+        if not (path / "HEAD").exists():
+            self.run("init", "--bare", "--quiet")
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with open(f"{self.git_dir}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def fetch(self, ref: str | None = None) -> None:
+        """Bring the cache up to date with the remote's branches, tags and HEAD (and ``ref`` when it is a
+        commit id that no branch or tag reaches)."""
+        refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/nova/remote-head"]
+        try:
+            self.run(
+                "fetch", "--quiet", "--prune", "--no-write-fetch-head", self.url, *refspecs, network=True
+            )
+        except git.GitCommandError as failure:
+            message = str(failure.stderr)
+            if "couldn't find remote ref HEAD" in message:  # an empty repository or no default branch
+                self.run("fetch", "--quiet", "--prune", self.url, *refspecs[:2], network=True)
+            else:
+                raise source_error(self.url, failure) from None
+        if ref is not None and self.resolve(ref) is None and re.fullmatch(r"[0-9a-f]{7,40}", ref):
+            self.run("fetch", "--quiet", self.url, ref, network=True, check=False)
+
+    def resolve(self, ref: str | None) -> str | None:
+        return super().resolve("refs/nova/remote-head" if ref is None else ref)
+
+    def supersedes(self, ours: str, theirs: str) -> bool:
+        """As ``Repository.supersedes``, fetching once when ``theirs`` was pushed after our fetch."""
+        if theirs != ours and self.is_ancestor(ours, theirs) is None:
+            self.fetch(theirs)
+        return super().supersedes(ours, theirs)
+
+
+def source_error(url: str, failure: git.GitCommandError) -> errors.RepoError:
+    text = str(failure.stderr)
+    if failure.status == -9 or "did not complete in" in text:
+        return errors.RepoError(
+            f"cannot fetch the source {url}: no answer in time; check that the host is up"
+        )
+    lines = [line.strip(" '") for line in text.splitlines() if line.strip(" '")]
+    detail = next(
+        (line for line in reversed(lines) if line.startswith(("fatal:", "error:"))),
+        lines[-1] if lines else "",
+    )
+    return errors.RepoError(
+        f"cannot fetch the source {url}: {detail}; check the URL, your network and credentials"
+    )
+
+
+@contextmanager
+def checkout(spec: GitSpec, *, cache_dir: Path, timeout: float = 120.0) -> Iterator[Checkout]:
+    """Fetch ``spec`` into the cache and export its revision to a temporary directory for the block."""
+    cache = SourceCache(spec.url, cache_dir, timeout=timeout)
+    with cache.locked():
+        cache.fetch(spec.ref)
+        revision = cache.resolve(spec.ref)
+        if revision is None:
+            where = f"ref {spec.ref!r}" if spec.ref else "a default branch (HEAD)"
+            raise errors.RepoError(
+                f"the source {spec.url} has no {where}; name an existing branch, tag or commit"
+            )
+        with tempfile.TemporaryDirectory(prefix="nova-source-") as scratch:
+            cache.export(revision, Path(scratch))
+            yield Checkout(Path(scratch), public_url(spec.url), revision, cache)
+
+
+@contextmanager
+def checkout_local(path: Path, ref: str) -> Iterator[Checkout]:
+    """Export ``ref`` of the user's own repository at ``path`` (no cache, no fetch)."""
+    repository = Repository(git_dir_of(path))
+    revision = repository.resolve(ref)
+    if revision is None:
+        raise errors.RepoError(f"{path} has no branch, tag or commit named {ref!r}")
+    with tempfile.TemporaryDirectory(prefix="nova-source-") as scratch:
+        repository.export(revision, Path(scratch))
+        yield Checkout(Path(scratch), str(path), revision, repository)
+
+
+def git_dir_of(path: Path) -> Path:
+    """The git directory of a work tree or bare repository at ``path``; RepoError when it is neither."""
+    if is_bare_repository(path):
+        return path
+    dot_git = path / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():  # a linked work tree or submodule: "gitdir: <path>"
+        target = dot_git.read_text().partition("gitdir:")[2].strip()
+        return (path / target).resolve()
+    raise errors.RepoError(f"{path} is not the top of a git repository; run the command from its root")
+
+
+def open_directory(path: Path) -> Checkout:
+    """A directory source as it is on disk: recorded by its origin URL (else its name) and by HEAD, but only
+    when the work tree is clean — the directory is read with its uncommitted changes, and a commit must not
+    claim a revision it was not rendered from."""
+    try:
+        repository = Repository(git_dir_of(path))
+    except errors.RepoError:
+        return Checkout(path, path.resolve().name, None)
+    origin = repository.run("config", "--get", "remote.origin.url", check=False).strip()
+    status = repository.run(f"--work-tree={path}", "status", "--porcelain", check=False)
+    head = repository.resolve(None)
+    repo = public_url(origin) if origin else path.resolve().name
+    return Checkout(path, repo, head if not status.strip() else None, repository)
+
+
+def public_url(url: str) -> str:
+    """``url`` without a password or token (``https://user:token@host`` → ``https://host``): it ends up
+    in commits, README.md and logs."""
+    if "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{host.rpartition('@')[2]}{slash}{path}"
+
+
+def is_git_spec(text: str) -> bool:
+    """Whether SOURCE names a git repository (URL, ``url@ref``, or a bare repository) rather than a
+    directory of manifests."""
+    path = Path(text)
+    if path.is_dir():
+        return is_bare_repository(path)
+    return True

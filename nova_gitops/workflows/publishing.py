@@ -1,0 +1,201 @@
+"""``publish``: turn one source revision into one commit on the rendered repository.
+
+The order is what makes it safe: read the source completely, render completely in memory, check the
+mass-delete guard on that complete render, commit in the local cache, and only then push. A failure or a kill
+at any step before the push leaves the remote untouched; the push is atomic (a ref update).
+
+Concurrency: publishers on different machines race on one branch. Each push is an ordinary fast-forward;
+a rejected push means someone else published first, so we fetch their head, plan again with *their*
+placement as the previous one (stickiness), render, commit and push again, a bounded number of times. A
+publisher whose source revision is older than the one already rendered on the branch (the branch head's
+``Nova-Source-Revision`` descends from ours) stops and reports ``superseded``: the branch always ends at a
+complete render of the newest source.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from nova_gitops import errors
+from nova_gitops.publishing import gitwriting, guard, messages
+from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
+from nova_gitops.rendering import diffs, reports
+from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+from nova_gitops.sources import git as git_sources
+
+RenderFiles = Callable[[Path, SourceInfo, PreviousPlacement], Mapping[str, bytes]]
+README_FILE = "README.md"
+PR_PATCH_LIMIT = 200
+
+
+class Outcome(Enum):
+    PUBLISHED = "published"
+    UNCHANGED = "unchanged"  # the branch already holds this render: no commit
+    SUPERSEDED = "superseded"  # the branch holds a render of a newer source revision: nothing to do
+
+
+@dataclass(frozen=True, slots=True)
+class PublishOptions:
+    branch: str = "main"
+    pull_request: bool = False
+    max_delete_percent: int = guard.DEFAULT_MAX_DELETE_PERCENT
+    allow_mass_delete: bool = False
+    attempts: int = 5
+    timeout: float = 120.0  # seconds for each network git command
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    outcome: Outcome
+    branch: str  # where the commit went (the PR branch with --pull-request)
+    commit: str | None
+    diff: diffs.RenderDiff
+    source: SourceInfo
+    message: str = ""
+    pull_request_body: str | None = None
+    attempts: int = 1
+    head_revision: str | None = None  # the source revision already rendered on the branch, when superseded
+
+
+def default_render(settings: PlanSettings, clusters_path: Path | None = None) -> RenderFiles:
+    """The real renderer: read, validate, plan and render a source directory in memory."""
+
+    def render(root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
+        from nova_gitops.workflows import rendering
+
+        tree = rendering.render_source(
+            root, source=source, previous=previous, settings=settings, clusters_path=clusters_path
+        )
+        return tree.files
+
+    return render
+
+
+@contextmanager
+def opened_source(spec: str, *, cache_dir: Path, timeout: float) -> Iterator[git_sources.Checkout]:
+    """SOURCE as a directory (read as it is) or ``git-url[@ref]`` (fetched into the cache, one revision)."""
+    if not git_sources.is_git_spec(spec):
+        yield git_sources.open_directory(Path(spec))
+        return
+    with git_sources.checkout(git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout) as checkout:
+        yield checkout
+
+
+def with_repository_files(files: Mapping[str, bytes], source: SourceInfo) -> dict[str, bytes]:
+    """The render plus what every rendered repository carries: README.md and .gitattributes."""
+    complete = dict(files)
+    complete.setdefault(README_FILE, messages.readme(source.repo))
+    complete.setdefault(".gitattributes", reports.GITATTRIBUTES.encode())
+    return complete
+
+
+def previous_placement(repo: RenderedRepo, head: str | None) -> PreviousPlacement:
+    text = repo.read(head, diffs.PLACEMENT_FILE)
+    if text is None:
+        return PreviousPlacement.empty()
+    try:
+        return reports.parse_previous(text.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise errors.RepoError(
+            f"the branch head {head} of {repo.url} has an unreadable placement.yaml ({error}); "
+            f"fix or remove it there, then publish again"
+        ) from None
+
+
+def publish(
+    source_spec: str,
+    repo_url: str,
+    *,
+    render: RenderFiles,
+    cache_dir: Path,
+    options: PublishOptions = PublishOptions(),
+    environ: Mapping[str, str] | None = None,
+    on_committed: Callable[[str], None] | None = None,  # None except in tests (e.g. a kill before push)
+) -> PublishResult:
+    """Render ``source_spec`` and publish it to ``options.branch`` of ``repo_url`` (see the module doc)."""
+    environ = os.environ if environ is None else environ
+    repo = RenderedRepo(gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout)
+    with opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout) as checkout, repo.locked():
+        source = SourceInfo(checkout.repo, checkout.revision)
+        for attempt in range(1, options.attempts + 1):
+            result = publish_once(repo, checkout, source, render, options, environ, on_committed, attempt)
+            if result is not None:
+                return result
+            time.sleep(random.uniform(0.05, 0.2) * attempt)  # someone pushed first: let their push settle
+    raise errors.RepoError(
+        f"gave up publishing to {repo_url} {options.branch} after {options.attempts} attempts: other "
+        f"publishers kept moving the branch; try again, or run one publisher per branch"
+    )
+
+
+def superseded_by(repo: RenderedRepo, head: str | None, checkout: git_sources.Checkout) -> str | None:
+    """The newer source revision the branch head was rendered from, if it is newer than ours."""
+    if head is None or checkout.revision is None or checkout.repository is None:
+        return None
+    theirs = messages.trailers(repo.message(head)).get("Nova-Source-Revision")
+    if not theirs or theirs == checkout.revision:
+        return None
+    return theirs if checkout.repository.supersedes(checkout.revision, theirs) else None
+
+
+def publish_once(
+    repo: RenderedRepo,
+    checkout: git_sources.Checkout,
+    source: SourceInfo,
+    render: RenderFiles,
+    options: PublishOptions,
+    environ: Mapping[str, str],
+    on_committed: Callable[[str], None] | None,
+    attempt: int,
+) -> PublishResult | None:
+    """One fetch → render → commit → push round; None when the push lost a race and must be redone."""
+    head = repo.fetch(options.branch)
+    target = messages.pull_request_branch(source.revision) if options.pull_request else options.branch
+    if not options.pull_request and (newer := superseded_by(repo, head, checkout)) is not None:
+        return PublishResult(
+            Outcome.SUPERSEDED, target, head, diffs.RenderDiff(), source, head_revision=newer
+        )
+    files = with_repository_files(render(checkout.root, source, previous_placement(repo, head)), source)
+    listing = repo.listing(head)
+    changes = gitwriting.tree_changes(listing, files)
+    old = repo.read_blobs([listing[path] for path in (*changes.written, *changes.deleted) if path in listing])
+    file_changes = [
+        *(
+            diffs.FileChange(path, old.get(listing.get(path, "")), data)
+            for path, data in changes.written.items()
+        ),
+        *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
+    ]
+    if changes.is_empty or diffs.bookkeeping_only(file_changes):
+        return PublishResult(Outcome.UNCHANGED, target, head, diffs.RenderDiff(), source, attempts=attempt)
+    allowed = guard.check(
+        listing, files, max_percent=options.max_delete_percent, allow=options.allow_mass_delete
+    )
+    patch_limit = PR_PATCH_LIMIT if options.pull_request else 0
+    diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
+    message = messages.commit_message(
+        diff, source_repo=source.repo, source_revision=source.revision, allow_mass_prune=bool(allowed)
+    )
+    commit = repo.commit(head, changes, message, environ=environ)
+    if on_committed is not None:
+        on_committed(commit)
+    if options.pull_request:
+        outcome = repo.push(commit, target, lease=True, expect=repo.remote_head(target))
+    else:
+        outcome = repo.push(commit, target)
+    if outcome is PushOutcome.REJECTED:
+        return None
+    body = None
+    if options.pull_request:
+        body = messages.pull_request_body(
+            diff, source_repo=source.repo, source_revision=source.revision, branch=options.branch
+        )
+    return PublishResult(Outcome.PUBLISHED, target, commit, diff, source, message, body, attempt)
