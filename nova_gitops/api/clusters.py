@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from nova_gitops.api import labels as labels_module
+from nova_gitops.api import names
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
-from nova_gitops.api.quantities import ResourceList
+from nova_gitops.api.quantities import ResourceList, parse_resource_list
+from nova_gitops.api.selectors import label_value_errors
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
@@ -22,7 +25,8 @@ class Taint:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """One node's capacity. ``available`` is allocatable minus requests of pods nova-gitops does not manage."""
+    """One node's capacity. ``available`` is allocatable minus requests of pods nova-gitops does not
+    manage."""
 
     name: str
     allocatable: ResourceList
@@ -48,4 +52,213 @@ class Cluster:
 
 
 def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None:
-    raise NotImplementedError
+    """Validate a Cluster document (a Nova Cluster CR, or an agent's ``status/<cluster>.yaml``).
+
+    Appends a Problem per defect and a warning per unknown field; returns None when the cluster cannot be
+    used. Labels gain the implied ``kubernetes.io/metadata.name`` and the ``nova.elotl.co/cluster.*`` labels
+    derived from ``spec``; capacity is read per node, or from cluster totals as one pseudo-node.
+    """
+    check = names.Fields(document.location, problems)
+    body = document.body if isinstance(document.body, dict) else {}
+    check.unknown(body, "", _TOP_FIELDS)
+    metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
+    check.unknown(metadata, "metadata", names.OBJECT_META_FIELDS)
+    name = check.name(metadata.get("name"), "metadata.name")
+    if metadata.get("namespace") not in (None, ""):
+        check.warning("metadata.namespace", "a Cluster is cluster-scoped; the namespace is ignored")
+    check.annotations(metadata.get("annotations"), "metadata.annotations")
+    labels = _labels(metadata, check.mapping(body.get("spec"), "spec") or {}, name, check)
+    status = check.mapping(body.get("status"), "status")
+    if status is None:
+        status = {}
+        check.warning("status", _NO_CAPACITY)
+    check.unknown(status, "status", _STATUS_FIELDS)
+    ready, standby = _conditions(status.get("conditions"), check)
+    autoscaled = status.get("autoscaled", False)
+    if not isinstance(autoscaled, bool):
+        check.error("status.autoscaled", f"must be true or false, got {names.described(autoscaled)}")
+    nodes = _nodes(status, name or "", check) if status else ()
+    if not check.ok or name is None:
+        return None
+    return Cluster(
+        name=name,
+        location=document.location,
+        labels=labels,
+        ready=ready,
+        standby=standby,
+        autoscaled=autoscaled is True,
+        nodes=nodes,
+    )
+
+
+_REPORT_FIELDS = (
+    "syncedRevision",
+    "workloads",
+    "rescheduleRequests",
+    "lastError",
+    "heartbeat",
+    "lastUpdateTime",
+)
+"""What the agent adds to a Cluster in its status report: accepted without an unknown-field warning."""
+_TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec", "status", *_REPORT_FIELDS)
+_SPEC_FIELDS = ("name", "provider", "region", "zone", "kubernetesversion")
+_STATUS_FIELDS = (
+    "conditions",
+    "capacityResources",
+    "availableResources",
+    "nodeLabels",
+    "nodeTaints",
+    "autoscaled",
+    *_REPORT_FIELDS,
+)
+_DERIVED_LABELS = (
+    ("provider", labels_module.CLUSTER_PROVIDER),
+    ("region", labels_module.CLUSTER_REGION),
+    ("zone", labels_module.CLUSTER_ZONE),
+    ("kubernetesversion", labels_module.CLUSTER_VERSION),
+)
+_NO_CAPACITY = "has no capacity in status; only objects without resource requests can be placed there"
+_CONDITION_STATUS = {"True": True, "False": False, "Unknown": None, True: True, False: False}
+_TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _labels(
+    metadata: dict[Any, Any], spec: dict[Any, Any], name: str | None, check: names.Fields
+) -> dict[str, str]:
+    """metadata.labels, plus the labels Nova derives from spec, plus the implied name label."""
+    labels = check.labels(metadata.get("labels"), "metadata.labels")
+    check.unknown(spec, "spec", _SPEC_FIELDS)
+    spec_name = spec.get("name")
+    if name is not None and spec_name not in (None, "", name):
+        check.warning("spec.name", f"differs from metadata.name {name!r}, which names the cluster; ignored")
+    for key, label in _DERIVED_LABELS:
+        value = check.text(spec.get(key), f"spec.{key}")
+        if not value or label in labels:
+            continue
+        reasons = label_value_errors(value)
+        if reasons:
+            check.error(f"spec.{key}", f"{value!r} cannot be the label {label}: {'; '.join(reasons)}")
+            continue
+        labels[label] = value
+    if name is not None:
+        given = labels.get(labels_module.METADATA_NAME)
+        if given not in (None, name):
+            check.warning(
+                names.child("metadata.labels", labels_module.METADATA_NAME),
+                f"is always the cluster's name {name!r}; {given!r} ignored",
+            )
+        labels[labels_module.METADATA_NAME] = name
+    return labels
+
+
+def _conditions(raw: object, check: names.Fields) -> tuple[bool | None, bool]:
+    """(Ready: True/False/None, Standby) from status.conditions."""
+    ready: bool | None = None
+    standby = False
+    for index, entry in enumerate(check.sequence(raw, "status.conditions", "{type, status}")):
+        where = names.child("status.conditions", index)
+        condition = check.mapping(entry, where, required=True)
+        if condition is None:
+            continue
+        kind = check.text(condition.get("type"), f"{where}.type", required=True)
+        value = condition.get("status")
+        if value not in _CONDITION_STATUS:
+            check.error(f"{where}.status", f"must be True, False or Unknown, got {names.described(value)}")
+            continue
+        if kind == "Ready":
+            ready = _CONDITION_STATUS[value]
+        elif kind == "Standby":
+            standby = _CONDITION_STATUS[value] is True
+    return ready, standby
+
+
+def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[Node, ...]:
+    field = "status.capacityResources"
+    if status.get("capacityResources") is None:
+        check.warning(field, _NO_CAPACITY)
+        return ()
+    capacity = _resource_lists(status["capacityResources"], field, cluster, check)
+    if capacity is None:
+        return ()
+    if not capacity:
+        check.warning(field, _NO_CAPACITY)
+    available_raw = status.get("availableResources")
+    available = (
+        {}
+        if available_raw is None
+        else _resource_lists(available_raw, "status.availableResources", cluster, check)
+    )
+    node_labels = _per_node(status.get("nodeLabels"), "status.nodeLabels", capacity, check)
+    node_taints = _per_node(status.get("nodeTaints"), "status.nodeTaints", capacity, check)
+    for node in sorted(set(available or {}) - set(capacity)):
+        check.warning(
+            names.child("status.availableResources", node), "node has no capacityResources entry; ignored"
+        )
+    return tuple(
+        Node(
+            name=node,
+            allocatable=capacity[node],
+            available={
+                **capacity[node],
+                **(available or {}).get(node, {}),
+            },
+            labels=check.labels(node_labels.get(node), names.child("status.nodeLabels", node)),
+            taints=_taints(node_taints.get(node), names.child("status.nodeTaints", node), check),
+        )
+        for node in sorted(capacity)
+    )
+
+
+def _resource_lists(
+    raw: object, field: str, cluster: str, check: names.Fields
+) -> dict[str, dict[str, int]] | None:
+    """Per node ``{node: ResourceList}``, or cluster totals ``{cpu: "8"}`` as one node named after the
+    cluster."""
+    mapping = check.mapping(raw, field)
+    if mapping is None:
+        return None
+    nested = [isinstance(value, dict) or value is None for value in mapping.values()]
+    errors_before = check.error_count()
+    result: dict[str, dict[str, int]] | None
+    if all(nested):
+        result = {
+            str(node): parse_resource_list(
+                resources, check.location, names.child(field, str(node)), check.problems
+            )
+            for node, resources in mapping.items()
+        }
+    elif not any(nested):
+        result = {cluster: parse_resource_list(mapping, check.location, field, check.problems)}
+    else:
+        check.error(field, "mixes per-node resource lists with cluster totals; use one form")
+        result = None
+    if check.error_count() > errors_before:
+        check.ok = False
+    return result
+
+
+def _per_node(raw: object, field: str, nodes: Mapping[str, object], check: names.Fields) -> dict[str, Any]:
+    mapping = check.mapping(raw, field) or {}
+    for node in mapping:
+        if node not in nodes:
+            check.warning(names.child(field, str(node)), "node has no capacityResources entry; ignored")
+    return {str(node): value for node, value in mapping.items()}
+
+
+def _taints(raw: object, field: str, check: names.Fields) -> tuple[Taint, ...]:
+    taints: list[Taint] = []
+    for index, entry in enumerate(check.sequence(raw, field, "{key, value, effect}")):
+        where = names.child(field, index)
+        item = check.mapping(entry, where, required=True)
+        if item is None:
+            continue
+        check.unknown(item, where, ("key", "value", "effect", "timeAdded"))
+        key = check.text(item.get("key"), f"{where}.key", required=True)
+        value = check.text(item.get("value"), f"{where}.value") or ""
+        effect = next((known for known in _TAINT_EFFECTS if known == item.get("effect")), None)
+        if effect is None:
+            got = names.described(item.get("effect"))
+            check.error(f"{where}.effect", f"must be NoSchedule, PreferNoSchedule or NoExecute, got {got}")
+        elif key is not None:
+            taints.append(Taint(key, value, effect))
+    return tuple(taints)

@@ -87,8 +87,9 @@ def suggestion(unknown: str, known: Iterable[str]) -> str:
     """``"; did you mean spreadConstraints?"`` for a near miss, else ``""``."""
     close = difflib.get_close_matches(unknown, list(known), n=1, cutoff=0.75)
     if not close:
-        lowered = {name.lower(): name for name in known}
-        close = [lowered[unknown.lower()]] if unknown.lower() in lowered else []
+        lowered = unknown.lower()
+        close = [name for name in known if name.lower() == lowered]
+        close = close or [name for name in known if len(lowered) >= 4 and name.lower().startswith(lowered)]
     return f"; did you mean {close[0]}?" if close else ""
 
 

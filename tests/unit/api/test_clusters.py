@@ -1,0 +1,258 @@
+"""Cluster validation (``api.clusters.parse_cluster``).
+
+Behaviours covered:
+- a Nova Cluster with per-node capacity: nodes sorted by name, exact milli-unit quantities, node labels and
+  taints, available defaulting to allocatable (per node and per resource);
+- labels: metadata.labels + the implied kubernetes.io/metadata.name + nova.elotl.co/cluster.* derived from
+  spec when absent (an explicit label wins);
+- conditions: Ready True/False/Unknown → True/False/None, absent → None; Standby True → standby;
+- cluster totals become one pseudo-node named after the cluster;
+- no status: no nodes and a warning; an agent's status report (extra fields) parses without warnings;
+- one table row per rule, with the exact ``file:line: field: message`` text, and all problems at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from nova_gitops.api import clusters
+from nova_gitops.api.objects import Document
+from nova_gitops.api.problems import Problem, SourceLocation
+
+NOVA_CLUSTER = """
+apiVersion: cluster.elotl.co/v1alpha1
+kind: Cluster
+metadata:
+  name: wlc-1
+  labels:
+    env: prod
+    nova.elotl.co/cluster.zone: custom-zone
+spec:
+  name: wlc-1
+  provider: aws
+  region: us-east-1
+  zone: us-east-1a
+  kubernetesversion: v1.28.3
+status:
+  conditions:
+  - {type: Ready, status: "True"}
+  - {type: Standby, status: "False"}
+  autoscaled: true
+  capacityResources:
+    node-b: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+    node-a: {cpu: 2, memory: 8Gi}
+  availableResources:
+    node-b: {cpu: 1500m}
+    node-a: {cpu: "0", memory: 4Gi}
+  nodeLabels:
+    node-a: {kubernetes.io/arch: amd64}
+  nodeTaints:
+    node-b:
+    - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+    - {key: dedicated, effect: NoExecute, timeAdded: "2024-01-01T00:00:00Z"}
+"""
+
+GI = 1024**3 * 1000
+
+
+def parse(body: Any) -> tuple[clusters.Cluster | None, list[Problem]]:
+    problems: list[Problem] = []
+    cluster = clusters.parse_cluster(Document(body, SourceLocation("c.yaml", 2)), problems)
+    return cluster, problems
+
+
+def cluster_body(
+    status: Any = None, name: Any = "wlc-1", spec: Any = None, **metadata: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "cluster.elotl.co/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name, **metadata},
+        "spec": spec or {},
+    }
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def test_a_nova_cluster_with_per_node_capacity() -> None:
+    cluster, problems = parse(yaml.load(NOVA_CLUSTER, Loader=yaml.CSafeLoader))
+    assert problems == []
+    assert cluster is not None
+    assert cluster.name == "wlc-1"
+    assert dict(cluster.labels) == {
+        "env": "prod",
+        "nova.elotl.co/cluster.zone": "custom-zone",
+        "nova.elotl.co/cluster.provider": "aws",
+        "nova.elotl.co/cluster.region": "us-east-1",
+        "nova.elotl.co/cluster.version": "v1.28.3",
+        "kubernetes.io/metadata.name": "wlc-1",
+    }
+    assert (cluster.ready, cluster.standby, cluster.autoscaled, cluster.is_candidate) == (
+        True,
+        False,
+        True,
+        True,
+    )
+    node_a, node_b = cluster.nodes
+    assert node_a == clusters.Node(
+        name="node-a",
+        allocatable={"cpu": 2000, "memory": 8 * GI},
+        available={"cpu": 0, "memory": 4 * GI},
+        labels={"kubernetes.io/arch": "amd64"},
+        taints=(),
+    )
+    assert node_b.name == "node-b"
+    assert node_b.allocatable == {"cpu": 4000, "memory": 16 * GI, "nvidia.com/gpu": 1000}
+    assert node_b.available == {"cpu": 1500, "memory": 16 * GI, "nvidia.com/gpu": 1000}
+    assert node_b.taints == (
+        clusters.Taint("nvidia.com/gpu", "present", "NoSchedule"),
+        clusters.Taint("dedicated", "", "NoExecute"),
+    )
+
+
+def test_cluster_totals_become_one_pseudo_node() -> None:
+    cluster, problems = parse(cluster_body({"capacityResources": {"cpu": "8", "memory": "32Gi"}}))
+    assert problems == []
+    assert cluster is not None
+    (node,) = cluster.nodes
+    assert (node.name, node.allocatable, node.available) == (
+        "wlc-1",
+        {"cpu": 8000, "memory": 32 * GI},
+        {"cpu": 8000, "memory": 32 * GI},
+    )
+
+
+@pytest.mark.parametrize(
+    ("conditions", "ready", "standby"),
+    [
+        ([], None, False),
+        ([{"type": "Ready", "status": "True"}], True, False),
+        ([{"type": "Ready", "status": "False"}], False, False),
+        ([{"type": "Ready", "status": "Unknown"}], None, False),
+        ([{"type": "Standby", "status": "True"}, {"type": "Idle", "status": "True"}], None, True),
+    ],
+)
+def test_conditions(conditions: list[dict[str, str]], ready: bool | None, standby: bool) -> None:
+    cluster, _ = parse(cluster_body({"conditions": conditions, "capacityResources": {"cpu": 1}}))
+    assert cluster is not None
+    assert (cluster.ready, cluster.standby, cluster.is_candidate) == (ready, standby, ready is not False)
+
+
+def test_no_status_means_no_nodes_and_a_warning() -> None:
+    cluster, problems = parse(cluster_body())
+    assert cluster is not None and cluster.nodes == () and cluster.ready is None
+    assert [str(p) for p in problems] == [
+        "c.yaml:2: warning: status: has no capacity in status; "
+        "only objects without resource requests can be placed there"
+    ]
+
+
+def test_an_agent_status_report_parses_without_warnings() -> None:
+    body = cluster_body(
+        {
+            "conditions": [{"type": "Ready", "status": "True", "reason": "NodesReady", "message": "1/1"}],
+            "capacityResources": {"n1": {"cpu": "2"}},
+            "availableResources": {"n1": {"cpu": "1"}},
+            "nodeLabels": {"n1": {}},
+            "nodeTaints": {},
+            "autoscaled": False,
+            "lastUpdateTime": "2024-01-01T00:00:00Z",
+            "syncedRevision": "abc123",
+            "workloads": [{"ref": "x"}],
+            "rescheduleRequests": [],
+            "lastError": None,
+            "heartbeat": "2024-01-01T00:00:00Z",
+        },
+        spec={"name": "wlc-1", "provider": "kind", "region": "", "zone": None},
+    )
+    cluster, problems = parse(body)
+    assert problems == []
+    assert cluster is not None and cluster.nodes[0].available == {"cpu": 1000}
+
+
+STATUS = "status.capacityResources"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (cluster_body({"capacityResources": {"cpu": 1}}, name=None), ["c.yaml:2: metadata.name: required"]),
+        (
+            cluster_body({"capacityResources": {"n1": {"cpu": "lots"}}}),
+            [
+                f"c.yaml:2: {STATUS}.n1.cpu: 'lots' is not a Kubernetes quantity: "
+                "it does not start with a number "
+                "(write a number with an optional suffix, like 500m, 1.5, 2Gi, 128974848 or 1e3)"
+            ],
+        ),
+        (
+            cluster_body({"capacityResources": {"ip-10-0-0-1.ec2.internal": {"cpu": "-2"}}}),
+            [f"c.yaml:2: {STATUS}[ip-10-0-0-1.ec2.internal].cpu: must not be negative, got '-2'"],
+        ),
+        (
+            cluster_body({"capacityResources": {"cpu": "8", "n1": {"cpu": "1"}}}),
+            [f"c.yaml:2: {STATUS}: mixes per-node resource lists with cluster totals; use one form"],
+        ),
+        (
+            cluster_body({"capacityResources": {"n1": {"cpu": 1}}, "availableResources": {"n2": {"cpu": 1}}}),
+            ["c.yaml:2: warning: status.availableResources.n2: node has no capacityResources entry; ignored"],
+        ),
+        (
+            cluster_body(
+                {
+                    "capacityResources": {"n1": {"cpu": 1}},
+                    "nodeTaints": {"n1": [{"key": "a", "effect": "Never"}]},
+                }
+            ),
+            [
+                "c.yaml:2: status.nodeTaints.n1[0].effect: "
+                "must be NoSchedule, PreferNoSchedule or NoExecute, got 'Never'"
+            ],
+        ),
+        (
+            cluster_body({"conditions": [{"type": "Ready", "status": "Yes"}], "capacityResources": {}}),
+            [
+                "c.yaml:2: status.conditions[0].status: must be True, False or Unknown, got 'Yes'",
+                f"c.yaml:2: warning: {STATUS}: has no capacity in status; "
+                "only objects without resource requests can be placed there",
+            ],
+        ),
+        (
+            cluster_body({"autoscaled": "yes", "capacityResources": {"cpu": 1}}),
+            ["c.yaml:2: status.autoscaled: must be true or false, got 'yes'"],
+        ),
+        (
+            cluster_body(
+                {"capacityResources": {"cpu": 1}}, spec={"name": "other", "kubernetesversion": 1.28}
+            ),
+            [
+                "c.yaml:2: warning: spec.name: "
+                "differs from metadata.name 'wlc-1', which names the cluster; ignored",
+                'c.yaml:2: spec.kubernetesversion: must be text, got the number 1.28; quote it: "1.28"',
+            ],
+        ),
+        (
+            cluster_body({"capacityResources": {"cpu": 1}}, labels={"kubernetes.io/metadata.name": "x"}),
+            [
+                "c.yaml:2: warning: metadata.labels[kubernetes.io/metadata.name]: "
+                "is always the cluster's name 'wlc-1'; 'x' ignored"
+            ],
+        ),
+        (
+            cluster_body({"capacityResources": {"cpu": 1}, "capacity": {}}, namespace="nova"),
+            [
+                "c.yaml:2: warning: metadata.namespace: "
+                "a Cluster is cluster-scoped; the namespace is ignored",
+                "c.yaml:2: warning: status.capacity: unknown field, ignored; did you mean capacityResources?",
+            ],
+        ),
+    ],
+)
+def test_each_rule_reports_its_field(body: dict[str, Any], expected: list[str]) -> None:
+    cluster, problems = parse(body)
+    assert [str(problem) for problem in problems] == expected
+    assert (cluster is None) == any(problem.is_error for problem in problems)
