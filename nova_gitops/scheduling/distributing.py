@@ -1,0 +1,167 @@
+"""Spread placement: Duplicate and Divide over topology domains, with per-cluster overrides (DESIGN §3).
+
+Spread is the user's explicit intent, so it is rendered as asked even where a cluster lacks room for its
+share; each such cluster gets a warning naming the shortfall. Topology domains are the distinct values of
+``topologyKey`` among the candidates. Divide splits pod controllers' replicas over domains by
+``percentageSplit`` (equal weights when absent), then equally over a domain's clusters, with the quota method
+of ``spreading``; a cluster whose share is 0 still receives the group's objects, with 0 replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nova_gitops.api import kinds, quantities
+from nova_gitops.api.clusters import Cluster
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import FieldOverride, Override, SpreadConstraints
+from nova_gitops.scheduling import demand, spreading
+from nova_gitops.scheduling.placing import Ledger
+from nova_gitops.scheduling.plans import ClusterCopy, Mode, ObjectPlan
+
+
+def replica_count(manifest: Manifest) -> int | None:
+    """The replicas Divide splits: spec.replicas of a replicated controller, a Job's parallelism (a
+    CronJob's job template's); None for objects without a count (ConfigMaps, DaemonSets, bare Pods)."""
+    controller = kinds.POD_CONTROLLERS.get((manifest.group, manifest.kind))
+    if controller is None or controller.replicas is None:
+        return None
+    return kinds.replica_count(controller, manifest.body)
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    mode: Mode
+    clusters: tuple[str, ...]
+    objects: tuple[ObjectPlan, ...]
+    reason: str
+    warnings: tuple[str, ...]
+
+
+def overrides_for(
+    overrides: Sequence[Override], topology_value: str | None, manifest: Manifest
+) -> tuple[FieldOverride, ...]:
+    """The field overrides that apply to ``manifest``'s copy in a cluster of ``topology_value``, in order."""
+    if topology_value is None:
+        return ()
+    return tuple(
+        field
+        for override in overrides
+        if override.topology_value == topology_value
+        for resource in override.resources
+        if resource.kind == manifest.kind
+        and resource.api_version == manifest.api_version
+        and resource.name == manifest.name
+        and (resource.namespace is None or resource.namespace == manifest.namespace)
+        for field in resource.fields
+    )
+
+
+def _domains(
+    spread: SpreadConstraints, clusters: Sequence[Cluster], warnings: list[str]
+) -> list[tuple[str, int, list[str]]]:
+    """Topology domains as (value, weight, cluster names) in tie-break order: policy order, then name."""
+    members: dict[str, list[str]] = {}
+    for cluster in clusters:
+        value = cluster.labels.get(spread.topology_key)
+        if value is None:
+            warnings.append(
+                f"cluster {cluster.name} has no label {spread.topology_key}; it is left out of the spread"
+            )
+            continue
+        members.setdefault(value, []).append(cluster.name)
+    if not spread.percentage_split:
+        return [(value, 1, members[value]) for value in sorted(members)]
+    domains: list[tuple[str, int, list[str]]] = []
+    for split in spread.percentage_split:
+        if split.topology_value not in members:
+            warnings.append(
+                f"percentageSplit names {spread.topology_key}={split.topology_value} but no ready candidate "
+                f"cluster has it; its {split.percentage}% goes to the other domains"
+            )
+            continue
+        domains.append((split.topology_value, split.percentage, members.pop(split.topology_value)))
+    domains += [(value, 0, members[value]) for value in sorted(members)]
+    if domains and not any(weight for _, weight, _ in domains):
+        warnings.append("no domain of the percentageSplit has a ready candidate; replicas are split equally")
+        domains = [(value, 1, names) for value, _, names in domains]
+    return domains
+
+
+def _capacity_warnings(objects: Sequence[ObjectPlan], ledger: Ledger, clusters: Sequence[str]) -> list[str]:
+    """Consume each cluster's share of the group's pods; warn where a share does not fit."""
+    warnings = []
+    for cluster in clusters:
+        pods: list[demand.PodDemand] = []
+        replicas = 0
+        for plan in objects:
+            copy = next(copy for copy in plan.copies if copy.cluster == cluster)
+            pods += demand.pod_demands(plan.manifest.body, copy.replicas)
+            replicas += sum(pod.count for pod in demand.pod_demands(plan.manifest.body, copy.replicas))
+        need = demand.total_requests(pods)
+        free = dict(ledger.free(cluster))
+        shortfall = ledger.consume_regardless(cluster, pods, need)
+        if shortfall:
+            short = [res for res in sorted(need) if need[res] > free.get(res, 0)] or sorted(need)[:1]
+            detail = ", ".join(f"{quantities.format_quantity(res, need[res])} {res}" for res in short)
+            has = ", ".join(f"{quantities.format_quantity(res, max(free.get(res, 0), 0))}" for res in short)
+            warnings.append(f"{cluster} needs {detail} for its {replicas} replicas, has {has} ({shortfall})")
+    return warnings
+
+
+def _share(shares: Mapping[int, Mapping[str, int]], index: int, cluster: str) -> int | None:
+    split = shares.get(index)
+    return None if split is None else split.get(cluster, 0)
+
+
+def spread_group(
+    policy_name: str,
+    description: str,
+    spread: SpreadConstraints,
+    clusters: Sequence[Cluster],
+    members: Sequence[Manifest],
+    ledger: Ledger,
+) -> Spread | None:
+    """Spread ``members`` over ``clusters`` (the policy's ready candidates, by name). None: no cluster."""
+    warnings: list[str] = []
+    topology = {cluster.name: cluster.labels.get(spread.topology_key) for cluster in clusters}
+    if spread.mode == "Duplicate":
+        names = tuple(cluster.name for cluster in clusters)
+        shares: dict[int, dict[str, int]] = {}
+        detail = "Duplicate"
+    else:
+        domains = _domains(spread, clusters, warnings)
+        names = tuple(sorted(name for _, _, domain in domains for name in domain))
+        shares = {}
+        for index, manifest in enumerate(members):
+            total = replica_count(manifest)
+            if total is not None and names:
+                shares[index] = spreading.split_replicas(
+                    total, [(value, weight, tuple(domain)) for value, weight, domain in domains]
+                )
+        weights = ", ".join(f"{value} {weight}" for value, weight, _ in domains)
+        detail = f"Divide by {spread.topology_key}: {weights}"
+    if not names:
+        return None
+    objects = tuple(
+        ObjectPlan(
+            manifest,
+            tuple(
+                ClusterCopy(
+                    name,
+                    _share(shares, index, name),
+                    overrides_for(spread.overrides, topology[name], manifest),
+                )
+                for name in names
+            ),
+        )
+        for index, manifest in enumerate(members)
+    )
+    warnings += _capacity_warnings(objects, ledger, names)
+    reason = (
+        f"Spread over clusters matching policy {policy_name} ({description}): {','.join(names)} ({detail});"
+    )
+    return Spread(
+        "duplicate" if spread.mode == "Duplicate" else "divide", names, objects, reason, tuple(warnings)
+    )

@@ -1,0 +1,39 @@
+"""Placement intents users write on a workload, which beat any policy (DESIGN §2, Nova's annotations).
+
+``nova.elotl.co/cluster: wlc-1`` pins the object to one cluster; ``nova.elotl.co/spread-onto:
+"wlc-1,wlc-2"`` divides it over the named clusters, ``"wlc-1,wlc-2::Duplicate"`` copies it to each. Their
+syntax is validated when the source is loaded (``api.inputs``); here they are only read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nova_gitops.api import labels
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import SpreadMode
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    cluster: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadOnto:
+    clusters: tuple[str, ...]
+    mode: SpreadMode
+
+
+def intent(manifest: Manifest) -> Pin | SpreadOnto | None:
+    """The annotation intent of ``manifest``; the pin wins when both annotations are present."""
+    annotations = manifest.annotations
+    pinned = annotations.get(labels.CLUSTER_PIN)
+    if isinstance(pinned, str) and pinned.strip():
+        return Pin(pinned.strip())
+    spread = annotations.get(labels.SPREAD_ONTO)
+    if isinstance(spread, str) and spread.strip():
+        names, _, mode = spread.partition("::")
+        clusters = tuple(dict.fromkeys(name.strip() for name in names.split(",") if name.strip()))
+        return SpreadOnto(clusters, "Duplicate" if mode.strip() == "Duplicate" else "Divide")
+    return None

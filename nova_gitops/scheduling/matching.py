@@ -1,0 +1,81 @@
+"""Which SchedulePolicy decides where an object goes (DESIGN §3 "Matching").
+
+An object matches a policy when its Namespace's labels match ``namespaceSelector`` (cluster-scoped objects
+always pass), when it matches any one of ``resourceSelectors.labelSelectors`` and, when ``kinds`` is given,
+its group/version/kind is listed. Several matches: the highest ``spec.priority`` wins, then the lexically
+first name, and the overlap is reported as a warning (``validate --strict`` fails on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nova_gitops.api import labels
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import ResourceSelectors, SchedulePolicy
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """The policy chosen for one object (None when no policy matches) and any overlap warning."""
+
+    policy: SchedulePolicy | None
+    overlap_warning: str | None = None
+
+
+def namespace_labels_of(namespace: str, defined: Mapping[str, Mapping[str, str]]) -> Mapping[str, str]:
+    """A Namespace's labels: the source's Namespace object's, or only the implied name label."""
+    return defined.get(namespace) or {labels.METADATA_NAME: namespace}
+
+
+def _selects_resource(selectors: ResourceSelectors, manifest: Manifest) -> bool:
+    if selectors.kinds and not any(
+        kind.kind == manifest.kind
+        and kind.group == manifest.group
+        and (not kind.version or kind.version == manifest.version)
+        for kind in selectors.kinds
+    ):
+        return False
+    if not selectors.label_selectors:
+        return True
+    object_labels = manifest.labels
+    return any(selector.matches(object_labels) for selector in selectors.label_selectors)
+
+
+def policy_matches(
+    policy: SchedulePolicy, manifest: Manifest, namespace_labels: Mapping[str, Mapping[str, str]]
+) -> bool:
+    """True when ``policy`` selects ``manifest`` (namespace, label and kind selectors)."""
+    if (
+        manifest.namespaced
+        and policy.namespace_selector is not None
+        and not policy.namespace_selector.matches(namespace_labels_of(manifest.namespace, namespace_labels))
+    ):
+        return False
+    return _selects_resource(policy.resource_selectors, manifest)
+
+
+def precedence(policy: SchedulePolicy) -> tuple[int, str]:
+    """Sort key: highest priority first, then the lexically first name."""
+    return (-policy.priority, policy.name)
+
+
+def match(
+    manifest: Manifest,
+    policies: Sequence[SchedulePolicy],
+    namespace_labels: Mapping[str, Mapping[str, str]],
+) -> Match:
+    """Choose the policy for ``manifest`` among ``policies`` (already sorted by ``precedence``)."""
+    matching = [policy for policy in policies if policy_matches(policy, manifest, namespace_labels)]
+    if not matching:
+        return Match(None)
+    chosen = matching[0]
+    if len(matching) == 1:
+        return Match(chosen)
+    names = ", ".join(policy.name for policy in matching)
+    warning = (
+        f"{manifest.key} matches several SchedulePolicies ({names}); using {chosen.name} "
+        f"(highest spec.priority, then name)"
+    )
+    return Match(chosen, warning)

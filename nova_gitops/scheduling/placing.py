@@ -1,0 +1,175 @@
+"""Single-cluster placement of a ScheduleGroup, and the capacity ledger a plan consumes as it places.
+
+Choice (DESIGN §3 "Choice and stability"): the first tier with a fitting cluster wins; inside it the group's
+previous cluster when it still fits (stickiness), otherwise the cluster left with the most free capacity —
+the largest minimum free fraction over the resources the group asks for — then the name. Stickiness never
+beats tier order: a group that spilled to a lower tier fails back as soon as a higher tier fits (the
+controller may hold it with ``failback=False`` while it waits out ``--failback-after``). Nothing fits: the
+first autoscaled candidate, said so; otherwise unschedulable with one reason per cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from nova_gitops.api import quantities
+from nova_gitops.api.clusters import Cluster
+from nova_gitops.scheduling import fitting
+from nova_gitops.scheduling.candidates import Candidates
+from nova_gitops.scheduling.demand import PodDemand
+
+DEFAULT_SCORED_RESOURCES = ("cpu", "memory")
+
+
+class Ledger:
+    """Free room per node of every cluster, consumed as the plan places groups. Never oversubscribed."""
+
+    def __init__(self, clusters: Sequence[Cluster]) -> None:
+        self._rooms = {cluster.name: fitting.rooms(cluster.nodes) for cluster in clusters}
+        self.allocatable = {
+            cluster.name: _totals(node.allocatable for node in cluster.nodes) for cluster in clusters
+        }
+        self.available = {
+            cluster.name: _totals(node.available for node in cluster.nodes) for cluster in clusters
+        }
+        self._free = {name: dict(totals) for name, totals in self.available.items()}
+        self.placed: dict[str, dict[str, int]] = {cluster.name: {} for cluster in clusters}
+
+    def free(self, cluster: str) -> Mapping[str, int]:
+        return self._free[cluster]
+
+    def fit(self, cluster: str, demands: Sequence[PodDemand], need: Mapping[str, int]) -> fitting.Fit:
+        """Whether the pods pack onto the cluster's nodes now; a cheap check on totals goes first."""
+        free = self._free[cluster]
+        for resource, amount in need.items():
+            if amount > free.get(resource, 0):
+                shortfall = (
+                    f"needs {quantities.format_quantity(resource, amount)} {resource} in total, "
+                    f"has {quantities.format_quantity(resource, max(free.get(resource, 0), 0))} free"
+                )
+                return fitting.Fit(False, self._rooms[cluster], shortfall)
+        return fitting.fit(self._rooms[cluster], demands)
+
+    def commit(self, cluster: str, fit: fitting.Fit, need: Mapping[str, int]) -> None:
+        self._rooms[cluster] = fit.after
+        self._add(cluster, need)
+
+    def consume_regardless(self, cluster: str, demands: Sequence[PodDemand], need: Mapping[str, int]) -> str:
+        """Place an explicit intent (spread, pin) whether or not it fits; return the shortfall, "" if none.
+
+        When it does not fit, the resources it asks for are marked used up on every node, so that later
+        placements in this render never count on room this group may take.
+        """
+        fit = self.fit(cluster, demands, need)
+        if fit.ok:
+            self.commit(cluster, fit, need)
+            return ""
+        self._rooms[cluster] = tuple(
+            fitting.NodeRoom(
+                room.name,
+                {res: (0 if res in need else amount) for res, amount in room.free.items()},
+                room.labels,
+                room.taints,
+            )
+            for room in self._rooms[cluster]
+        )
+        self._add(cluster, need)
+        return fit.shortfall
+
+    def score(self, cluster: str, need: Mapping[str, int]) -> Fraction:
+        """The minimum, over the resources asked for, of the fraction left free after placing ``need``."""
+        allocatable = self.allocatable[cluster]
+        free = self._free[cluster]
+        fractions = [
+            Fraction(free.get(resource, 0) - need.get(resource, 0), allocatable[resource])
+            for resource in (tuple(need) or DEFAULT_SCORED_RESOURCES)
+            if allocatable.get(resource, 0) > 0
+        ]
+        return min(fractions, default=Fraction(0))
+
+    def _add(self, cluster: str, need: Mapping[str, int]) -> None:
+        free, placed = self._free[cluster], self.placed[cluster]
+        for resource, amount in need.items():
+            free[resource] = free.get(resource, 0) - amount
+            placed[resource] = placed.get(resource, 0) + amount
+
+
+def _totals(lists: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for resources in lists:
+        for resource, amount in resources.items():
+            totals[resource] = totals.get(resource, 0) + amount
+    return totals
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    cluster: str | None  # None: unschedulable
+    reason: str
+    warnings: tuple[str, ...] = ()
+
+
+def place_single(
+    policy_name: str,
+    candidates: Candidates,
+    demands: Sequence[PodDemand],
+    need: Mapping[str, int],
+    ledger: Ledger,
+    *,
+    previous: str | None = None,
+    avoid: Mapping[str, str] | None = None,
+    failback: bool = True,
+) -> Decision:
+    """Choose one cluster for a group, consuming its room in ``ledger``. Reasons use Nova's event wording."""
+    avoid = avoid or {}
+    clusters = candidates.clusters
+    if not clusters:
+        lines = [f"No cluster matches policy {policy_name} ({candidates.description});"]
+        lines += [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
+        return Decision(None, " ".join(lines))
+    names = ",".join(cluster.name for cluster in clusters)
+    if len(clusters) > 1:
+        lines = [f"Multiple clusters matching policy {policy_name} ({candidates.description}): {names};"]
+    else:
+        lines = [f"One cluster matching policy {policy_name} ({candidates.description}): {names};"]
+    lines += [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
+
+    sticky = previous if previous is not None and candidates.tier_of(previous) is not None else None
+    order: list[Cluster] = []
+    if sticky is not None and not failback:
+        order.extend(cluster for cluster in clusters if cluster.name == sticky)
+    for tier in candidates.tiers:
+        ranked = sorted(tier, key=lambda cluster: (-ledger.score(cluster.name, need), cluster.name))
+        ranked.sort(
+            key=lambda cluster: cluster.name != sticky
+        )  # stable: the sticky cluster first in its tier
+        order.extend(cluster for cluster in ranked if cluster not in order)
+
+    for cluster in order:
+        if cluster.name in avoid:
+            lines.append(f"Cluster {cluster.name} skipped, {avoid[cluster.name]};")
+            continue
+        fit = ledger.fit(cluster.name, demands, need)
+        if not fit.ok:
+            lines.append(f"Cluster {cluster.name} skipped, does not have enough resources: {fit.shortfall};")
+            continue
+        ledger.commit(cluster.name, fit, need)
+        if cluster.name == sticky:
+            lines.append(f"Kept cluster {cluster.name} because it still has enough resources;")
+        elif previous is not None and previous != cluster.name:
+            lines.append(f"Picked cluster {cluster.name} because it has enough resources (was {previous});")
+        else:
+            lines.append(f"Picked cluster {cluster.name} because it has enough resources;")
+        return Decision(cluster.name, " ".join(lines))
+
+    for cluster in clusters:
+        if cluster.autoscaled and cluster.name not in avoid:
+            shortfall = ledger.consume_regardless(cluster.name, demands, need)
+            lines.append(
+                f"Picked cluster {cluster.name} because no cluster has enough resources and it is autoscaled;"
+            )
+            warning = f"cluster {cluster.name} must scale up for the group: {shortfall}" if shortfall else ""
+            return Decision(cluster.name, " ".join(lines), (warning,) if warning else ())
+    return Decision(None, " ".join(lines))

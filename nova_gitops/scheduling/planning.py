@@ -1,0 +1,358 @@
+"""The planner: a validated source in, a Plan out — match → group → place/spread → namespaces follow.
+
+Order of placement, so that explicit intent and stability come first: groups placed by annotation or by a
+spread policy (they take their room whatever it costs), then groups the previous render placed (sticky),
+then new groups, each in name order. Capacity is consumed in that order within this render, so a render
+never oversubscribes a cluster with single placements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nova_gitops.api import labels
+from nova_gitops.api.clusters import Cluster
+from nova_gitops.api.inputs import SourceSet
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import FieldOverride, SchedulePolicy, SpreadConstraints
+from nova_gitops.api.problems import Problem
+from nova_gitops.errors import InputError
+from nova_gitops.scheduling import candidates, demand, distributing, grouping, intents, matching
+from nova_gitops.scheduling.placing import Ledger, place_single
+from nova_gitops.scheduling.plans import (
+    ClusterCopy,
+    Mode,
+    Status,
+    ClusterUsage,
+    FollowedNamespace,
+    GroupPlan,
+    ObjectPlan,
+    Plan,
+    PlanSettings,
+    PreviousPlacement,
+    Unscheduled,
+)
+
+NO_POLICY = "no SchedulePolicy matches"
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+"""Namespaces every cluster has: never synthesized to follow objects (an agent would come to own them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    group: grouping.Group
+    policy: SchedulePolicy | None
+    intent: intents.Pin | intents.SpreadOnto | None
+    demands: tuple[demand.PodDemand, ...]
+    need: Mapping[str, int]
+
+    @property
+    def explicit(self) -> bool:
+        return self.intent is not None or (self.policy is not None and self.policy.spread is not None)
+
+
+def plan(
+    source: SourceSet,
+    *,
+    previous: PreviousPlacement | None = None,
+    settings: PlanSettings | None = None,
+    avoid: Mapping[str, Mapping[str, str]] | None = None,
+    failback: bool = True,
+) -> Plan:
+    """Decide where every object of ``source`` goes.
+
+    ``previous`` gives stickiness; ``avoid`` maps a group name to clusters it must not be placed on, with the
+    reason (reschedule requests); ``failback=False`` keeps a sticky group on a lower tier even when a higher
+    one fits (the controller, while it waits out ``--failback-after``). Raises ``InputError`` for objects
+    whose resource requests cannot be read.
+    """
+    previous = previous or PreviousPlacement.empty()
+    settings = settings or PlanSettings()
+    avoid = avoid or {}
+    policies = sorted(source.policies, key=matching.precedence)
+    clusters = sorted(source.clusters, key=lambda cluster: cluster.name)
+    warnings: list[str] = []  # the source's own warnings carry file names: the CLI prints them, renders don't
+    unscheduled: list[Unscheduled] = []
+
+    by_policy: dict[str, list[Manifest]] = {}
+    annotated: list[tuple[Manifest, intents.Pin | intents.SpreadOnto]] = []
+    for manifest in source.workloads:
+        intent = intents.intent(manifest)
+        if intent is not None:
+            annotated.append((manifest, intent))
+            continue
+        found = matching.match(manifest, policies, source.namespace_labels)
+        if found.overlap_warning:
+            warnings.append(found.overlap_warning)
+        if found.policy is None:
+            unscheduled.append(Unscheduled(manifest.key, manifest.api_version, None, NO_POLICY))
+        else:
+            by_policy.setdefault(found.policy.name, []).append(manifest)
+
+    problems: list[Problem] = []
+    work = [
+        _measure(group, policy, None, problems)
+        for policy in sorted(policies, key=lambda policy: policy.name)
+        for group in grouping.form_groups(policy.name, policy.group_by_key, by_policy.get(policy.name, ()))
+    ]
+    work += [
+        _measure(
+            grouping.form_groups(grouping.ANNOTATION_GROUP_PREFIX, None, [manifest])[0],
+            None,
+            intent,
+            problems,
+        )
+        for manifest, intent in annotated
+    ]
+    if problems:
+        raise InputError(sorted(problems))
+
+    ledger = Ledger(clusters)
+    status: Status = "delegated" if settings.delegated else "scheduled"
+
+    def stage(item: _Work) -> tuple[int, str]:
+        if item.explicit:
+            return (0, item.group.name)
+        return (1 if len(previous.groups.get(item.group.name, ())) == 1 else 2, item.group.name)
+
+    groups: list[GroupPlan] = []
+    for item in sorted(work, key=stage):
+        group_plan = _place(
+            item, clusters, ledger, previous, avoid.get(item.group.name, {}), failback, status
+        )
+        groups.append(group_plan)
+        warnings += [f"{group_plan.name}: {warning}" for warning in group_plan.warnings]
+        if group_plan.status == "unschedulable":
+            unscheduled += [
+                Unscheduled(member.key, member.api_version, group_plan.policy, group_plan.reason)
+                for member in item.group.members
+            ]
+    groups.sort(key=lambda group_plan: group_plan.name)
+
+    followed = _follow_namespaces(groups, source, clusters, policies) if settings.namespace_follow else []
+    followed_keys = {(namespace.manifest.kind, namespace.manifest.name) for namespace in followed}
+    unscheduled = [
+        entry
+        for entry in unscheduled
+        if not (
+            entry.key.kind == "Namespace"
+            and entry.key.group == ""
+            and ("Namespace", entry.key.name) in followed_keys
+        )
+    ]
+    usage = tuple(
+        ClusterUsage(
+            cluster.name,
+            ledger.allocatable[cluster.name],
+            ledger.available[cluster.name],
+            ledger.placed[cluster.name],
+        )
+        for cluster in clusters
+    )
+    return Plan(
+        groups=tuple(groups),
+        unscheduled=tuple(sorted(unscheduled, key=lambda entry: entry.key)),
+        followed_namespaces=tuple(followed),
+        clusters=usage,
+        warnings=tuple(warnings),
+        settings=settings,
+    )
+
+
+def _measure(
+    group: grouping.Group,
+    policy: SchedulePolicy | None,
+    intent: intents.Pin | intents.SpreadOnto | None,
+    problems: list[Problem],
+) -> _Work:
+    pods: list[demand.PodDemand] = []
+    for member in group.members:
+        try:
+            pods += demand.pod_demands(member.body)
+        except demand.DemandError as error:
+            problems.append(Problem(member.location, str(error)))
+    return _Work(group, policy, intent, tuple(pods), demand.total_requests(pods))
+
+
+def _single(
+    item: _Work, cluster: str | None, reason: str, warnings: Sequence[str], status: Status
+) -> GroupPlan:
+    owner = item.policy.name if item.policy else None
+    if cluster is None:
+        return GroupPlan(
+            item.group.name,
+            owner,
+            item.group.group_by,
+            "single",
+            "unschedulable",
+            (),
+            reason,
+            tuple(ObjectPlan(member, ()) for member in item.group.members),
+            tuple(warnings),
+        )
+    return GroupPlan(
+        item.group.name,
+        owner,
+        item.group.group_by,
+        "single",
+        status,
+        (cluster,),
+        reason,
+        tuple(ObjectPlan(member, (ClusterCopy(cluster),)) for member in item.group.members),
+        tuple(warnings),
+    )
+
+
+def _spread(
+    item: _Work,
+    spread: SpreadConstraints,
+    chosen: Sequence[Cluster],
+    description: str,
+    owner: str,
+    ledger: Ledger,
+    status: Status,
+    extra_warnings: Sequence[str] = (),
+) -> GroupPlan:
+    result = distributing.spread_group(owner, description, spread, chosen, item.group.members, ledger)
+    policy = item.policy.name if item.policy else None
+    mode: Mode = "duplicate" if spread.mode == "Duplicate" else "divide"
+    if result is None:
+        reason = f"No cluster to spread onto for {owner} ({description});"
+        return GroupPlan(
+            item.group.name,
+            policy,
+            item.group.group_by,
+            mode,
+            "unschedulable",
+            (),
+            reason,
+            tuple(ObjectPlan(member, ()) for member in item.group.members),
+            tuple(extra_warnings),
+        )
+    return GroupPlan(
+        item.group.name,
+        policy,
+        item.group.group_by,
+        result.mode,
+        status,
+        result.clusters,
+        result.reason,
+        result.objects,
+        (*extra_warnings, *result.warnings),
+    )
+
+
+def _place(
+    item: _Work,
+    clusters: Sequence[Cluster],
+    ledger: Ledger,
+    previous: PreviousPlacement,
+    avoid: Mapping[str, str],
+    failback: bool,
+    status: Status,
+) -> GroupPlan:
+    if isinstance(item.intent, intents.Pin):
+        target = next((cluster for cluster in clusters if cluster.name == item.intent.cluster), None)
+        if target is None:
+            reason = (
+                f"Annotation {labels.CLUSTER_PIN} names cluster {item.intent.cluster}, "
+                "which is not in the cluster inventory;"
+            )
+            return _single(item, None, reason, (), status)
+        warnings = [] if target.is_candidate else [f"pinned to cluster {target.name}, which is not ready"]
+        shortfall = ledger.consume_regardless(target.name, item.demands, item.need)
+        if shortfall:
+            warnings.append(f"{target.name} does not have enough resources for the pinned group: {shortfall}")
+        reason = f"Picked cluster {target.name} because annotation {labels.CLUSTER_PIN} pins it;"
+        return _single(item, target.name, reason, warnings, status)
+    if isinstance(item.intent, intents.SpreadOnto):
+        found, missing = candidates.named(item.intent.clusters, clusters)
+        warnings = [
+            f"annotation {labels.SPREAD_ONTO} names cluster {name}, which is not in the cluster inventory"
+            for name in missing
+        ]
+        spread = SpreadConstraints(item.intent.mode, labels.METADATA_NAME, (), ())
+        description = f"annotation {labels.SPREAD_ONTO}"
+        return _spread(
+            item,
+            spread,
+            sorted(found, key=lambda c: c.name),
+            description,
+            description,
+            ledger,
+            status,
+            warnings,
+        )
+    assert item.policy is not None
+    chosen = candidates.candidates(item.policy, clusters)
+    if item.policy.spread is not None:
+        return _spread(
+            item,
+            item.policy.spread,
+            sorted(chosen.clusters, key=lambda c: c.name),
+            chosen.description,
+            item.policy.name,
+            ledger,
+            status,
+        )
+    before = previous.groups.get(item.group.name, ())
+    decision = place_single(
+        item.policy.name,
+        chosen,
+        item.demands,
+        item.need,
+        ledger,
+        previous=before[0] if len(before) == 1 else None,
+        avoid=avoid,
+        failback=failback,
+    )
+    return _single(item, decision.cluster, decision.reason, decision.warnings, status)
+
+
+def _follow_namespaces(
+    groups: Sequence[GroupPlan],
+    source: SourceSet,
+    clusters: Sequence[Cluster],
+    policies: Sequence[SchedulePolicy],
+) -> list[FollowedNamespace]:
+    """Namespaces for every cluster that receives a namespaced object but not its Namespace."""
+    defined = {
+        manifest.name: manifest
+        for manifest in source.workloads
+        if manifest.kind == "Namespace" and manifest.group == ""
+    }
+    rendered: set[tuple[str, str]] = set()
+    wanted: dict[tuple[str, str], GroupPlan] = {}
+    for group in groups:  # sorted by name: the first group that pulls a namespace in names it
+        for object_plan in group.objects:
+            manifest = object_plan.manifest
+            for copy in object_plan.copies:
+                if manifest.kind == "Namespace" and manifest.group == "":
+                    rendered.add((copy.cluster, manifest.name))
+                elif manifest.namespaced:
+                    wanted.setdefault((copy.cluster, manifest.namespace), group)
+    by_policy = {policy.name: policy for policy in policies}
+    labels_of = {cluster.name: cluster.labels for cluster in clusters}
+    followed = []
+    for (cluster, namespace), group in sorted(wanted.items()):
+        if (cluster, namespace) in rendered:
+            continue
+        found = defined.get(namespace)
+        if found is None and namespace in SYSTEM_NAMESPACES:
+            continue
+        manifest = found if found is not None else _minimal_namespace(namespace, group)
+        policy = by_policy.get(group.policy or "")
+        overrides: tuple[FieldOverride, ...] = ()
+        if policy is not None and policy.spread is not None:
+            overrides = distributing.overrides_for(
+                policy.spread.overrides, labels_of[cluster].get(policy.spread.topology_key), manifest
+            )
+        followed.append(FollowedNamespace(manifest, cluster, group.name, group.policy, overrides))
+    return followed
+
+
+def _minimal_namespace(name: str, group: GroupPlan) -> Manifest:
+    location = group.objects[0].manifest.location
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    return Manifest(body, location, "v1", "Namespace", name, "", False)
