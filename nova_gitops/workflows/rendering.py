@@ -1,12 +1,73 @@
-"""Render a source directory: read → validate → plan → render, all in memory, nothing written."""
+"""Render a source directory: read → validate → plan → render, all in memory; nothing is written here.
+
+The cluster inventory is the source's Cluster objects, replaced name by name by the Clusters found under
+``clusters_path`` (agents' ``status/<cluster>.yaml`` reports are Cluster objects), since a report is newer
+than whatever the source says about a cluster.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from nova_gitops.api import inputs
+from nova_gitops.api.objects import Document
+from nova_gitops.api.problems import Problem, errors
+from nova_gitops.errors import InputError, UserError
+from nova_gitops.publishing import directories
+from nova_gitops.rendering import renders, reports
 from nova_gitops.rendering.renders import RenderedTree
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+from nova_gitops.scheduling import planning
+from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
+from nova_gitops.sources import directory
+
+
+def _is_cluster(document: Document) -> bool:
+    body = document.body
+    return (
+        isinstance(body, dict)
+        and body.get("kind") == "Cluster"
+        and str(body.get("apiVersion", "")).startswith("cluster.elotl.co/")
+    )
+
+
+def _name(document: Document) -> object:
+    metadata = document.body.get("metadata") if isinstance(document.body, dict) else None
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def load_source(root: Path, clusters_path: Path | None = None) -> inputs.SourceSet:
+    """Read and validate a source; ``InputError`` lists every problem of every file."""
+    files = directory.read_source(root)
+    documents = list(files.documents)
+    texts: Mapping[str, str] = files.texts
+    problems: list[Problem] = list(files.problems)
+    if clusters_path is not None:
+        reports = directory.read_source(clusters_path)
+        problems += reports.problems
+        clusters = [document for document in reports.documents if _is_cluster(document)]
+        reported = {_name(document) for document in clusters}
+        documents = [doc for doc in documents if not (_is_cluster(doc) and _name(doc) in reported)]
+        documents += clusters
+        texts = {**texts, **reports.texts}
+    if errors(problems):
+        try:
+            inputs.build_source_set(documents, texts=texts)
+        except InputError as more:
+            problems += more.problems
+        raise InputError(sorted(set(problems)))
+    return inputs.build_source_set(documents, texts=texts)
+
+
+def plan_source(
+    source_set: inputs.SourceSet,
+    *,
+    previous: PreviousPlacement | None = None,
+    settings: PlanSettings | None = None,
+) -> Plan:
+    return planning.plan(source_set, previous=previous, settings=settings)
 
 
 def render_source(
@@ -18,4 +79,59 @@ def render_source(
     clusters_path: Path | None = None,
 ) -> RenderedTree:
     """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory."""
-    raise NotImplementedError
+    source_set = load_source(root, clusters_path)
+    return renders.render(plan_source(source_set, previous=previous, settings=settings), source)
+
+
+PLACEMENT_FILE = "placement.yaml"
+
+
+def previous_from_directory(directory: Path) -> PreviousPlacement:
+    """The placement of a previous render in ``directory`` (empty when there is none)."""
+    path = directory / PLACEMENT_FILE
+    if not path.is_file():
+        return PreviousPlacement.empty()
+    try:
+        return reports.parse_previous(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise UserError(f"{path}: cannot read the previous placement: {error}") from error
+
+
+def local_source_info(root: Path, name: str | None = None) -> SourceInfo:
+    """A directory source is recorded by its name only, so renders are byte-identical wherever the
+    directory lives (an absolute path would differ from machine to machine)."""
+    return SourceInfo(repo=name or root.resolve().name, revision=None)
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryRender:
+    tree: RenderedTree
+    stats: directories.WriteStats
+    source_warnings: tuple[Problem, ...]
+
+
+def render_to_directory(
+    root: Path,
+    output: Path,
+    *,
+    settings: PlanSettings,
+    clusters_path: Path | None = None,
+    previous: Path | None = None,
+    use_previous: bool = True,
+    source_name: str | None = None,
+) -> DirectoryRender:
+    """Render ``root`` into ``output``. Everything is computed and validated in memory first, so a failed
+    render never touches ``output``; then only files whose bytes changed are written.
+
+    Stickiness comes from ``previous`` (a directory holding a render), by default from ``output`` itself
+    when it holds one, so re-rendering into the same directory does not reshuffle placements.
+    """
+    source_set = load_source(root, clusters_path)
+    before = PreviousPlacement.empty()
+    if use_previous:
+        before = previous_from_directory(previous if previous is not None else output)
+    tree = renders.render(
+        plan_source(source_set, previous=before, settings=settings), local_source_info(root, source_name)
+    )
+    stats = directories.write_tree(output, tree.files)
+    return DirectoryRender(tree, stats, source_set.warnings)

@@ -1,0 +1,66 @@
+"""``nova-gitops explain SOURCE KIND/[NAMESPACE/]NAME``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from nova_gitops.cli import options
+
+
+@click.command("explain")
+@options.source_argument
+@click.argument("reference", metavar="KIND/[NAMESPACE/]NAME")
+@options.clusters_option
+@click.option(
+    "--previous",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A previous render whose placement.yaml gives stickiness.",
+)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True
+)
+@options.plan_options
+@click.pass_context
+def explain_command(
+    context: click.Context,
+    source: Path,
+    reference: str,
+    clusters_path: Path | None,
+    previous: Path | None,
+    output: str,
+    luna_management: bool,
+    namespace_follow: bool,
+    delegated: bool,
+) -> None:
+    """Explain where one object goes and why: its policy, group, candidates, each cluster's fit, the choice.
+
+    \b
+    Examples:
+      nova-gitops explain examples/repo-layout/source deployment/shop/frontend
+      nova-gitops explain ./source job/ml/train -o json
+    """
+
+    def action() -> int:
+        from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+        from nova_gitops.workflows import explaining, rendering
+
+        source_set = rendering.load_source(source, clusters_path)
+        before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
+        plan = rendering.plan_source(
+            source_set, previous=before, settings=PlanSettings(luna_management, namespace_follow, delegated)
+        )
+        explanation = explaining.explain(source_set, plan, reference)
+        if output == "json":
+            click.echo(json.dumps(explanation, indent=2))
+        elif output == "yaml":
+            import yaml
+
+            click.echo(yaml.dump(explanation, Dumper=yaml.CSafeDumper, sort_keys=False), nl=False)
+        else:
+            click.echo(explaining.as_text(explanation))
+        return 0
+
+    options.finish(context, action)

@@ -1,0 +1,84 @@
+"""``nova-gitops get schedulegroups|placements|clusters SOURCE``: tables like ``kubectl nova get``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from nova_gitops.cli import options
+
+RESOURCES = {
+    "schedulegroups": "schedulegroups",
+    "schedulegroup": "schedulegroups",
+    "sg": "schedulegroups",
+    "placements": "placements",
+    "placement": "placements",
+    "clusters": "clusters",
+    "cluster": "clusters",
+}
+
+
+@click.command("get")
+@click.argument("resource", type=click.Choice(sorted(RESOURCES), case_sensitive=False), metavar="RESOURCE")
+@options.source_argument
+@options.clusters_option
+@click.option(
+    "-o", "--output", default="table", show_default=True, help="table, yaml, json or jsonpath=EXPR."
+)
+@click.option(
+    "--previous",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A previous render whose placement.yaml gives stickiness.",
+)
+@options.plan_options
+@click.pass_context
+def get_command(
+    context: click.Context,
+    resource: str,
+    source: Path,
+    clusters_path: Path | None,
+    output: str,
+    previous: Path | None,
+    luna_management: bool,
+    namespace_follow: bool,
+    delegated: bool,
+) -> None:
+    """List RESOURCE (schedulegroups, placements or clusters) as SOURCE's plan decides them.
+
+    \b
+    Examples:
+      nova-gitops get schedulegroups examples/repo-layout/source
+      nova-gitops get placements examples/repo-layout/source -o json
+      nova-gitops get clusters examples/repo-layout/source -o jsonpath='{.items[*].name}'
+    """
+
+    def action() -> int:
+        from nova_gitops.cli import output as printing
+        from nova_gitops.rendering import views
+        from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+        from nova_gitops.workflows import rendering
+
+        source_set = rendering.load_source(source, clusters_path)
+        kind = RESOURCES[resource.lower()]
+        if kind == "clusters":
+            clusters = sorted(source_set.clusters, key=lambda cluster: cluster.name)
+            items = [views.cluster_item(cluster) for cluster in clusters]
+            printing.emit(output, items, views.CLUSTER_HEADERS, [views.cluster_row(c) for c in clusters])
+            return 0
+        before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
+        plan = rendering.plan_source(
+            source_set, previous=before, settings=PlanSettings(luna_management, namespace_follow, delegated)
+        )
+        if kind == "schedulegroups":
+            items = [views.schedule_group(group) for group in plan.groups]
+            rows = [views.schedule_group_row(group) for group in plan.groups]
+            printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows)
+        else:
+            items = views.placement_items(plan)
+            printing.emit(
+                output, items, views.PLACEMENT_HEADERS, [views.placement_row(item) for item in items]
+            )
+        return 0
+
+    options.finish(context, action)

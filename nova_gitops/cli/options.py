@@ -1,0 +1,55 @@
+"""Options shared by several commands, and the small helpers commands use to run their one function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from nova_gitops.cli import errors
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def source_argument(function: F) -> F:
+    return click.argument("source", type=click.Path(path_type=Path))(function)
+
+
+def clusters_option(function: F) -> F:
+    return click.option(
+        "--clusters",
+        "clusters_path",
+        type=click.Path(exists=True, path_type=Path),
+        help="Cluster inventory: a file or directory of Cluster objects (e.g. agents' status/ reports); "
+        "they replace the source's Clusters of the same name.",
+    )(function)
+
+
+def plan_options(function: F) -> F:
+    function = click.option(
+        "--external-orchestrator",
+        "delegated",
+        is_flag=True,
+        help="Another tool applies the render: placements are 'delegated' and objects are labelled "
+        "nova.elotl.co/schedule=true for nova-agent --no-orchestration-enabled to watch.",
+    )(function)
+    function = click.option(
+        "--namespace-follow/--no-namespace-follow",
+        default=True,
+        show_default=True,
+        help="Send each cluster the Namespaces of the objects it receives (Nova leaves this to you).",
+    )(function)
+    return click.option(
+        "--luna-management/--no-luna-management",
+        default=True,
+        show_default=True,
+        help="Label pod templates elotl-luna=true so the Luna autoscaler manages their pods.",
+    )(function)
+
+
+def finish(context: click.Context, action: Callable[[], int]) -> None:
+    """Run a command's function through the one error mapping and exit with its code."""
+    debug = bool((context.find_root().obj or {}).get("debug"))
+    context.exit(errors.run(action, debug=debug))

@@ -1,0 +1,76 @@
+"""A source directory: every ``*.yaml``/``*.yml`` below it, read in path order.
+
+Hidden directories (``.git``, ``.github``) are skipped, and so are kustomize's own files
+(``kustomization.yaml``), which are build instructions rather than objects. File names in problems are
+relative to the directory, with ``/`` separators, so messages read the same on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from nova_gitops.api import loading
+from nova_gitops.api.objects import Document
+from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.errors import UserError
+
+SKIPPED_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFiles:
+    documents: tuple[Document, ...]
+    texts: dict[str, str]  # file name → text, for pointing problems at their exact line
+    problems: tuple[Problem, ...]  # unreadable files and YAML syntax errors
+
+
+def yaml_files(root: Path) -> list[str]:
+    """Relative paths of the YAML files below ``root``, sorted; ``root`` may also be one file."""
+    if root.is_file():
+        return [root.name]
+    found = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(name for name in subdirectories if not name.startswith("."))
+        relative = os.path.relpath(directory, root)
+        for name in files:
+            if (
+                name.endswith((".yaml", ".yml"))
+                and name not in SKIPPED_FILE_NAMES
+                and not name.startswith(".")
+            ):
+                found.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
+    return sorted(found)
+
+
+def read_source(root: Path) -> SourceFiles:
+    """Read and parse every YAML file below ``root``. Raises UserError when ``root`` does not exist."""
+    if not root.exists():
+        raise UserError(f"source {root} does not exist: give a directory of YAML manifests")
+    base = root.parent if root.is_file() else root
+    documents: list[Document] = []
+    texts: dict[str, str] = {}
+    problems: list[Problem] = []
+    for name in yaml_files(root):
+        path = base / name
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                problems.append(
+                    Problem(SourceLocation(name, 1), f"file is {size} bytes, over the {MAX_FILE_BYTES} limit")
+                )
+                continue
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            problems.append(Problem(SourceLocation(name, 1), f"not UTF-8 text: {error.reason}"))
+            continue
+        except OSError as error:
+            problems.append(Problem(SourceLocation(name, 1), f"cannot read: {error.strerror}"))
+            continue
+        texts[name] = text
+        found, file_problems = loading.load_documents(name, text)
+        documents += found
+        problems += file_problems
+    return SourceFiles(tuple(documents), texts, tuple(problems))
