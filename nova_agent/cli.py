@@ -1,0 +1,199 @@
+"""``nova-agent``: thin click commands that parse options, build the collaborators (kube client, clock,
+settings) and call one function that returns an exit code.
+
+``kubernetes`` is imported only inside the commands, so ``nova-agent --help`` stays instant. Exit codes:
+0 in sync, 1 some objects failed, 2 refused (invalid render, bad signature, mass prune) or bad usage,
+3 unexpected error (rerun with ``--debug``), 4 git or the Kubernetes API unreachable, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nova_agent.clocks import SystemClock
+from nova_agent.settings import AgentSettings
+
+EXIT_UNEXPECTED = 3
+
+
+def _duration(text: str) -> timedelta:
+    """``90s``, ``2m``, ``1h30m`` or plain seconds."""
+    units = {"h": 3600, "m": 60, "s": 1}
+    total, number = 0.0, ""
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in units and number:
+            total, number = total + float(number) * units[char], ""
+        else:
+            raise click.BadParameter(f"{text!r} is not a duration like 90s, 2m or 1h30m")
+    if number:
+        total += float(number)
+    return timedelta(seconds=total)
+
+
+class Duration(click.ParamType[timedelta, Any]):
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> timedelta:
+        return value if isinstance(value, timedelta) else _duration(str(value))
+
+
+def _labels(values: tuple[str, ...]) -> dict[str, str]:
+    labels = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{value!r} is not key=value", param_hint="--label")
+        labels[key] = text
+    return labels
+
+
+def _default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(base) / "nova-agent")
+
+
+def common_options(function: Any) -> Any:
+    options = [
+        click.option("--cluster", required=True, help="This cluster's name (its directory clusters/<name>)."),
+        click.option("--repo", required=True, help="URL of the rendered repository."),
+        click.option(
+            "--branch", default="main", show_default=True, help="Branch of the rendered repository."
+        ),
+        click.option("--path", default="", help="Directory to apply  [default: clusters/<cluster>]"),
+        click.option(
+            "--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig; in-cluster when absent."
+        ),
+        click.option("--context", help="Context of the kubeconfig."),
+        click.option(
+            "--namespace", default="nova-agent", show_default=True, help="Namespace of the inventory."
+        ),
+        click.option(
+            "--interval", type=Duration(), default="30s", show_default=True, help="Time between passes."
+        ),
+        click.option("--orchestration-enabled/--no-orchestration-enabled", default=True, show_default=True),
+        click.option("--rescheduling-enabled/--no-rescheduling-enabled", default=True, show_default=True),
+        click.option("--pending-timeout", type=Duration(), default="2m", show_default=True),
+        click.option("--max-prune-percent", type=click.IntRange(0, 100), default=30, show_default=True),
+        click.option("--status-branch", default="nova-status", show_default=True),
+        click.option("--status-repo", default="", help="A repository of its own for status reports."),
+        click.option("--heartbeat-interval", type=Duration(), default="5m", show_default=True),
+        click.option(
+            "--verify-signatures",
+            "allowed_signers",
+            type=click.Path(exists=True, dir_okay=False),
+            help="Apply only commits signed by a key in this SSH allowed-signers file.",
+        ),
+        click.option("--dry-run", is_flag=True, help="Server-side dry run; delete and push nothing."),
+        click.option("--force-conflicts/--no-force-conflicts", default=True, show_default=True),
+        click.option("--autoscaled/--no-autoscaled", default=None, help="Default: detect an autoscaler."),
+        click.option("--provider", default=""),
+        click.option("--region", default=""),
+        click.option("--zone", default=""),
+        click.option("--label", "labels", multiple=True, help="Cluster label key=value (repeatable)."),
+        click.option("--cache-dir", default=_default_cache_dir, help="Where the git caches live."),
+        click.option("--no-report", is_flag=True, help="Do not write a status report."),
+        click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def settings_from(options: dict[str, Any]) -> AgentSettings:
+    return AgentSettings(
+        cluster=options["cluster"],
+        repo=options["repo"],
+        cache_dir=Path(options["cache_dir"]),
+        branch=options["branch"],
+        path=options["path"],
+        namespace=options["namespace"],
+        interval=options["interval"].total_seconds(),
+        orchestration_enabled=options["orchestration_enabled"],
+        rescheduling_enabled=options["rescheduling_enabled"],
+        pending_timeout=options["pending_timeout"],
+        max_prune_percent=options["max_prune_percent"],
+        status_repo=options["status_repo"],
+        status_branch=options["status_branch"],
+        heartbeat_interval=options["heartbeat_interval"],
+        allowed_signers=Path(options["allowed_signers"]) if options["allowed_signers"] else None,
+        dry_run=options["dry_run"],
+        force_conflicts=options["force_conflicts"],
+        autoscaled=options["autoscaled"],
+        provider=options["provider"],
+        region=options["region"],
+        zone=options["zone"],
+        cluster_labels=_labels(options["labels"]),
+        report_enabled=not options["no_report"],
+    )
+
+
+def _execute(options: dict[str, Any], loop: bool) -> int:
+    from nova_agent.kubeclient import ApiClientKube, build_api_client
+    from nova_agent.running import Agent, log_outcome
+
+    settings = settings_from(options)
+    try:
+        api_client = build_api_client(options["kubeconfig"], options["context"])
+    except Exception as error:  # the kubernetes config loaders raise many kinds
+        click.echo(
+            f"error: cannot build a Kubernetes client: {error}; check --kubeconfig/--context", err=True
+        )
+        return 2
+    clock = SystemClock()
+    agent = Agent(settings, ApiClientKube(api_client), clock)
+    if not loop:
+        outcome = agent.pass_once()
+        log_outcome(outcome)
+        return outcome.exit_code
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: clock.stop())
+    return agent.run()
+
+
+def _main(options: dict[str, Any], loop: bool) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        code = _execute(options, loop)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as error:
+        if options["debug"]:
+            raise
+        click.echo(
+            f"error: unexpected {type(error).__name__}: {error} (rerun with --debug for details)", err=True
+        )
+        code = EXIT_UNEXPECTED
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "NOVA_AGENT"})
+def main() -> None:
+    """Pull this cluster's directory of the rendered repo, apply it, prune safely, report status."""
+
+
+@main.command()
+@common_options
+def run(**options: Any) -> None:
+    """Sync and report every --interval until stopped (SIGTERM)."""
+    _main(options, loop=True)
+
+
+@main.command()
+@common_options
+def sync(**options: Any) -> None:
+    """One pass; the exit code says what happened (0 in sync, 1 object failures, 2 refused, 4 unreachable)."""
+    _main(options, loop=False)
+
+
+if __name__ == "__main__":
+    main()

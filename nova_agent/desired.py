@@ -1,0 +1,79 @@
+"""The desired state: the objects of one cluster's directory at one commit, parsed and checked.
+
+A directory that does not parse is not applied at all (DESIGN §7: never apply a partial commit): every problem
+is collected and reported, and the cluster stays as it is. Objects the server later rejects one by one are a
+different matter; they are reported per object while the others are applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import yaml
+
+from nova_agent.gitrepos import MAX_FILE_BYTES, TreeFile
+from nova_agent.resources import Body, BodyError, ObjectRef, digest_of, labels_of, ref_of
+from nova_gitops.api import labels as nova_labels
+
+SKIPPED_FILES: Final = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredObject:
+    ref: ObjectRef
+    body: Body
+    digest: str
+    path: str
+
+
+def _labelled(body: Body, cluster: str) -> Body:
+    """``body`` carrying our target-cluster label (the renderer sets it; hand-made repos may not)."""
+    metadata = dict(body.get("metadata") or {})
+    metadata["labels"] = {**(metadata.get("labels") or {}), nova_labels.TARGET_CLUSTER: cluster}
+    return {**body, "metadata": metadata}
+
+
+def load_desired(files: Sequence[TreeFile], cluster: str) -> tuple[list[DesiredObject], list[str]]:
+    """The objects in ``files`` and a ``path: message`` line per problem (an empty list means usable)."""
+    objects: list[DesiredObject] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for file in sorted(files, key=lambda f: f.path):
+        name = file.path.rsplit("/", 1)[-1]
+        if name in SKIPPED_FILES or not name.endswith(MANIFEST_SUFFIXES):
+            continue
+        if len(file.data) > MAX_FILE_BYTES:
+            problems.append(
+                f"{file.path}: {len(file.data)} bytes is larger than the {MAX_FILE_BYTES} allowed"
+            )
+            continue
+        try:
+            documents = list(yaml.load_all(file.data, Loader=yaml.CSafeLoader))
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            problems.append(f"{file.path}{line}: not valid YAML: {getattr(error, 'problem', error)}")
+            continue
+        for index, body in enumerate(documents):
+            if body is None:
+                continue
+            where = file.path if len(documents) == 1 else f"{file.path} (document {index + 1})"
+            try:
+                ref = ref_of(body)
+            except BodyError as error:
+                problems.append(f"{where}: {error}")
+                continue
+            target = labels_of(body).get(nova_labels.TARGET_CLUSTER)
+            if target is not None and target != cluster:
+                problems.append(f"{where}: {ref} is labelled for cluster {target!r}, not {cluster!r}")
+                continue
+            if ref.key in seen:
+                problems.append(f"{where}: {ref} is also defined in {seen[ref.key]}")
+                continue
+            seen[ref.key] = where
+            labelled = body if target == cluster else _labelled(body, cluster)
+            objects.append(DesiredObject(ref, labelled, digest_of(labelled), file.path))
+    return objects, problems

@@ -1,0 +1,103 @@
+"""The inventory: which objects this agent applied, kept in a ConfigMap in the agent's namespace.
+
+Pruning deletes only what is in the inventory (and still carries our target-cluster label), so an
+object someone created by hand, or that another tool applies, is never deleted by the agent. Each entry also
+holds the digest of the manifest last applied, which is how an unchanged object is recognised without
+sending it: a no-op sync makes no write call at all.
+
+The ConfigMap data is two keys: ``revision`` (the rendered commit last synced) and ``objects``, one JSON line
+per object, sorted, so the ConfigMap diff of a change is readable with ``kubectl get -o yaml``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from nova_agent.resources import Body, ObjectKey, ObjectRef
+
+PENDING_DIGEST: Final = ""
+"""Digest of an entry whose apply was started but not confirmed (the agent may have been killed mid-apply).
+Such an entry is always applied again, and still counts as ours for pruning."""
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryEntry:
+    ref: ObjectRef
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    revision: str = ""
+    entries: Mapping[ObjectKey, InventoryEntry] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def digest_of(self, key: ObjectKey) -> str | None:
+        entry = self.entries.get(key)
+        return None if entry is None else entry.digest
+
+    def with_entries(self, entries: Iterable[InventoryEntry], revision: str | None = None) -> Inventory:
+        merged = dict(self.entries)
+        merged.update((entry.ref.key, entry) for entry in entries)
+        return Inventory(self.revision if revision is None else revision, merged)
+
+    def without(self, keys: Iterable[ObjectKey], revision: str | None = None) -> Inventory:
+        dropped = set(keys)
+        kept = {key: entry for key, entry in self.entries.items() if key not in dropped}
+        return Inventory(self.revision if revision is None else revision, kept)
+
+
+def inventory_name(cluster: str) -> str:
+    return f"nova-agent-inventory-{cluster}"
+
+
+def encode_inventory(inventory: Inventory) -> dict[str, str]:
+    """ConfigMap ``data`` for an inventory: byte-identical for equal inventories."""
+    lines = [
+        json.dumps({**entry.ref.as_dict(), "digest": entry.digest}, separators=(",", ":"), sort_keys=True)
+        for _, entry in sorted(inventory.entries.items())
+    ]
+    return {"revision": inventory.revision, "objects": "".join(line + "\n" for line in lines)}
+
+
+def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[str]]:
+    """The inventory a ConfigMap's ``data`` holds, and a problem per line that could not be read.
+
+    A damaged line is dropped (and reported) rather than failing the agent: the object it named is then merely
+    not pruned, which is the safe side.
+    """
+    if not data:
+        return Inventory(), []
+    problems: list[str] = []
+    entries: dict[ObjectKey, InventoryEntry] = {}
+    for number, line in enumerate(str(data.get("objects", "")).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            ref = ObjectRef(item["apiVersion"], item["kind"], item.get("namespace", ""), item["name"])
+            entry = InventoryEntry(ref, str(item.get("digest", PENDING_DIGEST)))
+        except (ValueError, KeyError, TypeError) as error:
+            problems.append(f"inventory line {number} is unreadable and was skipped: {error}")
+            continue
+        entries[ref.key] = entry
+    return Inventory(str(data.get("revision", "")), entries), problems
+
+
+def inventory_configmap(cluster: str, namespace: str, inventory: Inventory) -> Body:
+    """The ConfigMap manifest that stores ``inventory`` (applied with server-side apply like any object)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": inventory_name(cluster),
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "nova-agent", "app.kubernetes.io/name": "nova-agent"},
+        },
+        "data": encode_inventory(inventory),
+    }

@@ -1,0 +1,165 @@
+"""The one implementation of :class:`~nova_agent.kubeports.KubePort`, over ``kubernetes.client.ApiClient``.
+
+It talks REST through ``ApiClient.call_api`` (discovery, server-side apply with content type
+``application/apply-patch+yaml``, get/list/delete) rather than the generated typed APIs, because the agent
+handles arbitrary kinds as plain dicts. The client is always built explicitly from a kubeconfig/context or the
+in-cluster service account (:func:`build_api_client`) and passed in; the library's process-wide default
+configuration is never read or set: one process may talk to several clusters (tests do).
+
+``kubernetes`` is imported lazily: importing it costs about 225 ms, which ``nova-agent --help`` must not
+pay.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from nova_agent.kubeports import FIELD_MANAGER, KubeApiError, KubeUnavailable, Resource
+from nova_agent.resources import Body
+
+
+def build_api_client(kubeconfig: str | None, context: str | None) -> Any:
+    """An ApiClient for ``kubeconfig``/``context``; the in-cluster service account when neither is given."""
+    from kubernetes import client, config
+
+    if kubeconfig or context:
+        return config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context, persist_config=False
+        )
+    configuration = client.Configuration()
+    loader = config.incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
+        token_filename=config.incluster_config.SERVICE_TOKEN_FILENAME,
+        cert_filename=config.incluster_config.SERVICE_CERT_FILENAME,
+    )
+    loader.load_and_set(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    return client.ApiClient(configuration)
+
+
+def _status_message(body: str | bytes | None) -> tuple[str, str]:
+    try:
+        status = json.loads(body or b"{}")
+    except ValueError:
+        return "", (body.decode(errors="replace") if isinstance(body, bytes) else str(body or ""))
+    if isinstance(status, dict):
+        return str(status.get("reason", "")), str(status.get("message", ""))
+    return "", str(status)
+
+
+class ApiClientKube:
+    """KubePort over an explicitly built ``ApiClient``."""
+
+    def __init__(self, api_client: Any, request_timeout: float = 30.0) -> None:
+        self._api_client = api_client
+        self._timeout = request_timeout
+        self._groups: dict[str, list[Resource]] | None = None
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+    ) -> Any:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        try:
+            response = self._api_client.call_api(
+                path,
+                method,
+                query_params=query or [],
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+                _request_timeout=self._timeout,
+            )
+        except ApiException as error:
+            reason, message = _status_message(error.body)
+            raise KubeApiError(int(error.status or 0), reason or str(error.reason or ""), message) from error
+        except (HTTPError, OSError) as error:
+            raise KubeUnavailable(f"the Kubernetes API server cannot be reached: {error}") from error
+        data = response.data
+        return json.loads(data) if data else None
+
+    # discovery -------------------------------------------------------------------------------------------
+
+    def _discover(self) -> dict[str, list[Resource]]:
+        groups: dict[str, list[Resource]] = {}
+        versions = [("", "v1", "/api/v1")]
+        for group in (self._call("GET", "/apis") or {}).get("groups", []):
+            for version in group.get("versions", []):
+                name, number = group["name"], version["version"]
+                versions.append((name, number, f"/apis/{name}/{number}"))
+        for group_name, version, path in versions:
+            try:
+                listing = self._call("GET", path) or {}
+            except KubeApiError:
+                continue  # a group whose aggregated API is down must not break the agent
+            api_version = f"{group_name}/{version}" if group_name else version
+            groups[api_version] = [
+                Resource(group_name, version, item["name"], item["kind"], bool(item.get("namespaced")))
+                for item in listing.get("resources", [])
+                if "/" not in item["name"]
+            ]
+        return groups
+
+    def resource_for(self, api_version: str, kind: str) -> Resource | None:
+        if self._groups is None:
+            self._groups = self._discover()
+        for resource in self._groups.get(api_version, []):
+            if resource.kind == kind:
+                return resource
+        return None
+
+    def forget_discovery(self) -> None:
+        self._groups = None
+
+    # objects ---------------------------------------------------------------------------------------------
+
+    def apply(self, resource: Resource, body: Body, *, force: bool, dry_run: bool = False) -> Body:
+        metadata = body.get("metadata") or {}
+        query = [("fieldManager", FIELD_MANAGER), ("force", "true" if force else "false")]
+        if dry_run:
+            query.append(("dryRun", "All"))
+        path = resource.path(metadata.get("namespace"), metadata["name"])
+        result: Body = self._call("PATCH", path, query, body, "application/apply-patch+yaml")
+        return result
+
+    def delete(self, resource: Resource, namespace: str, name: str) -> None:
+        try:
+            self._call("DELETE", resource.path(namespace, name), [("propagationPolicy", "Background")])
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+
+    def get(self, resource: Resource, namespace: str, name: str) -> Body | None:
+        try:
+            found: Body = self._call("GET", resource.path(namespace, name))
+        except KubeApiError as error:
+            if error.status == 404:
+                return None
+            raise
+        return found
+
+    def list(
+        self, resource: Resource, namespace: str | None = None, label_selector: str = ""
+    ) -> Sequence[Body]:
+        query = [("labelSelector", label_selector)] if label_selector else []
+        listing = self._call("GET", resource.path(namespace), query) or {}
+        items: list[Body] = listing.get("items") or []
+        for item in items:
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
+        return items
+
+    def server_version(self) -> str:
+        version = self._call("GET", "/version") or {}
+        return str(version.get("gitVersion", ""))

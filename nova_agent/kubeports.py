@@ -1,0 +1,82 @@
+"""The port to a Kubernetes API: the few operations the agent needs, as a ``Protocol``.
+
+Everything above this port (syncing, pruning, reporting) is written against :class:`KubePort`; the one real
+implementation is :class:`nova_agent.kubeclient.ApiClientKube`. Tests drive the real implementation against
+the fake API server in ``tests/fakekube``; nothing mocks the ``kubernetes`` library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from nova_agent.resources import Body
+
+FIELD_MANAGER: Final = "nova-agent"
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """An API resource as discovery describes it."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The REST path: a collection (all namespaces when ``namespace`` is None) or one object."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        where = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
+        tail = f"/{name}" if name else ""
+        return f"{prefix}{where}/{self.plural}{tail}"
+
+
+class KubeApiError(Exception):
+    """The API server answered with an error ``status`` (a ``Status`` object's message in ``message``)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+
+class KubeUnavailable(Exception):
+    """The API server could not be reached (connection refused, timeout, TLS failure)."""
+
+
+class KubePort(Protocol):
+    def resource_for(self, api_version: str, kind: str) -> Resource | None:
+        """The resource serving ``kind`` at ``api_version``, or None when the server does not serve it."""
+        ...
+
+    def forget_discovery(self) -> None:
+        """Drop cached discovery (after CRDs were applied)."""
+        ...
+
+    def apply(self, resource: Resource, body: Body, *, force: bool, dry_run: bool = False) -> Body:
+        """Server-side apply with field manager ``nova-agent``."""
+        ...
+
+    def delete(self, resource: Resource, namespace: str, name: str) -> None:
+        """Delete with background propagation; a missing object is not an error."""
+        ...
+
+    def get(self, resource: Resource, namespace: str, name: str) -> Body | None: ...
+
+    def list(
+        self, resource: Resource, namespace: str | None = None, label_selector: str = ""
+    ) -> Sequence[Body]:
+        """A collection's items (all namespaces when ``namespace`` is None), with apiVersion and kind set."""
+        ...
+
+    def server_version(self) -> str:
+        """``gitVersion`` of the server, e.g. ``v1.30.2``."""
+        ...

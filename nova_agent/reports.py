@@ -1,0 +1,207 @@
+"""The status report: a Cluster object (``cluster.elotl.co/v1alpha1``, DESIGN §2) plus the agent's fields.
+
+The scheduler reads these files as its cluster inventory (``nova-gitops render --clusters status/``), so the
+document has exactly the shape its Cluster parser accepts: ``metadata.labels`` and ``spec`` as Nova has them,
+and a ``status`` with conditions, per-node capacity/available/labels/taints, ``autoscaled`` and
+``lastUpdateTime``; then ours: ``syncedRevision``, ``workloads``, ``rescheduleRequests``, ``lastError`` and
+``heartbeat``. Quantities are Kubernetes quantity strings.
+
+Two fields change every pass (``heartbeat``) or on every change (``lastUpdateTime``); :func:`should_commit`
+ignores them so that a quiet cluster commits once per heartbeat interval and not once per pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+import yaml
+
+from nova_agent.capacity import NodeCapacity
+from nova_agent.clocks import parse_rfc3339, rfc3339
+from nova_agent.health import Health
+from nova_agent.rescheduling import RescheduleRequest
+from nova_agent.resources import Body, ObjectRef
+from nova_gitops.api import labels as nova_labels
+from nova_gitops.api import quantities
+
+VOLATILE_STATUS_FIELDS: Final = ("heartbeat", "lastUpdateTime")
+REGION_LABEL: Final = "topology.kubernetes.io/region"
+ZONE_LABEL: Final = "topology.kubernetes.io/zone"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterIdentity:
+    """What the cluster says about itself; empty strings are filled from node labels where possible."""
+
+    name: str
+    provider: str = ""
+    region: str = ""
+    zone: str = ""
+    kubernetes_version: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadHealth:
+    ref: ObjectRef
+    health: Health
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.ref.as_dict(),
+            "healthy": self.health.healthy,
+            "condition": self.health.condition,
+            "reason": self.health.reason,
+            "message": self.health.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything one pass measured, ready to be written down."""
+
+    identity: ClusterIdentity
+    nodes: Sequence[NodeCapacity]
+    autoscaled: bool
+    workloads: Sequence[WorkloadHealth] = ()
+    reschedule_requests: Sequence[RescheduleRequest] = ()
+    synced_revision: str = ""
+    last_error: str = ""
+
+
+def _quantities(resources: Mapping[str, int]) -> dict[str, str]:
+    return {name: quantities.format_quantity(name, value) for name, value in sorted(resources.items())}
+
+
+def _unanimous(nodes: Sequence[NodeCapacity], label: str) -> str:
+    values = {node.labels.get(label, "") for node in nodes}
+    return values.pop() if len(values) == 1 else ""
+
+
+def _ready_condition(nodes: Sequence[NodeCapacity]) -> dict[str, str]:
+    ready = sum(1 for node in nodes if node.ready)
+    if ready:
+        return {
+            "type": "Ready",
+            "status": "True",
+            "reason": "NodesReady",
+            "message": f"{ready}/{len(nodes)} nodes ready",
+        }
+    message = "the cluster has no nodes" if not nodes else f"none of {len(nodes)} nodes is ready"
+    return {"type": "Ready", "status": "False", "reason": "NoReadyNodes", "message": message}
+
+
+def _cluster_labels(identity: ClusterIdentity, spec: Mapping[str, str]) -> dict[str, str]:
+    labels = {nova_labels.METADATA_NAME: identity.name}
+    for label, value in (
+        (nova_labels.CLUSTER_PROVIDER, spec["provider"]),
+        (nova_labels.CLUSTER_REGION, spec["region"]),
+        (nova_labels.CLUSTER_ZONE, spec["zone"]),
+        (nova_labels.CLUSTER_VERSION, spec.get("kubernetesversion", "")),
+    ):
+        if value:
+            labels[label] = value
+    labels.update(identity.labels)
+    return labels
+
+
+def build_status_document(observation: Observation, now: datetime, previous: Body | None = None) -> Body:
+    """The Cluster document for ``status/<cluster>.yaml``; ``previous`` keeps transition times stable."""
+    identity, nodes = observation.identity, observation.nodes
+    spec = {
+        "name": identity.name,
+        "provider": identity.provider,
+        "region": identity.region or _unanimous(nodes, REGION_LABEL),
+        "zone": identity.zone or _unanimous(nodes, ZONE_LABEL),
+    }
+    if identity.kubernetes_version:
+        spec["kubernetesversion"] = identity.kubernetes_version
+    condition = _ready_condition(nodes)
+    previous_status = (previous or {}).get("status") or {}
+    previous_condition = next(
+        (
+            c
+            for c in previous_status.get("conditions") or []
+            if isinstance(c, Mapping) and c.get("type") == "Ready"
+        ),
+        None,
+    )
+    same = previous_condition is not None and previous_condition.get("status") == condition["status"]
+    condition["lastTransitionTime"] = (
+        str(previous_condition.get("lastTransitionTime")) if same and previous_condition else rfc3339(now)
+    )
+    status: dict[str, Any] = {
+        "conditions": [condition],
+        "capacityResources": {node.name: _quantities(node.allocatable) for node in nodes},
+        "availableResources": {node.name: _quantities(node.available) for node in nodes},
+        "nodeLabels": {node.name: dict(sorted(node.labels.items())) for node in nodes},
+        "nodeTaints": {node.name: [dict(taint) for taint in node.taints] for node in nodes if node.taints},
+        "autoscaled": observation.autoscaled,
+        "lastUpdateTime": rfc3339(now),
+        "syncedRevision": observation.synced_revision,
+        "workloads": [workload.as_dict() for workload in sorted(observation.workloads, key=lambda w: w.ref)],
+        "rescheduleRequests": [request.as_dict() for request in observation.reschedule_requests],
+        "lastError": observation.last_error,
+        "heartbeat": rfc3339(now),
+    }
+    document: Body = {
+        "apiVersion": nova_labels.CLUSTER_API_VERSION,
+        "kind": "Cluster",
+        "metadata": {"name": identity.name, "labels": _cluster_labels(identity, spec)},
+        "spec": spec,
+        "status": status,
+    }
+    if previous is not None and not report_changed(previous, document):
+        status["lastUpdateTime"] = str(previous_status.get("lastUpdateTime", status["lastUpdateTime"]))
+    return document
+
+
+def _without_volatile(document: Mapping[str, Any]) -> dict[str, Any]:
+    status = dict(document.get("status") or {})
+    for name in VOLATILE_STATUS_FIELDS:
+        status.pop(name, None)
+    return {**document, "status": status}
+
+
+def report_changed(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> bool:
+    """Whether anything but the heartbeat and update time differs."""
+    return previous is None or _without_volatile(previous) != _without_volatile(current)
+
+
+def should_commit(
+    previous: Mapping[str, Any] | None,
+    current: Mapping[str, Any],
+    now: datetime,
+    heartbeat_interval: timedelta,
+) -> bool:
+    """Commit on change, or when the last heartbeat written is older than the heartbeat interval."""
+    if report_changed(previous, current):
+        return True
+    assert previous is not None
+    last_beat = parse_rfc3339((previous.get("status") or {}).get("heartbeat"))
+    return last_beat is None or now - last_beat >= heartbeat_interval
+
+
+def dump_status(document: Mapping[str, Any]) -> bytes:
+    """Block-style YAML in document order, with libyaml's C dumper."""
+    text: str = yaml.dump(
+        document,
+        Dumper=yaml.CSafeDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1000,
+    )
+    return text.encode()
+
+
+def load_status(data: bytes) -> Body | None:
+    """A previously written report, or None when it is missing or unreadable (then it is simply rewritten)."""
+    try:
+        loaded = yaml.load(data, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return None
+    return loaded if isinstance(loaded, dict) else None

@@ -1,0 +1,92 @@
+"""Retry and backoff as data: what to do after a failure is a function of (error, attempt), nothing else.
+
+Three places retry: an object whose apply failed (retried on later passes, not in a tight loop), a pass
+that failed as a whole (git or the API server unreachable: the cluster is left as it is and the loop backs
+off), and pushing status (several agents push to one branch). All use :func:`backoff_delay`.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from nova_agent.resources import ObjectKey
+
+TYPED_PATCH_FAILURE: Final = "failed to create typed patch object"
+"""What a real kube-apiserver answers (500) to a server-side apply whose body does not fit a CRD schema."""
+
+
+class FailureKind(enum.Enum):
+    INVALID = "invalid"
+    """The server rejected the object itself: it fails again until the manifest changes."""
+    CONFLICT = "conflict"
+    """Another field manager owns a field we set (only without --force-conflicts)."""
+    TRANSIENT = "transient"
+    """The server, the network or a dependency (a namespace, a CRD) may be ready later."""
+
+
+def classify_api_failure(status: int, message: str) -> FailureKind:
+    """How to treat an API error answering a write of one object.
+
+    A 500 whose message says "failed to create typed patch object" is a schema violation, not a server fault
+    (kube-apiserver answers a create of the same body with 422): retrying it soon only hammers the server.
+    """
+    if status in (400, 422) or (status == 500 and TYPED_PATCH_FAILURE in message):
+        return FailureKind.INVALID
+    if status == 409:
+        return FailureKind.CONFLICT
+    return FailureKind.TRANSIENT
+
+
+def backoff_delay(attempt: int, *, base: float = 5.0, cap: float = 300.0, jitter_key: str = "") -> float:
+    """Exponential backoff: ``base * 2**(attempt-1)`` capped at ``cap``, with up to 10% deterministic jitter.
+
+    The jitter is derived from ``jitter_key`` (e.g. the cluster name) so that agents failing together do not
+    retry in lock-step, while a given agent's schedule stays reproducible in tests.
+    """
+    if attempt <= 0:
+        return 0.0
+    delay: float = min(cap, base * float(2 ** min(attempt - 1, 30)))
+    if jitter_key:
+        fraction = int(hashlib.sha256(f"{jitter_key}:{attempt}".encode()).hexdigest()[:4], 16) / 0xFFFF
+        delay = min(cap, delay * (1 + fraction / 10))
+    return delay
+
+
+FAILURE_BASE_DELAYS: Final[Mapping[FailureKind, float]] = {
+    FailureKind.TRANSIENT: 5.0,
+    FailureKind.CONFLICT: 30.0,
+    FailureKind.INVALID: 60.0,
+}
+"""First retry delay per kind of failure: an invalid object waits longest, it needs a new render."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectFailure:
+    """The last failure to apply one object, and when it may be tried again."""
+
+    digest: str
+    kind: FailureKind
+    message: str
+    attempts: int
+    retry_at: float
+
+
+def record_failure(
+    previous: ObjectFailure | None, digest: str, kind: FailureKind, message: str, now: float
+) -> ObjectFailure:
+    """The failure state after one more failed attempt (a new manifest digest starts the count over)."""
+    attempts = previous.attempts + 1 if previous is not None and previous.digest == digest else 1
+    delay = backoff_delay(attempts, base=FAILURE_BASE_DELAYS[kind])
+    return ObjectFailure(digest, kind, message, attempts, now + delay)
+
+
+def may_retry(failure: ObjectFailure | None, digest: str, now: float) -> bool:
+    """Whether an object may be sent now: never failed, its manifest changed, or its backoff expired."""
+    return failure is None or failure.digest != digest or now >= failure.retry_at
+
+
+FailureTable = dict[ObjectKey, ObjectFailure]

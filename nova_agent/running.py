@@ -1,0 +1,170 @@
+"""The agent's passes and its loop: sync (or watch, in delegated mode), observe, report; then wait.
+
+Every failure is caught at the level it belongs to: an object's failure inside the pass (reported, retried
+later with backoff), a pass-level failure here (git or the API unreachable: the cluster is left as it is, the
+error goes into the report when the report can still be written, and the loop backs off). ``sync`` runs one
+pass and turns its outcome into an exit code; ``run`` repeats passes until it is stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Final
+
+import yaml
+
+from nova_agent import observing, reporting
+from nova_agent.clocks import Clock
+from nova_agent.gitrepos import GitError, GitUnavailable, RepoCache, redact
+from nova_agent.kubeports import KubeApiError, KubePort, KubeUnavailable
+from nova_agent.retrying import FailureTable, backoff_delay
+from nova_agent.settings import AgentSettings
+from nova_agent.statuspushing import StatusBranch
+from nova_agent.syncing import SyncRefused, SyncResult, read_inventory, sync_once
+
+EXIT_OK: Final = 0
+EXIT_OBJECT_FAILURES: Final = 1
+"""Synced, but some objects failed to apply or delete (named in the output and the report)."""
+EXIT_REFUSED: Final = 2
+"""Nothing applied on purpose: invalid render, bad signature, or a mass prune without consent."""
+EXIT_UNREACHABLE: Final = 4
+"""Git or the Kubernetes API could not be reached; the cluster was left as it is."""
+
+log = logging.getLogger("nova_agent")
+
+
+@dataclass(slots=True)
+class PassOutcome:
+    exit_code: int
+    message: str = ""
+    sync: SyncResult | None = None
+    report_pushed: bool = False
+
+
+@dataclass(slots=True)
+class AgentState:
+    """What the loop carries from one pass to the next."""
+
+    failures: FailureTable = field(default_factory=dict)
+    consecutive_errors: int = 0
+    synced_revision: str = ""
+
+
+class Agent:
+    def __init__(self, settings: AgentSettings, kube: KubePort, clock: Clock) -> None:
+        self.settings = settings
+        self.kube = kube
+        self.clock = clock
+        self.repo = RepoCache(settings.repo, settings.cache_dir)
+        status_cache = (
+            self.repo if not settings.status_repo else RepoCache(settings.status_repo, settings.cache_dir)
+        )
+        self.status = StatusBranch(status_cache, settings.status_branch, clock)
+        self.state = AgentState()
+
+    def _sync(self) -> PassOutcome:
+        if not self.settings.orchestration_enabled:
+            return PassOutcome(EXIT_OK)
+        try:
+            result = sync_once(self.settings, self.repo, self.kube, self.clock, self.state.failures)
+        except SyncRefused as refused:
+            return PassOutcome(EXIT_REFUSED, str(refused))
+        except GitUnavailable as error:
+            return PassOutcome(EXIT_UNREACHABLE, str(error))
+        except GitError as error:
+            return PassOutcome(EXIT_REFUSED, str(error))
+        self.state.synced_revision = result.synced_revision
+        if result.refusal:
+            return PassOutcome(EXIT_REFUSED, result.refusal, result)
+        if result.failed:
+            return PassOutcome(EXIT_OBJECT_FAILURES, result.error_summary, result)
+        return PassOutcome(EXIT_OK, "", result)
+
+    def _synced_revision(self) -> str:
+        if not self.state.synced_revision and self.settings.orchestration_enabled:
+            self.state.synced_revision = read_inventory(self.kube, self.settings)[0].revision
+        return self.state.synced_revision
+
+    def pass_once(self) -> PassOutcome:
+        """One pass: sync (unless delegated), then observe and report. Git and API failures do not raise."""
+        try:
+            outcome = self._sync()
+            if outcome.sync is not None:
+                workloads = outcome.sync.live
+            elif self.settings.orchestration_enabled:
+                workloads = []
+            else:
+                workloads = observing.delegated_workloads(self.kube)
+            if self.settings.report_enabled:
+                self._report(outcome, workloads)
+        except (KubeUnavailable, KubeApiError) as error:
+            outcome = PassOutcome(EXIT_UNREACHABLE, f"Kubernetes API: {error}")
+        if outcome.exit_code == EXIT_UNREACHABLE:
+            self.state.consecutive_errors += 1
+        else:
+            self.state.consecutive_errors = 0
+        return outcome
+
+    def _report(self, outcome: PassOutcome, workloads: list[dict[str, object]]) -> None:
+        now = self.clock.now()
+        observation = observing.observe(
+            self.kube,
+            self.settings,
+            workloads,
+            now,
+            synced_revision=self._synced_revision(),
+            last_error=outcome.message,
+        )
+        try:
+            if self.settings.dry_run:
+                document = reporting.build_report(self.status, self.settings, observation, now)
+                log.info(
+                    "status report (dry run, not pushed):\n%s", yaml.safe_dump(document, sort_keys=False)
+                )
+            else:
+                outcome.report_pushed = reporting.publish_report(self.status, self.settings, observation, now)
+        except GitError as error:
+            log.warning("status report not written to %s: %s", redact(self.settings.status_url), error)
+            if outcome.exit_code == EXIT_OK:
+                outcome.exit_code, outcome.message = EXIT_UNREACHABLE, str(error)
+
+    def next_delay(self, outcome: PassOutcome) -> float:
+        """The interval, or a growing backoff after consecutive pass-level failures."""
+        if self.state.consecutive_errors == 0:
+            return self.settings.interval
+        cap = max(600.0, self.settings.interval)
+        backoff = backoff_delay(
+            self.state.consecutive_errors,
+            base=self.settings.interval,
+            cap=cap,
+            jitter_key=self.settings.cluster,
+        )
+        return max(self.settings.interval, backoff)
+
+    def run(self) -> int:
+        """Pass after pass until the clock is stopped (SIGTERM/SIGINT)."""
+        while True:
+            outcome = self.pass_once()
+            log_outcome(outcome)
+            if not self.clock.sleep(self.next_delay(outcome)):
+                return EXIT_OK
+
+
+def log_outcome(outcome: PassOutcome) -> None:
+    result = outcome.sync
+    if result is not None:
+        log.info(
+            "revision %s: %d applied, %d unchanged, %d pruned, %d failed",
+            result.revision[:12],
+            len(result.applied),
+            result.unchanged,
+            len(result.pruned),
+            len(result.failed),
+        )
+        for ref, message in sorted(result.failed.items()):
+            log.warning("%s: %s", ref, message)
+        for ref in result.would_prune:
+            log.info("would delete %s (dry run)", ref)
+    if outcome.message:
+        (log.warning if outcome.exit_code else log.info)("%s", outcome.message)

@@ -1,0 +1,223 @@
+"""One sync pass: fetch → read the commit's tree → plan → apply → prune → record the inventory.
+
+The pass is a sequence of pure decisions (which objects changed, what may be pruned) around a few calls
+through the ports. Where it must stop, it stops *before* touching the cluster: a fetch failure, a bad
+signature, a directory that does not parse, or a mass prune without consent all leave the cluster as it is
+and say why in the result (and from there in the status report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nova_agent import inventories, pruning
+from nova_agent.applying import apply_objects, resolve
+from nova_agent.clocks import Clock
+from nova_agent.desired import DesiredObject, load_desired
+from nova_agent.gitrepos import GitUnavailable, RepoCache
+from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
+from nova_agent.kubeports import KubeApiError, KubePort, Resource
+from nova_agent.resources import Body, ObjectKey, ObjectRef, labels_of, ref_of
+from nova_agent.retrying import FailureTable, may_retry
+from nova_agent.settings import AgentSettings
+from nova_gitops.api import labels as nova_labels
+
+RENDERED_REF = "refs/nova/rendered"
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
+
+
+class SyncRefused(Exception):
+    """The pass was refused before anything was applied: bad input, bad signature or a mass prune."""
+
+
+@dataclass(slots=True)
+class SyncResult:
+    revision: str = ""
+    """The commit this pass read."""
+    synced_revision: str = ""
+    """The commit the cluster now reflects: ``revision``, or the previous one when the pass was refused."""
+    applied: list[ObjectRef] = field(default_factory=list)
+    unchanged: int = 0
+    failed: dict[ObjectRef, str] = field(default_factory=dict)
+    pruned: list[ObjectRef] = field(default_factory=list)
+    would_prune: list[ObjectRef] = field(default_factory=list)
+    refusal: str = ""
+    live: list[Body] = field(default_factory=list)
+    """The live objects of this cluster's render (for health), as listed during the pass."""
+
+    @property
+    def error_summary(self) -> str:
+        if self.refusal:
+            return self.refusal
+        if self.failed:
+            first_ref, first_message = sorted(self.failed.items())[0]
+            more = f" (and {len(self.failed) - 1} more)" if len(self.failed) > 1 else ""
+            return f"{first_ref}: {first_message}{more}"
+        return ""
+
+
+def read_inventory(kube: KubePort, settings: AgentSettings) -> tuple[Inventory, list[str]]:
+    configmap = kube.get(CONFIGMAPS, settings.namespace, inventories.inventory_name(settings.cluster))
+    return inventories.decode_inventory((configmap or {}).get("data"))
+
+
+def write_inventory(kube: KubePort, settings: AgentSettings, inventory: Inventory) -> None:
+    body = inventories.inventory_configmap(settings.cluster, settings.namespace, inventory)
+    kube.apply(CONFIGMAPS, body, force=True)
+
+
+def list_live(kube: KubePort, resources: Sequence[Resource], label_selector: str) -> dict[ObjectKey, Body]:
+    """Live objects carrying ``label_selector``, one cluster-wide list per resource."""
+    live: dict[ObjectKey, Body] = {}
+    for resource in sorted(set(resources), key=lambda r: (r.group, r.plural)):
+        try:
+            items = kube.list(resource, None, label_selector)
+        except KubeApiError as error:
+            if error.status == 404:
+                continue
+            raise
+        for item in items:
+            live[ref_of(item).key] = item
+    return live
+
+
+def changed_objects(
+    desired: Sequence[DesiredObject],
+    inventory: Inventory,
+    live_keys: set[ObjectKey],
+    failures: FailureTable,
+    now: float,
+) -> tuple[list[DesiredObject], int]:
+    """Objects to send (new, changed, missing from the cluster) that are not backing off; and how many are
+    unchanged. An object is unchanged when its digest equals the one last applied and it still exists."""
+    to_send, unchanged = [], 0
+    for item in desired:
+        key = item.ref.key
+        if inventory.digest_of(key) == item.digest and key in live_keys:
+            unchanged += 1
+        elif may_retry(failures.get(key), item.digest, now):
+            to_send.append(item)
+    return to_send, unchanged
+
+
+def _resolved(kube: KubePort, desired: Sequence[DesiredObject]) -> tuple[list[DesiredObject], list[Resource]]:
+    items, resources = [], []
+    for item in desired:
+        resource, resolved = resolve(kube, item)
+        items.append(resolved)
+        if resource is not None:
+            resources.append(resource)
+    return items, resources
+
+
+def prune(
+    kube: KubePort, plan: Sequence[ObjectRef], cluster: str, *, dry_run: bool
+) -> tuple[list[ObjectRef], list[ObjectKey], dict[ObjectRef, str]]:
+    """Delete planned objects that still carry our label; (deleted, keys to forget, failures)."""
+    deleted, forget, failed = [], [], {}
+    for ref in plan:
+        resource = kube.resource_for(ref.api_version, ref.kind)
+        if resource is None:
+            forget.append(ref.key)  # its kind is gone (CRD deleted): so is the object
+            continue
+        try:
+            live = kube.get(resource, ref.namespace, ref.name)
+            if live is None or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster:
+                forget.append(ref.key)  # gone, or someone else's now: never delete what is not ours
+                continue
+            if not dry_run:
+                kube.delete(resource, ref.namespace, ref.name)
+        except KubeApiError as error:
+            failed[ref] = f"delete failed: {error.status} {error.reason}: {error.message}"
+            continue
+        deleted.append(ref)
+        forget.append(ref.key)
+    return deleted, forget, failed
+
+
+def sync_once(
+    settings: AgentSettings,
+    repo: RepoCache,
+    kube: KubePort,
+    clock: Clock,
+    failures: FailureTable,
+) -> SyncResult:
+    """One pass. Raises :class:`GitError` / kube errors for pass-level failures, :class:`SyncRefused` for
+    refusals; per-object failures are in the result."""
+    result = SyncResult()
+    revision = repo.fetch(settings.branch, RENDERED_REF)
+    if revision is None:
+        raise GitUnavailable(f"the rendered repository has no branch {settings.branch!r} (yet)")
+    result.revision = revision
+    if settings.allowed_signers is not None:
+        repo.verify_signature(revision, settings.allowed_signers)
+    files = repo.read_tree(revision, settings.directory)
+    desired, problems = load_desired(files, settings.cluster)
+    if problems:
+        raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
+    inventory, inventory_problems = read_inventory(kube, settings)
+    desired, resources = _resolved(kube, desired)
+    plan = pruning.plan_prune(
+        inventory,
+        {item.ref.key for item in desired},
+        max_percent=settings.max_prune_percent,
+        allow_mass_prune=pruning.allows_mass_prune(repo.trailers(revision)),
+        revision=revision,
+    )
+    label = f"{nova_labels.TARGET_CLUSTER}={settings.cluster}"
+    live = list_live(kube, resources, label)
+    result.synced_revision = inventory.revision
+    if plan.refusal is not None:
+        result.refusal = plan.refusal
+        result.live = list(live.values())
+        return result
+    now = clock.now().timestamp()
+    to_send, result.unchanged = changed_objects(desired, inventory, set(live), failures, now)
+    new_entries = [
+        InventoryEntry(i.ref, PENDING_DIGEST) for i in to_send if i.ref.key not in inventory.entries
+    ]
+    if new_entries and not settings.dry_run:
+        write_inventory(kube, settings, inventory.with_entries(new_entries))  # tracked before created
+    outcome = apply_objects(
+        kube,
+        to_send,
+        failures=failures,
+        now=now,
+        clock=clock,
+        force=settings.force_conflicts,
+        dry_run=settings.dry_run,
+        crd_timeout=settings.crd_timeout,
+    )
+    result.applied = [item.ref for item in outcome.applied]
+    result.failed.update(outcome.failed)
+    updated = inventory.with_entries(
+        [InventoryEntry(item.ref, item.digest) for item in outcome.applied]
+        + new_entries_failed(new_entries, outcome.failed),
+        revision=revision,
+    )
+    deleted, forget, delete_failures = prune(kube, plan.deletions, settings.cluster, dry_run=settings.dry_run)
+    result.pruned, result.would_prune = (deleted, []) if not settings.dry_run else ([], deleted)
+    result.failed.update(delete_failures)
+    updated = updated.without(forget)
+    if inventory_problems:
+        result.failed.setdefault(
+            ObjectRef("v1", "ConfigMap", settings.namespace, "inventory"), "; ".join(inventory_problems)
+        )
+    if not settings.dry_run and inventories.encode_inventory(updated) != inventories.encode_inventory(
+        inventory
+    ):
+        write_inventory(kube, settings, updated)
+    if outcome.applied or deleted:
+        _, resources = _resolved(kube, desired)  # CRDs applied in this pass now resolve
+        live = list_live(kube, resources, label)
+    result.live = list(live.values())
+    result.synced_revision = revision
+    return result
+
+
+def new_entries_failed(
+    new_entries: Sequence[InventoryEntry], failed: Mapping[ObjectRef, str]
+) -> list[InventoryEntry]:
+    """New objects whose apply failed stay tracked as pending: the request may have reached the server."""
+    return [entry for entry in new_entries if entry.ref in failed]
