@@ -186,7 +186,7 @@ def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[N
     available = (
         {}
         if available_raw is None
-        else _resource_lists(available_raw, "status.availableResources", cluster, check)
+        else _resource_lists(available_raw, "status.availableResources", cluster, check, allow_negative=True)
     )
     node_labels = _per_node(status.get("nodeLabels"), "status.nodeLabels", capacity, check)
     node_taints = _per_node(status.get("nodeTaints"), "status.nodeTaints", capacity, check)
@@ -200,7 +200,7 @@ def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[N
             allocatable=capacity[node],
             available={
                 **capacity[node],
-                **(available or {}).get(node, {}),
+                **{resource: max(amount, 0) for resource, amount in (available or {}).get(node, {}).items()},
             },
             labels=check.labels(node_labels.get(node), names.child("status.nodeLabels", node)),
             taints=_taints(node_taints.get(node), names.child("status.nodeTaints", node), check),
@@ -210,10 +210,10 @@ def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[N
 
 
 def _resource_lists(
-    raw: object, field: str, cluster: str, check: names.Fields
+    raw: object, field: str, cluster: str, check: names.Fields, *, allow_negative: bool = False
 ) -> dict[str, dict[str, int]] | None:
     """Per node ``{node: ResourceList}``, or cluster totals ``{cpu: "8"}`` as one node named after the
-    cluster."""
+    cluster. ``allow_negative`` for available figures: an overcommitted node reports less than nothing."""
     mapping = check.mapping(raw, field)
     if mapping is None:
         return None
@@ -223,12 +223,20 @@ def _resource_lists(
     if all(nested):
         result = {
             str(node): parse_resource_list(
-                resources, check.location, names.child(field, str(node)), check.problems
+                resources,
+                check.location,
+                names.child(field, str(node)),
+                check.problems,
+                allow_negative=allow_negative,
             )
             for node, resources in mapping.items()
         }
     elif not any(nested):
-        result = {cluster: parse_resource_list(mapping, check.location, field, check.problems)}
+        result = {
+            cluster: parse_resource_list(
+                mapping, check.location, field, check.problems, allow_negative=allow_negative
+            )
+        }
     else:
         check.error(field, "mixes per-node resource lists with cluster totals; use one form")
         result = None

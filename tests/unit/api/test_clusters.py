@@ -2,7 +2,7 @@
 
 Behaviours covered:
 - a Nova Cluster with per-node capacity: nodes sorted by name, exact milli-unit quantities, node labels and
-  taints, available defaulting to allocatable (per node and per resource);
+  taints, available defaulting to allocatable (per node and per resource), negative available read as 0;
 - labels: metadata.labels + the implied kubernetes.io/metadata.name + nova.elotl.co/cluster.* derived from
   spec when absent (an explicit label wins);
 - conditions: Ready True/False/Unknown → True/False/None, absent → None; Standby True → standby;
@@ -46,7 +46,7 @@ status:
     node-a: {cpu: 2, memory: 8Gi}
   availableResources:
     node-b: {cpu: 1500m}
-    node-a: {cpu: "0", memory: 4Gi}
+    node-a: {cpu: "-1", memory: 4Gi}
   nodeLabels:
     node-a: {kubernetes.io/arch: amd64}
   nodeTaints:
