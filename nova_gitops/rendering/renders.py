@@ -48,12 +48,31 @@ class RenderedTree:
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
-    """One rendered object of one cluster, before its file name is known (clashes need the whole cluster)."""
+class _Target:
+    """What one source object needs to become files, computed once and shared by all its copies."""
 
     manifest: Manifest
-    content: bytes
+    identity: tuple[str, str, str, str]  # namespace, kind, group, name
+    relative: str  # its path below a cluster directory when no other group's kind clashes with it
     followed: bool  # a namespace sent along with its objects; an explicitly placed one wins a tie
+
+    @classmethod
+    def of(cls, manifest: Manifest, followed: bool, problems: _Problems) -> _Target | None:
+        group = manifest.group
+        try:
+            relative = f"{layout.object_dir(manifest.namespace)}/"
+            relative += layout.object_file_name(manifest.kind, group, manifest.name, clash=False)
+        except ValueError as error:
+            problems.add_plain(manifest.location, f"{manifest.key}: {error}")
+            return None
+        return cls(manifest, (manifest.namespace, manifest.kind, group, manifest.name), relative, followed)
+
+    def clashing_path(self) -> str:
+        namespace, kind, group, name = self.identity
+        return f"{layout.object_dir(namespace)}/{layout.object_file_name(kind, group, name, clash=True)}"
+
+
+_Entry = tuple[_Target, bytes]
 
 
 def render(
@@ -68,12 +87,20 @@ def render(
         for group in sorted(plan.groups, key=lambda group: group.name):
             policy = manifests.placed_by(group)
             for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
+                target = _Target.of(object_plan.manifest, False, problems)
+                if target is None:
+                    continue
                 for cluster, content in _render_copies(object_plan, group, policy, plan.settings, problems):
-                    entries.setdefault(cluster, []).append(_Entry(object_plan.manifest, content, False))
+                    entries.setdefault(cluster, []).append((target, content))
+        targets: dict[int, _Target | None] = {}
         for cluster, manifest, content in _render_namespaces(
             plan.followed_namespaces, plan.settings, problems
         ):
-            entries.setdefault(cluster, []).append(_Entry(manifest, content, True))
+            if id(manifest) not in targets:
+                targets[id(manifest)] = _Target.of(manifest, True, problems)
+            followed = targets[id(manifest)]
+            if followed is not None:
+                entries.setdefault(cluster, []).append((followed, content))
         files: dict[str, bytes] = {}
         for cluster in sorted(entries):
             files.update(render_cluster_files(cluster, entries[cluster], problems))
@@ -87,44 +114,32 @@ def render(
 def render_cluster_files(cluster: str, entries: Sequence[_Entry], problems: _Problems) -> dict[str, bytes]:
     """The files of one cluster directory: one per object, and the kustomization listing them."""
     try:
-        directory = layout.cluster_dir(cluster)
+        prefix = f"{layout.cluster_dir(cluster)}/"
     except ValueError as error:
-        problems.add_plain(
-            entries[0].manifest.location if entries else SourceLocation("<plan>", 0), str(error)
-        )
+        location = entries[0][0].manifest.location if entries else SourceLocation("<plan>", 0)
+        problems.add_plain(location, str(error))
         return {}
-    clashing = layout.clashing_groups(
-        (entry.manifest.namespace, entry.manifest.kind, entry.manifest.group, entry.manifest.name)
-        for entry in entries
-    )
+    groups_by_file: dict[tuple[str, str, str], set[str]] = {}
+    for target, _ in entries:
+        namespace, kind, group, name = target.identity
+        groups_by_file.setdefault((namespace, kind.lower(), name), set()).add(group)
     chosen: dict[str, _Entry] = {}
-    for entry in sorted(entries, key=lambda entry: (entry.manifest.key, entry.followed)):
-        manifest = entry.manifest
-        identity = (manifest.namespace, manifest.kind, manifest.group, manifest.name)
-        try:
-            path = layout.object_path(
-                cluster,
-                manifest.kind,
-                manifest.group,
-                manifest.namespace,
-                manifest.name,
-                identity in clashing,
-            )
-        except ValueError as error:
-            problems.add_plain(manifest.location, str(error))
-            continue
-        other = chosen.get(path)
-        if other is None:
-            chosen[path] = entry
-        elif not entry.followed:  # two placed objects, one file: the source has a duplicate
+    for entry in entries:
+        target = entry[0]
+        namespace, kind, group, name = target.identity
+        clash = len(groups_by_file[(namespace, kind.lower(), name)]) > 1
+        relative = target.clashing_path() if clash else target.relative
+        other = chosen.get(relative)
+        if other is None or (other[0].followed and not target.followed):
+            chosen[relative] = entry
+        elif not target.followed and other[0] is not target:  # two placed objects, one file: a duplicate
             problems.add_plain(
-                manifest.location,
-                f"{manifest.key} and {other.manifest.key} ({other.manifest.location}) "
-                f"would both be rendered to {path}",
+                target.manifest.location,
+                f"{target.manifest.key} and {other[0].manifest.key} ({other[0].manifest.location}) "
+                f"would both be rendered to {prefix}{relative}",
             )
-    prefix = f"{directory}/"
-    files = {path: entry.content for path, entry in chosen.items()}
-    kustomization = layout.kustomization(path.removeprefix(prefix) for path in files)
+    files = {f"{prefix}{relative}": entry[1] for relative, entry in chosen.items()}
+    kustomization = layout.kustomization(chosen)
     files[f"{prefix}{layout.KUSTOMIZATION_FILE}"] = emitting.dump(kustomization).encode()
     return files
 
