@@ -1,0 +1,85 @@
+"""``sources.git``: SOURCE given as ``git-url[@ref]`` or a directory.
+
+Behaviours covered:
+- ``url@ref`` splitting keeps the ``@`` of ``git@host:repo`` and ``https://user@host/repo`` (table);
+- a checkout exports exactly one revision (branch, tag or commit) and the cache is fetched, never
+  re-cloned: a second checkout after a new push sees the new commit in the same cache repository;
+- credentials in a URL never reach what is recorded (``public_url``);
+- a directory source gets HEAD as its revision only when its work tree is clean.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nova_gitops.sources import git as git_sources
+from tests.publishing.conftest import SourceRepo, git, workload
+
+
+@pytest.mark.parametrize(
+    ("text", "url", "ref"),
+    [
+        ("https://example.com/org/repo.git", "https://example.com/org/repo.git", None),
+        ("https://example.com/org/repo.git@v1.2", "https://example.com/org/repo.git", "v1.2"),
+        ("https://user@example.com/org/repo.git", "https://user@example.com/org/repo.git", None),
+        ("https://user@example.com/org/repo.git@main", "https://user@example.com/org/repo.git", "main"),
+        ("git@github.com:org/repo.git", "git@github.com:org/repo.git", None),
+        ("git@github.com:org/repo.git@feature/x", "git@github.com:org/repo.git", "feature/x"),
+        ("file:///srv/src.git@0123abc", "file:///srv/src.git", "0123abc"),
+    ],
+)
+def test_parse_spec(text: str, url: str, ref: str | None) -> None:
+    assert git_sources.parse_spec(text) == git_sources.GitSpec(url, ref)
+
+
+@pytest.mark.parametrize(
+    ("url", "public"),
+    [
+        ("https://user:token@example.com/org/repo.git", "https://example.com/org/repo.git"),
+        ("https://example.com/org/repo.git", "https://example.com/org/repo.git"),
+        ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
+    ],
+)
+def test_public_url_drops_credentials(url: str, public: str) -> None:
+    assert git_sources.public_url(url) == public
+
+
+def test_checkout_revisions_and_cache_is_fetched_not_recloned(
+    source_repo: SourceRepo, cache_dir: Path
+) -> None:
+    first = source_repo.commit({"c1/web.yaml": workload("web", 1)})
+    git("tag", "v1", cwd=source_repo.work)
+    git("push", "--quiet", "origin", "v1", cwd=source_repo.work)
+    second = source_repo.commit({"c1/web.yaml": workload("web", 2)})
+    with git_sources.checkout(git_sources.parse_spec(source_repo.url), cache_dir=cache_dir) as head:
+        assert head.revision == second
+        assert "replicas: 2" in (head.root / "c1/web.yaml").read_text()
+        cache = head.repository
+    marker = cache.git_dir / "nova-test-marker" if cache else None
+    assert marker is not None
+    marker.write_text("still the same clone")
+    with git_sources.checkout(git_sources.parse_spec(f"{source_repo.url}@v1"), cache_dir=cache_dir) as tagged:
+        assert tagged.revision == first and "replicas: 1" in (tagged.root / "c1/web.yaml").read_text()
+    third = source_repo.commit({"c2/db.yaml": workload("db")})
+    with git_sources.checkout(
+        git_sources.parse_spec(f"{source_repo.url}@main"), cache_dir=cache_dir
+    ) as latest:
+        assert latest.revision == third and (latest.root / "c2/db.yaml").is_file()
+    assert marker.read_text() == "still the same clone"
+    assert len(list((cache_dir / "sources").glob("*/HEAD"))) == 1
+
+
+def test_directory_revision_only_when_clean(source_repo: SourceRepo) -> None:
+    revision = source_repo.commit({"c1/web.yaml": workload("web")})
+    clean = git_sources.open_directory(source_repo.work)
+    assert clean.revision == revision and clean.repo == source_repo.url
+    (source_repo.work / "c1/web.yaml").write_text(workload("web", 9))
+    assert git_sources.open_directory(source_repo.work).revision is None
+
+
+def test_plain_directory_is_named_by_its_name(tmp_path: Path) -> None:
+    (tmp_path / "fleet").mkdir()
+    checkout = git_sources.open_directory(tmp_path / "fleet")
+    assert (checkout.repo, checkout.revision) == ("fleet", None)

@@ -1,0 +1,241 @@
+"""Publishing under concurrency and failure, with real git (file:// remotes and a loopback git daemon).
+
+Behaviours covered:
+- two publishers racing on one branch both finish and the branch ends at a complete render of the newest
+  source: the older one, losing the race, reports ``superseded``; the newer one, losing the race, re-plans
+  on the new head and pushes on top of it;
+- a process killed between commit and push leaves the remote untouched, and the next run still works
+  (the cache lock dies with the process);
+- over git://: an unreachable remote, a remote that never answers (deadline) and a push refused by a hook
+  each give one clear RepoError and commit nothing; an ordinary publish works.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nova_gitops import errors
+from nova_gitops.workflows import publishing
+from nova_gitops.workflows.publishing import Outcome, PublishOptions
+from tests.publishing.conftest import SourceRepo, fake_render, git, make_bare, workload
+
+BASE = {"c1/web.yaml": workload("web", 2), "c1/api.yaml": workload("api"), "c2/db.yaml": workload("db")}
+
+
+def head_message(url: str, branch: str = "main") -> str:
+    return git(
+        "--git-dir", url.removeprefix("file://").removeprefix("git://"), "log", "-1", "--format=%B", branch
+    )
+
+
+def test_older_publisher_losing_the_race_is_superseded(
+    source_repo: SourceRepo, rendered_remote: str, tmp_path: Path
+) -> None:
+    older = source_repo.commit(BASE)
+    newer = source_repo.commit({"c1/web.yaml": workload("web", 3)})
+    raced: list[publishing.PublishResult] = []
+
+    def other_machine_publishes_first(_: str) -> None:
+        if not raced:
+            raced.append(
+                publishing.publish(
+                    source_repo.url, rendered_remote, render=fake_render, cache_dir=tmp_path / "b"
+                )
+            )
+
+    result = publishing.publish(
+        f"{source_repo.url}@{older}",
+        rendered_remote,
+        render=fake_render,
+        cache_dir=tmp_path / "a",
+        on_committed=other_machine_publishes_first,
+    )
+    assert raced[0].outcome is Outcome.PUBLISHED
+    assert result.outcome is Outcome.SUPERSEDED and result.head_revision == newer
+    assert f"Nova-Source-Revision: {newer}" in head_message(rendered_remote)
+
+
+def test_newer_publisher_losing_the_race_publishes_on_top(
+    source_repo: SourceRepo, rendered_remote: str, tmp_path: Path
+) -> None:
+    older = source_repo.commit(BASE)
+    newer = source_repo.commit({"c1/web.yaml": workload("web", 3)})
+    raced: list[publishing.PublishResult] = []
+
+    def other_machine_publishes_first(_: str) -> None:
+        if not raced:
+            raced.append(
+                publishing.publish(
+                    f"{source_repo.url}@{older}",
+                    rendered_remote,
+                    render=fake_render,
+                    cache_dir=tmp_path / "b",
+                )
+            )
+
+    result = publishing.publish(
+        source_repo.url,
+        rendered_remote,
+        render=fake_render,
+        cache_dir=tmp_path / "a",
+        on_committed=other_machine_publishes_first,
+    )
+    assert result.outcome is Outcome.PUBLISHED and result.attempts == 2
+    bare = rendered_remote.removeprefix("file://")
+    assert git("--git-dir", bare, "rev-parse", "main^") == raced[0].commit
+    assert f"Nova-Source-Revision: {newer}" in head_message(rendered_remote)
+    assert git("--git-dir", bare, "diff", "--name-only", "main^", "main").splitlines() == [
+        "clusters/c1/default/web.yaml",
+        "placement.yaml",
+    ]
+
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+from nova_gitops.workflows import publishing
+from tests.publishing.conftest import fake_render
+publishing.publish(sys.argv[1], sys.argv[2], render=fake_render, cache_dir=Path(sys.argv[3]),
+                   on_committed=lambda commit: os.kill(os.getpid(), signal.SIGKILL))
+"""
+
+
+def test_kill_between_commit_and_push_leaves_the_remote_untouched(
+    source_repo: SourceRepo, rendered_remote: str, cache_dir: Path
+) -> None:
+    source_repo.commit(BASE)
+    first = publishing.publish(source_repo.url, rendered_remote, render=fake_render, cache_dir=cache_dir)
+    source_repo.commit({"c2/db.yaml": workload("db", 4)})
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, source_repo.url, rendered_remote, str(cache_dir)],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert git("ls-remote", rendered_remote, "refs/heads/main").split("\t")[0] == first.commit
+    after = publishing.publish(source_repo.url, rendered_remote, render=fake_render, cache_dir=cache_dir)
+    assert after.outcome is Outcome.PUBLISHED
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A git daemon on loopback serving (and accepting pushes to) the repositories under ``served``."""
+    served = tmp_path / "served"
+    served.mkdir()
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            f"--base-path={served}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(served),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield f"git://127.0.0.1:{port}", served
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def test_publish_over_git_daemon(source_repo: SourceRepo, daemon: tuple[str, Path], cache_dir: Path) -> None:
+    base_url, served = daemon
+    make_bare(served / "rendered.git")
+    source_repo.commit(BASE)
+    result = publishing.publish(
+        source_repo.url, f"{base_url}/rendered.git", render=fake_render, cache_dir=cache_dir
+    )
+    assert result.outcome is Outcome.PUBLISHED
+    assert git("--git-dir", str(served / "rendered.git"), "rev-parse", "main") == result.commit
+
+
+def test_push_refused_by_a_hook_is_a_clear_error(
+    source_repo: SourceRepo, daemon: tuple[str, Path], cache_dir: Path
+) -> None:
+    base_url, served = daemon
+    make_bare(served / "rendered.git")
+    hook = served / "rendered.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    source_repo.commit(BASE)
+    with pytest.raises(errors.RepoError, match="refused the push"):
+        publishing.publish(
+            source_repo.url, f"{base_url}/rendered.git", render=fake_render, cache_dir=cache_dir
+        )
+    assert git("ls-remote", f"{base_url}/rendered.git") == ""
+
+
+def test_remote_down_is_a_clear_error(source_repo: SourceRepo, cache_dir: Path) -> None:
+    source_repo.commit(BASE)
+    with pytest.raises(errors.RepoError, match="check the URL, your network and your credentials"):
+        publishing.publish(
+            source_repo.url,
+            f"git://127.0.0.1:{free_port()}/rendered.git",
+            render=fake_render,
+            cache_dir=cache_dir,
+        )
+
+
+def test_remote_that_never_answers_hits_the_deadline(source_repo: SourceRepo, cache_dir: Path) -> None:
+    source_repo.commit(BASE)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        with pytest.raises(errors.RepoError, match="gave no answer in time"):
+            publishing.publish(
+                source_repo.url,
+                f"git://127.0.0.1:{port}/rendered.git",
+                render=fake_render,
+                cache_dir=cache_dir,
+                options=PublishOptions(timeout=1.0),
+            )
+
+
+def test_environment_git_dir_does_not_leak(
+    source_repo: SourceRepo,
+    rendered_remote: str,
+    cache_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decoy = tmp_path / "decoy.git"
+    make_bare(decoy)
+    source_repo.commit(BASE)  # before the decoy variables: the test's own git calls must not see them
+    monkeypatch.setenv("GIT_DIR", str(decoy))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "decoy-index"))
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(decoy / "objects"))
+    result = publishing.publish(source_repo.url, rendered_remote, render=fake_render, cache_dir=cache_dir)
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    monkeypatch.delenv("GIT_OBJECT_DIRECTORY")
+    assert result.outcome is Outcome.PUBLISHED
+    assert git("--git-dir", str(decoy), "count-objects") == "0 objects, 0 kilobytes"
+    assert git("--git-dir", str(decoy), "for-each-ref") == ""
