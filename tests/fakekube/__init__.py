@@ -1,0 +1,18 @@
+"""A fake Kubernetes API server for tests, faithful to kube-apiserver where our code depends on it.
+
+No kube-apiserver can be installed where these tests run, and mocks of the client library pass when the
+semantics are wrong; so tests drive the real `kubernetes` client over HTTP against `FakeKubeServer`
+(`server`), and the same tests run against a real cluster when `NOVA_TEST_KUBECONFIG` is set (`fixtures`).
+
+Modules: `server` (HTTP and test hooks), `routing` (paths), `operations` (the verbs), `applying` and
+`fields` (server-side apply and managedFields), `patching` (merge, strategic, JSON patch), `schemas` and
+`crds` (CustomResourceDefinitions), `validation` (built-in kinds), `selecting` (label and field selectors),
+`store` and `watching` (resourceVersions, history, watch streams), `resources` (served types, discovery),
+`statuses` (errors as Status bodies), `fixtures` (the pytest plugin).
+"""
+
+from __future__ import annotations
+
+from tests.fakekube.server import FakeKubeServer, RecordedRequest
+
+__all__ = ["FakeKubeServer", "RecordedRequest"]

@@ -1,0 +1,116 @@
+"""Pytest fixtures: `fake_kube` (a started FakeKubeServer) and `kube` (a cluster to test against).
+
+`kube` is the fake by default. With NOVA_TEST_KUBECONFIG (and optionally NOVA_TEST_CONTEXT) set, it is that
+real cluster instead, so the same tests check that the fake is not more lenient than the real thing; tests
+that need the fake's hooks (nodes, pod phases, injected failures) are marked `fake_only` and skipped there.
+Clients are built explicitly from a Configuration or kubeconfig, never from the library's process-wide
+default, as our own code must do.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakekube.server import FakeKubeServer
+
+KUBECONFIG_VARIABLE = "NOVA_TEST_KUBECONFIG"
+CONTEXT_VARIABLE = "NOVA_TEST_CONTEXT"
+FAKE_CONTEXT = "fakekube"
+
+
+@dataclass(frozen=True, slots=True)
+class KubeTarget:
+    """A cluster for one test: a client, a kubeconfig that reaches it, and a fresh namespace."""
+
+    api_client: Any  # kubernetes.client.ApiClient
+    kubeconfig_path: Path
+    context: str
+    namespace: str
+    fake: FakeKubeServer | None
+
+
+def write_kubeconfig(path: Path, server_url: str, namespace: str = "default") -> Path:
+    """A kubeconfig whose current context points at server_url (token auth, which the fake ignores)."""
+    import yaml
+
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": FAKE_CONTEXT, "cluster": {"server": server_url}}],
+        "users": [{"name": FAKE_CONTEXT, "user": {"token": "fakekube-token"}}],
+        "contexts": [
+            {
+                "name": FAKE_CONTEXT,
+                "context": {"cluster": FAKE_CONTEXT, "user": FAKE_CONTEXT, "namespace": namespace},
+            }
+        ],
+        "current-context": FAKE_CONTEXT,
+    }
+    path.write_text(yaml.dump(config, Dumper=yaml.CSafeDumper), encoding="utf-8")
+    return path
+
+
+def client_for(server: FakeKubeServer) -> Any:
+    """An ApiClient for the fake, from an explicit Configuration."""
+    from kubernetes import client
+
+    configuration = client.Configuration()
+    configuration.host = server.url
+    configuration.api_key = {"BearerToken": "fakekube-token"}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+    return client.ApiClient(configuration)
+
+
+@pytest.fixture
+def fake_kube() -> Iterator[FakeKubeServer]:
+    server = FakeKubeServer()
+    yield server
+    server.stop()
+
+
+def _real_cluster(config_file: str, context: str | None) -> tuple[Any, str]:
+    from kubernetes import config
+
+    api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=config_file, context=context
+    )
+    if context is None:
+        _, active = config.list_kube_config_contexts(config_file=config_file)  # type: ignore[no-untyped-call]
+        context = str(active["name"])
+    return api_client, context
+
+
+@pytest.fixture
+def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KubeTarget]:
+    from kubernetes import client
+
+    config_file = os.environ.get(KUBECONFIG_VARIABLE)
+    fake: FakeKubeServer | None = None
+    if config_file:
+        if request.node.get_closest_marker("fake_only") is not None:
+            pytest.skip("needs the fake API server's hooks; running against a real cluster")
+        api_client, context = _real_cluster(config_file, os.environ.get(CONTEXT_VARIABLE))
+        kubeconfig_path = Path(config_file)
+    else:
+        fake = request.getfixturevalue("fake_kube")
+        assert fake is not None
+        api_client, context = client_for(fake), FAKE_CONTEXT
+        kubeconfig_path = write_kubeconfig(tmp_path / "kubeconfig", fake.url)
+    namespace = f"nova-test-{secrets.token_hex(4)}"
+    core = client.CoreV1Api(api_client)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    if fake is not None:
+        fake.requests.clear()
+    try:
+        yield KubeTarget(api_client, kubeconfig_path, context, namespace, fake)
+    finally:
+        if fake is None:
+            core.delete_namespace(namespace)
+        api_client.close()

@@ -1,0 +1,244 @@
+"""Validation and defaulting of built-in kinds: the subset of kube-apiserver's checks a GitOps agent meets.
+
+Names (DNS-1123 subdomain for most kinds, DNS-1123 label for namespaces, DNS-1035 label for services, path
+segments for RBAC), label keys and values, the fields without which the real server refuses a workload
+(containers, images, selectors matching template labels, a Job's restartPolicy, a Service's ports), immutable
+selectors, and the defaults a real server adds (replicas, pod template defaults, Service type, the namespace
+name label), so that a client comparing what it sent with what it reads back meets the same drift as on a
+real cluster. Not a full port of upstream validation: fields the fake does not know are stored as sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+Problem = tuple[str, str]
+
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+LABEL_MESSAGE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+DNS1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+    "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+
+_PATH_SEGMENT_KINDS = frozenset({"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"})
+_WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"})
+
+
+def _invalid(value: Any, message: str) -> str:
+    return f"Invalid value: {json.dumps(value)}: {message}"
+
+
+def name_problems(kind: str, name: str) -> list[Problem]:
+    if kind in _PATH_SEGMENT_KINDS:
+        if name in (".", "..") or "/" in name or "%" in name:
+            return [
+                ("metadata.name", _invalid(name, "may not contain '/' or '%' and may not be '.' or '..'"))
+            ]
+        return []
+    if kind == "Namespace":
+        pattern, limit, message = _DNS1123_LABEL, 63, LABEL_MESSAGE
+    elif kind == "Service":
+        pattern, limit, message = _DNS1035_LABEL, 63, DNS1035_MESSAGE
+    else:
+        pattern, limit, message = _DNS1123_SUBDOMAIN, 253, SUBDOMAIN_MESSAGE
+    problems = []
+    if len(name) > limit:
+        problems.append(("metadata.name", _invalid(name, f"must be no more than {limit} characters")))
+    if not pattern.fullmatch(name):
+        problems.append(("metadata.name", _invalid(name, message)))
+    return problems
+
+
+def _qualified_key_problems(field: str, key: str) -> list[Problem]:
+    prefix, _, name = key.rpartition("/")
+    ok = (
+        bool(_QUALIFIED_NAME.fullmatch(name))
+        and len(name) <= 63
+        and (not prefix or (bool(_DNS1123_SUBDOMAIN.fullmatch(prefix)) and len(prefix) <= 253))
+    )
+    if ok:
+        return []
+    return [
+        (
+            field,
+            _invalid(
+                key,
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+                "start and end with an alphanumeric character",
+            ),
+        )
+    ]
+
+
+def metadata_problems(metadata: dict[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    labels = metadata.get("labels") or {}
+    for key, value in labels.items():
+        problems += _qualified_key_problems("metadata.labels", key)
+        if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+            problems.append(
+                (
+                    f"metadata.labels.{key}",
+                    _invalid(
+                        value,
+                        "a valid label must be an empty string or "
+                        "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                        "alphanumeric character",
+                    ),
+                )
+            )
+    for key in metadata.get("annotations") or {}:
+        problems += _qualified_key_problems("metadata.annotations", key)
+    return problems
+
+
+def _pod_spec_problems(spec: Any, field: str) -> list[Problem]:
+    if not isinstance(spec, dict):
+        return [(field, "Required value")]
+    containers = spec.get("containers")
+    if not containers:
+        return [(f"{field}.containers", "Required value")]
+    problems: list[Problem] = []
+    for index, container in enumerate(containers):
+        where = f"{field}.containers[{index}]"
+        if not container.get("name"):
+            problems.append((f"{where}.name", "Required value"))
+        elif not _DNS1123_LABEL.fullmatch(container["name"]):
+            problems.append((f"{where}.name", _invalid(container["name"], LABEL_MESSAGE)))
+        if not container.get("image"):
+            problems.append((f"{where}.image", "Required value"))
+    return problems
+
+
+def _selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        present, values = expression.get("key") in labels, expression.get("values") or []
+        operator = expression.get("operator")
+        if (
+            (operator == "In" and labels.get(expression.get("key")) not in values)
+            or (operator == "NotIn" and labels.get(expression.get("key")) in values)
+            or (operator == "Exists" and not present)
+            or (operator == "DoesNotExist" and present)
+        ):
+            return False
+    return True
+
+
+def kind_problems(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Problem]:
+    """Problems the real server reports for this kind's spec (422), and changes to immutable fields."""
+    spec = obj.get("spec")
+    if kind == "Pod":
+        return _pod_spec_problems(spec, "spec")
+    if kind in _WORKLOAD_KINDS or kind == "Job":
+        spec = spec if isinstance(spec, dict) else {}
+        template = spec.get("template") or {}
+        problems = _pod_spec_problems(template.get("spec"), "spec.template.spec")
+        selector = spec.get("selector")
+        if kind == "Job":
+            if (template.get("spec") or {}).get("restartPolicy") not in ("OnFailure", "Never"):
+                problems.append(
+                    ("spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"')
+                )
+        elif not isinstance(selector, dict) or not (
+            selector.get("matchLabels") or selector.get("matchExpressions")
+        ):
+            problems.append(("spec.selector", "Required value"))
+        elif not _selector_matches(selector, (template.get("metadata") or {}).get("labels") or {}):
+            labels = (template.get("metadata") or {}).get("labels") or {}
+            problems.append(
+                (
+                    "spec.template.metadata.labels",
+                    _invalid(labels, "`selector` does not match template `labels`"),
+                )
+            )
+        if (
+            old is not None
+            and kind != "Job"
+            and (old.get("spec") or {}).get("selector") != spec.get("selector")
+        ):
+            problems.append(("spec.selector", _invalid(spec.get("selector"), "field is immutable")))
+        return problems
+    if kind == "Service":
+        spec = spec if isinstance(spec, dict) else {}
+        headless = spec.get("clusterIP") == "None"
+        if spec.get("type") != "ExternalName" and not headless and not spec.get("ports"):
+            return [("spec.ports", "Required value")]
+    return []
+
+
+def _default_pod_spec(spec: dict[str, Any]) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        if not isinstance(container, dict):
+            continue
+        image = str(container.get("image", ""))
+        tagged = ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest")
+        container.setdefault("imagePullPolicy", "IfNotPresent" if tagged or "@" in image else "Always")
+        container.setdefault("terminationMessagePath", "/dev/termination-log")
+        container.setdefault("terminationMessagePolicy", "File")
+        container.setdefault("resources", {})
+        for port in container.get("ports") or []:
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
+
+
+def apply_defaults(kind: str, obj: dict[str, Any], cluster_ip: str) -> None:
+    """Fill in what the real server's defaulting fills in (a useful subset)."""
+    spec = obj.get("spec")
+    metadata = obj.setdefault("metadata", {})
+    if kind == "Namespace":
+        metadata.setdefault("labels", {})["kubernetes.io/metadata.name"] = metadata.get("name")
+        obj.setdefault("spec", {"finalizers": ["kubernetes"]})
+    if not isinstance(spec, dict):
+        return
+    if kind == "Pod":
+        _default_pod_spec(spec)
+    elif kind in _WORKLOAD_KINDS or kind == "Job":
+        if kind != "DaemonSet" and kind != "Job":
+            spec.setdefault("replicas", 1)
+        if kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            spec.setdefault("revisionHistoryLimit", 10)
+        if kind == "Deployment":
+            spec.setdefault("progressDeadlineSeconds", 600)
+            spec.setdefault(
+                "strategy",
+                {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+            )
+        template = spec.get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            _default_pod_spec(template["spec"])
+    elif kind == "Service":
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        if spec["type"] != "ExternalName":
+            spec.setdefault("clusterIP", cluster_ip)
+            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
+                port.setdefault("targetPort", port.get("port"))
