@@ -69,15 +69,17 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
     check.annotations(metadata.get("annotations"), "metadata.annotations")
     labels = _labels(metadata, check.mapping(body.get("spec"), "spec") or {}, name, check)
     status = check.mapping(body.get("status"), "status")
+    has_status = status is not None
     if status is None:
         status = {}
-        check.warning("status", _NO_CAPACITY)
+        if body.get("status") is None:
+            check.warning("status", _NO_CAPACITY)
     check.unknown(status, "status", _STATUS_FIELDS)
     ready, standby = _conditions(status.get("conditions"), check)
     autoscaled = status.get("autoscaled", False)
     if not isinstance(autoscaled, bool):
         check.error("status.autoscaled", f"must be true or false, got {names.described(autoscaled)}")
-    nodes = _nodes(status, name or "", check) if status else ()
+    nodes = _nodes(status, name or "", check) if has_status else ()
     if not check.ok or name is None:
         return None
     return Cluster(
@@ -218,7 +220,7 @@ def _resource_lists(
     if mapping is None:
         return None
     nested = [isinstance(value, dict) or value is None for value in mapping.values()]
-    errors_before = check.error_count()
+    mark = len(check.problems)
     result: dict[str, dict[str, int]] | None
     if all(nested):
         result = {
@@ -240,8 +242,7 @@ def _resource_lists(
     else:
         check.error(field, "mixes per-node resource lists with cluster totals; use one form")
         result = None
-    if check.error_count() > errors_before:
-        check.ok = False
+    check.note_errors_since(mark)
     return result
 
 

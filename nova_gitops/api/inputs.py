@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
+from nova_gitops.api import clusters, kinds, labels, loading, names, policies, selectors
 from nova_gitops.api.clusters import Cluster
-from nova_gitops.api.objects import Document, Manifest
-from nova_gitops.api.policies import SchedulePolicy
-from nova_gitops.api.problems import Problem
+from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
+from nova_gitops.api.policies import SchedulePolicy, SpreadMode
+from nova_gitops.api.problems import Problem, Severity, SourceLocation
+from nova_gitops.errors import InputError
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,246 @@ class SourceSet:
     warnings: tuple[Problem, ...] = ()
 
 
-def build_source_set(documents: Sequence[Document]) -> SourceSet:
-    """Classify and validate documents; raise ``errors.InputError`` listing every problem."""
-    raise NotImplementedError
+def build_source_set(documents: Sequence[Document], *, texts: Mapping[str, str] | None = None) -> SourceSet:
+    """Classify and validate documents; raise ``errors.InputError`` listing every problem.
+
+    SchedulePolicies (``policy.elotl.co/*``) and Clusters (``cluster.elotl.co/*``) are parsed; ScheduleGroups
+    are ignored with a warning (the scheduler makes them); everything else is a workload. ``texts`` (file name
+    → YAML text) is optional: when given, each problem that names a field is pointed at that field's line
+    instead of its document's first line. The error lists errors and warnings, sorted by file and line.
+    """
+    problems: list[Problem] = []
+    crds = kinds.crd_scopes(documents, problems)
+    found_policies: list[SchedulePolicy] = []
+    found_clusters: list[Cluster] = []
+    workloads: list[Manifest] = []
+    seen: dict[tuple[str, object], SourceLocation] = {}
+    for document in documents:
+        body = document.body if isinstance(document.body, dict) else {}
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            problems.append(Problem(document.location, "apiVersion and kind are required and must be text"))
+            continue
+        group = split_api_version(api_version)[0]
+        if group == POLICY_GROUP and kind == "SchedulePolicy":
+            _note_duplicate("SchedulePolicy", _raw_name(body), document, seen, problems)
+            policy = policies.parse_policy(document, problems)
+            if policy is not None:
+                found_policies.append(policy)
+        elif group == CLUSTER_GROUP and kind == "Cluster":
+            _note_duplicate("Cluster", _raw_name(body), document, seen, problems)
+            cluster = clusters.parse_cluster(document, problems)
+            if cluster is not None:
+                found_clusters.append(cluster)
+        elif group == POLICY_GROUP and kind == "ScheduleGroup":
+            message = "ScheduleGroup objects are made by the scheduler, not read from the source; ignored"
+            problems.append(Problem(document.location, message, severity=Severity.WARNING))
+        else:
+            duplicate = _note_duplicate("object", _raw_key(body, group, kind, crds), document, seen, problems)
+            manifest = _parse_workload(document, api_version, kind, crds, problems)
+            if manifest is not None and not duplicate:
+                workloads.append(manifest)
+    if texts:
+        problems = _point_at_fields(problems, texts)
+    problems.sort(key=lambda problem: problem.location)
+    if any(problem.is_error for problem in problems):
+        raise InputError(problems)
+    workloads.sort(key=lambda manifest: manifest.key)
+    return SourceSet(
+        policies=tuple(sorted(found_policies, key=lambda policy: policy.name)),
+        clusters=tuple(sorted(found_clusters, key=lambda cluster: cluster.name)),
+        workloads=tuple(workloads),
+        namespace_labels=_namespace_labels(workloads),
+        warnings=tuple(problems),
+    )
+
+
+POLICY_GROUP = split_api_version(labels.POLICY_API_VERSION)[0]
+CLUSTER_GROUP = split_api_version(labels.CLUSTER_API_VERSION)[0]
+
+
+def _raw_name(body: Mapping[str, Any]) -> str | None:
+    metadata = body.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _raw_key(
+    body: Mapping[str, Any], group: str, kind: str, crds: Mapping[kinds.GroupKind, bool]
+) -> ObjectKey | None:
+    """The key an object claims, read before validation so that duplicates are reported even when invalid."""
+    name = _raw_name(body)
+    metadata = body.get("metadata")
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    if name is None:
+        return None
+    namespace = namespace if isinstance(namespace, str) else ""
+    if kinds.is_namespaced(group, kind, bool(namespace), crds):
+        return ObjectKey(group, kind, namespace or "default", name)
+    return ObjectKey(group, kind, "", name)
+
+
+def _note_duplicate(
+    what: str,
+    key: object,
+    document: Document,
+    seen: dict[tuple[str, object], SourceLocation],
+    problems: list[Problem],
+) -> bool:
+    """True (with an error naming both places) when ``key`` was already defined; else remember it."""
+    if key is None:
+        return False
+    first = seen.setdefault((what, key), document.location)
+    if first == document.location:
+        return False
+    shown = f"{what} {key!r}" if isinstance(key, str) else f"{what} {key}"
+    problems.append(
+        Problem(document.location, f"duplicate {shown}: also defined at {first}", "metadata.name")
+    )
+    return True
+
+
+def _namespace_labels(workloads: Sequence[Manifest]) -> dict[str, Mapping[str, str]]:
+    """Each source Namespace's labels, with the implied ``kubernetes.io/metadata.name``."""
+    return {
+        manifest.name: {**manifest.labels, labels.METADATA_NAME: manifest.name}
+        for manifest in workloads
+        if manifest.kind == "Namespace" and manifest.group == ""
+    }
+
+
+def _point_at_fields(problems: list[Problem], texts: Mapping[str, str]) -> list[Problem]:
+    """Problems that name a field, moved to that field's line (each file composed once, only if needed)."""
+    locators: dict[str, loading.FieldLocator] = {}
+    pointed: list[Problem] = []
+    for problem in problems:
+        text = texts.get(problem.location.file)
+        if problem.field is None or text is None:
+            pointed.append(problem)
+            continue
+        locator = locators.get(problem.location.file)
+        if locator is None:
+            locator = locators[problem.location.file] = loading.FieldLocator(text)
+        line = locator.line_of(problem.location.line, problem.field)
+        pointed.append(replace(problem, location=replace(problem.location, line=line)))
+    return pointed
+
+
+def _parse_workload(
+    document: Document,
+    api_version: str,
+    kind: str,
+    crds: Mapping[kinds.GroupKind, bool],
+    problems: list[Problem],
+) -> Manifest | None:
+    """A workload object, checked as kube-apiserver would check what makes it a file and a placement."""
+    check = names.Fields(document.location, problems)
+    group, version = split_api_version(api_version)
+    if not version or "/" in group or " " in api_version:
+        check.error("apiVersion", f"{api_version!r} is not group/version (apps/v1) or a core version (v1)")
+    body = document.body
+    metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
+    check.unknown(metadata, "metadata", names.OBJECT_META_FIELDS)
+    name = _object_name(metadata, group, kind, check)
+    raw_namespace = metadata.get("namespace")
+    namespace = check.text(raw_namespace, "metadata.namespace") or ""
+    if namespace and not selectors.is_dns1123_label(namespace):
+        check.error(
+            "metadata.namespace", f"{namespace!r} is not a valid namespace: {names.DNS1123_LABEL_RULE}"
+        )
+    namespaced = kinds.is_namespaced(group, kind, bool(namespace), crds)
+    if namespace and not namespaced:
+        check.warning("metadata.namespace", f"{kind} is cluster-scoped; the namespace is ignored")
+    check.labels(metadata.get("labels"), "metadata.labels")
+    annotations = check.annotations(metadata.get("annotations"), "metadata.annotations")
+    _check_placement_annotations(annotations, check)
+    if not check.ok or name is None:
+        return None
+    resolved = (namespace or "default") if namespaced else ""
+    return Manifest(body, document.location, api_version, kind, name, resolved, namespaced)
+
+
+_RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+def _object_name(metadata: Mapping[str, Any], group: str, kind: str, check: names.Fields) -> str | None:
+    """metadata.name, valid for its kind: a DNS-1123 label for a Namespace, a DNS-1035 label for a Service,
+    a path segment for RBAC objects (``system:aggregate-to-view``), a DNS-1123 subdomain for the rest."""
+    if metadata.get("name") is None and metadata.get("generateName") is not None:
+        check.error(
+            "metadata.name", "required: generateName is not supported, a GitOps object needs a stable name"
+        )
+        return None
+    name = check.text(metadata.get("name"), "metadata.name", required=True)
+    if name is None:
+        return None
+    if group == "" and kind == "Namespace":
+        valid, rule = selectors.is_dns1123_label(name), names.DNS1123_LABEL_RULE
+    elif group == "" and kind == "Service":
+        valid, rule = names.is_dns1035_label(name), names.DNS1035_LABEL_RULE
+    elif group == _RBAC_GROUP:
+        reason = names.path_segment_problem(name) if name else "must not be empty"
+        valid, rule = reason is None, reason or ""
+    else:
+        valid, rule = selectors.is_dns1123_subdomain(name), names.DNS1123_SUBDOMAIN_RULE
+    if not valid:
+        check.error("metadata.name", f"{name!r} is not a valid {kind} name: {rule}")
+        return None
+    return name
+
+
+def _check_placement_annotations(annotations: Mapping[str, str], check: names.Fields) -> None:
+    """Syntax of Nova's pin and spread-onto annotations (whether the clusters exist is the planner's call)."""
+    pin_field = names.child("metadata.annotations", labels.CLUSTER_PIN)
+    spread_field = names.child("metadata.annotations", labels.SPREAD_ONTO)
+    pin = annotations.get(labels.CLUSTER_PIN)
+    if pin is not None and not selectors.is_dns1123_subdomain(pin.strip()):
+        check.error(pin_field, f"{pin!r} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
+    spread = annotations.get(labels.SPREAD_ONTO)
+    if spread is None:
+        return
+    try:
+        clusters_named, _ = parse_spread_onto(spread)
+    except ValueError as error:
+        check.error(spread_field, str(error))
+        return
+    repeated = sorted({name for name in clusters_named if clusters_named.count(name) > 1})
+    if repeated:
+        check.warning(spread_field, f"names {', '.join(repeated)} more than once; each cluster gets one copy")
+    if pin is not None:
+        check.warning(spread_field, f"ignored: {labels.CLUSTER_PIN} is also set, and a pin wins")
+
+
+def parse_spread_onto(text: str) -> tuple[tuple[str, ...], SpreadMode]:
+    """``"c1,c2"`` → ``(("c1", "c2"), "Divide")``; ``"c1,c2::Duplicate"`` → ``(..., "Duplicate")``.
+    Raise ValueError saying what is wrong (an empty or invalid cluster name, an unknown mode)."""
+    listed, separator, mode_text = text.partition("::")
+    mode: SpreadMode = "Divide"
+    if separator:
+        if mode_text.strip() not in ("Divide", "Duplicate"):
+            hint = names.suggestion(mode_text.strip(), ("Divide", "Duplicate"))
+            raise ValueError(f"unknown mode {mode_text.strip()!r} after '::': use Divide or Duplicate{hint}")
+        mode = "Duplicate" if mode_text.strip() == "Duplicate" else "Divide"
+    cluster_names = tuple(name.strip() for name in listed.split(","))
+    for name in cluster_names:
+        if not name:
+            raise ValueError(f"{text!r} has an empty cluster name: write c1,c2 or c1,c2::Duplicate")
+        if not selectors.is_dns1123_subdomain(name):
+            raise ValueError(f"{name!r} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
+    return cluster_names, mode
+
+
+def pinned_cluster(manifest: Manifest) -> str | None:
+    """The cluster named by ``nova.elotl.co/cluster`` (validated when the source was built), or None."""
+    pin = manifest.annotations.get(labels.CLUSTER_PIN)
+    return pin.strip() if isinstance(pin, str) and pin.strip() else None
+
+
+def spread_onto(manifest: Manifest) -> tuple[tuple[str, ...], SpreadMode] | None:
+    """``(clusters, mode)`` of ``nova.elotl.co/spread-onto``, each cluster once, in the order written; None
+    when absent. The annotation was validated when the source was built."""
+    text = manifest.annotations.get(labels.SPREAD_ONTO)
+    if not isinstance(text, str):
+        return None
+    cluster_names, mode = parse_spread_onto(text)
+    return tuple(dict.fromkeys(cluster_names)), mode
