@@ -4,7 +4,8 @@ Covered:
 - round trip: ``yaml.load(dump(obj), Loader=CSafeLoader)`` equals ``obj`` with every type kept (str stays str
   however number-, bool-, null-, date- or indicator-like it looks; int/float/bool/None keep their type, in
   values and in keys), key order kept, for hypothesis-generated nested data with adversarial strings and for a
-  table of tricky strings; the pure-Python safe loader reads the same data;
+  table of tricky strings, and for multi-line texts (literal blocks) nested at any depth; the pure-Python
+  safe loader reads the same data;
 - exact bytes of typical manifests: a Deployment (sequences of mappings at the parent's indent), a ConfigMap
   holding files (literal blocks ``|``, ``|-``, ``|+``, indentation indicator), a Secret with base64 data;
 - strings other YAML readers (YAML 1.2, go-yaml v2) take for non-strings are quoted (``1e3``, ``0o17``);
@@ -105,6 +106,23 @@ def test_every_document_loads_back_equal_with_types_and_order(document: dict[Any
     assert _same(_load(text), document), text
     assert text.endswith("\n")
     assert not text.startswith("---")
+
+
+multi_line_texts = st.text(st.sampled_from(list(" \n\ta#-:|'x\u00e9")), min_size=1, max_size=40).filter(
+    lambda text: "\n" in text
+)
+multi_line_nodes = st.recursive(
+    multi_line_texts,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.text(max_size=3), multi_line_nodes, max_size=3))
+def test_multi_line_texts_at_any_depth_load_back_exactly(document: dict[str, Any]) -> None:
+    text = emitting.dump(document)
+    assert _same(_load(text), document), text
 
 
 @settings(max_examples=100)
