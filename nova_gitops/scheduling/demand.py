@@ -196,12 +196,16 @@ def _pod_shape(pod_spec: Mapping[str, Any], field: str, problems: list[str]) -> 
 
 def _effective_requests(pod_spec: Mapping[str, Any], field: str, problems: list[str]) -> dict[str, int]:
     requests: Counter[str] = Counter()
+    declared: set[str] = set()  # resources some container requests (or limits, standing in for requests)
     for index, container in _items(pod_spec.get("containers"), f"{field}.containers", problems):
-        requests.update(_container_requests(container, f"{field}.containers[{index}]", problems))
+        own = _container_requests(container, f"{field}.containers[{index}]", problems)
+        requests.update(own)
+        declared.update(own)
     sidecars: Counter[str] = Counter()
     init_peak: Counter[str] = Counter()
     for index, container in _items(pod_spec.get("initContainers"), f"{field}.initContainers", problems):
         own = _container_requests(container, f"{field}.initContainers[{index}]", problems)
+        declared.update(own)
         if container.get("restartPolicy") == "Always":
             requests.update(own)
             sidecars.update(own)
@@ -211,12 +215,29 @@ def _effective_requests(pod_spec: Mapping[str, Any], field: str, problems: list[
             step.update(sidecars)
         init_peak = init_peak | step
     requests = requests | init_peak
-    pod_level = _resource_requirements(pod_spec.get("resources"), f"{field}.resources", problems)
-    for resource in _POD_LEVEL_RESOURCES:
-        if resource in pod_level:
-            requests[resource] = pod_level[resource]
+    pod_level = _pod_level_requests(pod_spec.get("resources"), f"{field}.resources", declared, problems)
+    for resource, milli in pod_level.items():
+        requests[resource] = milli
     requests.update(_quantities(pod_spec.get("overhead"), f"{field}.overhead", problems))
     return {resource: requests[resource] for resource in sorted(requests) if requests[resource] > 0}
+
+
+def _pod_level_requests(
+    resources: Any, field: str, declared: set[str], problems: list[str]
+) -> dict[str, int]:
+    """Pod-level ``spec.resources`` (cpu, memory), as Kubernetes 1.32+ defaults them: a pod-level request
+    replaces the containers' total; a pod-level limit stands in only where no container asks for the
+    resource. The caller replaces the containers' figure with it."""
+    if resources is None:
+        return {}
+    if not isinstance(resources, Mapping):
+        problems.append(f"{field}: needs a mapping, got {_describe(resources)}")
+        return {}
+    limits = _quantities(resources.get("limits"), f"{field}.limits", problems)
+    requests = _quantities(resources.get("requests"), f"{field}.requests", problems)
+    chosen = {name: milli for name, milli in limits.items() if name not in declared}
+    chosen.update(requests)
+    return {name: milli for name, milli in chosen.items() if name in _POD_LEVEL_RESOURCES}
 
 
 def _container_requests(container: Mapping[str, Any], field: str, problems: list[str]) -> dict[str, int]:

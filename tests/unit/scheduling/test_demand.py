@@ -6,7 +6,8 @@ Behaviours covered:
   DaemonSet 1; other kinds none; ``replicas=`` overrides the count (a Divide part);
 - effective request: containers summed; max with the largest init container; sidecar init containers
   (restartPolicy Always) add to the sum and to later init steps; overhead added; limits stand in for absent
-  requests for every resource including extended ones; pod-level resources replace cpu/memory; zeros dropped;
+  requests for every resource including extended ones; pod-level cpu/memory requests replace the containers'
+  total and pod-level limits stand in where no container asks; zeros dropped;
 - where a pod may run: nodeSelector, required node affinity terms (all six operators, matchFields), and
   tolerations are parsed; equal pods give equal shapes;
 - total_requests multiplies by count and sums;
@@ -126,8 +127,22 @@ def test_replicas_override_the_count() -> None:
         ({"containers": [container({"cpu": "0", "memory": "0"})]}, {}),
         ({"containers": [{"name": "bare", "image": "x"}]}, {}),
         (
-            {"containers": [container({"cpu": "1", "memory": "1Gi"})], "resources": {"limits": {"cpu": "3"}}},
+            {
+                "containers": [container({"cpu": "1", "memory": "1Gi"})],
+                "resources": {"requests": {"cpu": "3"}},
+            },
             {"cpu": 3000, "memory": 1024**3 * 1000},
+        ),
+        (
+            {"containers": [container({"cpu": "1"})], "resources": {"limits": {"cpu": "3", "memory": "2Gi"}}},
+            {"cpu": 1000, "memory": 2 * 1024**3 * 1000},
+        ),
+        (
+            {
+                "containers": [container(limits={"nvidia.com/gpu": "1"})],
+                "resources": {"requests": {"nvidia.com/gpu": "4"}},
+            },
+            {"nvidia.com/gpu": 1000},
         ),
     ],
     ids=[
@@ -140,7 +155,9 @@ def test_replicas_override_the_count() -> None:
         "overhead",
         "zeros-dropped",
         "no-resources",
-        "pod-level",
+        "pod-level-request",
+        "pod-level-limit-where-containers-ask-nothing",
+        "pod-level-only-cpu-memory",
     ],
 )
 def test_effective_request(pod_spec: dict[str, Any], requests: dict[str, int]) -> None:
