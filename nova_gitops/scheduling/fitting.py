@@ -133,14 +133,26 @@ def _pack(
 
 
 def _merged(demands: Sequence[demand.PodDemand]) -> dict[str, tuple[demand.PodShape, int]]:
-    """Pod counts by shape (keyed by the shape's repr, which is canonical); shapes with no pod dropped."""
+    """Pod counts by shape (keyed by ``_shape_key``); shapes with no pod dropped."""
     merged: dict[str, tuple[demand.PodShape, int]] = {}
     for item in demands:
         if item.count > 0:
-            key = repr(item.shape)
+            key = _shape_key(item.shape)
             shape, count = merged.get(key, (item.shape, 0))
             merged[key] = (shape, count + item.count)
     return dict(sorted(merged.items()))
+
+
+def _shape_key(shape: demand.PodShape) -> str:
+    """A text equal for equal shapes whatever the order of their mappings: merges and the last tie-break."""
+    return repr(
+        (
+            sorted(shape.requests.items()),
+            sorted(shape.node_selector.items()),
+            shape.required_affinity,
+            shape.tolerations,
+        )
+    )
 
 
 def _size_orders(
@@ -154,6 +166,9 @@ def _size_orders(
     finds all but ~0.6% of what an exhaustive search finds. Every order ends with the cpu, memory, others
     tuple and the shape's repr, so each is total and deterministic.
     """
+    if len(shapes) <= 1:
+        yield tuple(shapes)
+        return
     names = {resource for shape, _ in shapes.values() for resource in shape.requests}
     resources = [name for name in ("cpu", "memory") if name in names] + sorted(names - {"cpu", "memory"})
     totals = {resource: sum(max(0, room.free.get(resource, 0)) for room in rooms) for resource in resources}

@@ -340,3 +340,23 @@ def test_more_replicas_never_fit_where_fewer_did_not(
 ) -> None:
     if not fitting.fit(rooms, [pods(count, pod)]).ok:
         assert not fitting.fit(rooms, [pods(count + 1, pod)]).ok
+
+
+def test_equal_shapes_pack_as_one_whatever_their_mapping_order() -> None:
+    first = demand.PodShape({"cpu": 1000, "memory": GIB}, {"a": "1", "b": "2"}, (), ())
+    second = demand.PodShape({"memory": GIB, "cpu": 1000}, {"b": "2", "a": "1"}, (), ())
+    rooms = [node("n1", cpu=3000, memory=8 * GIB, labels={"a": "1", "b": "2"})]
+    assert fitting.fit(rooms, [pods(2, first), pods(1, second)]) == fitting.fit(rooms, [pods(3, first)])
+    assert fitting.fit(rooms, [pods(2, first), pods(2, second)]).shortfall == (
+        "needs 4 pods of 1 cpu, 1Gi memory, room for 3"
+    )
+
+
+def test_several_untolerated_taints_are_all_named() -> None:
+    rooms = [
+        node("n1", cpu=8000, taints=(GPU_TAINT,)),
+        node("n2", cpu=8000, taints=(clusters.Taint("spot", "", "NoExecute"),)),
+    ]
+    assert fitting.fit(rooms, [pods(1, shape(cpu=1))]).shortfall == (
+        "no node tolerates any of the taints dedicated=gpu:NoSchedule, spot:NoExecute"
+    )
