@@ -38,22 +38,26 @@ def _merge(live: Any, applied: Any) -> Any:
     return copy.deepcopy(applied)
 
 
-def _remove(obj: dict[str, Any], path: Path) -> None:
-    """Remove the value at path, then any map or named item the removal left empty. An item's `name` goes
-    only with the item, once nothing else is left in it."""
-    only_when_empty = len(path) >= 2 and path[-1] == "f:name" and path[-2].startswith("k:")
-    if only_when_empty:
-        path = path[:-1]
+def _owned_under(prefix: Path, owned: set[Path]) -> bool:
+    return any(path[: len(prefix)] == prefix for path in owned)
+
+
+def _remove(obj: dict[str, Any], path: Path, owned: set[Path]) -> None:
+    """Remove a field its applier dropped. A named list item nobody else owns anything in goes whole (with
+    the fields the server defaulted in it); otherwise only the leaf goes, never an item's `name`. Maps the
+    removal leaves empty go too."""
+    for index, element in enumerate(path):
+        if element.startswith("k:") and not _owned_under(path[: index + 1], owned):
+            path = path[: index + 1]
+            break
+    else:
+        if len(path) >= 2 and path[-1] == "f:name" and path[-2].startswith("k:"):
+            return
     for depth in range(len(path), 0, -1):
         parent = fields.value_at(obj, path[: depth - 1]) if depth > 1 else obj
         element = path[depth - 1]
         target = fields.value_at(obj, path[:depth])
-        if target is fields.MISSING:
-            return
-        emptied = target in ({}, []) or (
-            element.startswith("k:") and isinstance(target, dict) and set(target) <= {"name"}
-        )
-        if (depth < len(path) or only_when_empty) and not emptied:
+        if target is fields.MISSING or (depth < len(path) and target not in ({}, [])):
             return
         if element.startswith("f:") and isinstance(parent, dict):
             del parent[element[2:]]
@@ -135,9 +139,9 @@ def apply(
         for e in entries
         if e.identity != own_identity
     ]
-    owned_by_others = set().union(*(entry.paths for entry in kept_entries))
-    for path in sorted(previous - applied_leaves.keys() - owned_by_others, key=len, reverse=True):
-        _remove(result, path)
+    still_owned = set(applied_leaves).union(*(entry.paths for entry in kept_entries))
+    for path in sorted(previous - still_owned, key=len, reverse=True):
+        _remove(result, path, still_owned)
 
     all_leaves = fields.leaf_paths(result, "all").keys()
     new_entries = [

@@ -415,10 +415,11 @@ class Operations:
                 target.subresource,
                 now(),
             )
+            managed = result["metadata"].get("managedFields")
             new = self._updated_object(target, old, result)
-            new["metadata"]["managedFields"] = result["metadata"].get("managedFields", [])
-            if not new["metadata"]["managedFields"]:
-                del new["metadata"]["managedFields"]
+            new["metadata"].pop("managedFields", None)
+            if managed:
+                new["metadata"]["managedFields"] = managed
             warnings = self._finish(resource_type, old, new)
             return 200, self._store(target, old, new), warnings
 
