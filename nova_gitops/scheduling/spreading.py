@@ -97,5 +97,12 @@ def split_replicas(total: int, domains: Sequence[tuple[str, int, Sequence[str]]]
     parts = divide(total, [weight for _, weight, _ in domains])
     replicas: dict[str, int] = {}
     for (_, _, members), part in zip(domains, parts, strict=True):
-        replicas.update(zip(members, divide(part, [1] * len(members)), strict=True))
+        replicas.update(zip(members, _equal_parts(part, len(members)), strict=True))
     return replicas
+
+
+def _equal_parts(total: int, parties: int) -> list[int]:
+    """``divide(total, [1] * parties)`` in O(parties): with equal weights the quota method gives everyone
+    the floor and the first ``total % parties`` parties one more (ties go to the earlier position)."""
+    share, extra = divmod(total, parties)
+    return [share + 1] * extra + [share] * (parties - extra)

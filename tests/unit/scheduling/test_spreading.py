@@ -169,3 +169,10 @@ def test_split_replicas_sums_and_is_house_monotone(total: int, sizes: list[tuple
     assert sum(smaller.values()) == total
     assert sum(larger.values()) == total + 1
     assert all(larger[cluster] >= smaller[cluster] for cluster in smaller)
+
+
+@settings(max_examples=100)
+@given(total=st.integers(min_value=0, max_value=300), parties=st.integers(min_value=1, max_value=12))
+def test_equal_weights_give_the_extra_to_the_first_parties(total: int, parties: int) -> None:
+    domains = [("all", 1, [f"c{index:02}" for index in range(parties)])]
+    assert list(spreading.split_replicas(total, domains).values()) == spreading.divide(total, [1] * parties)
