@@ -10,6 +10,8 @@ Behaviours covered:
   total and pod-level limits stand in where no container asks; zeros dropped;
 - where a pod may run: nodeSelector, required node affinity terms (all six operators, matchFields), and
   tolerations are parsed; equal pods give equal shapes;
+- property: the effective request is at least the running containers' sum and every init container, at most
+  the sum of all; an added container never lowers it, and an app container raises it by at most its own;
 - total_requests multiplies by count and sums;
 - bad input: every defect is reported at once, each naming its field, never a crash (also a property over
   arbitrary YAML-like bodies).
@@ -336,3 +338,37 @@ def test_arbitrary_bodies_give_demands_or_a_demand_error(kind: str, spec: Any) -
         assert error.problems
     else:
         assert all(item.count > 0 for item in demands)
+
+
+cpu_containers = st.lists(st.integers(min_value=0, max_value=4000), max_size=4)
+
+
+def cpu_pod(app: list[int], init: list[tuple[int, bool]]) -> dict[str, Any]:
+    def one(milli: int, sidecar: bool = False) -> dict[str, Any]:
+        item = container({"cpu": f"{milli}m"})
+        return {**item, "restartPolicy": "Always"} if sidecar else item
+
+    return workload(
+        "Pod", {"containers": [one(m) for m in app], "initContainers": [one(m, s) for m, s in init]}
+    )
+
+
+@settings(max_examples=200)
+@given(
+    app=cpu_containers,
+    init=st.lists(st.tuples(st.integers(0, 4000), st.booleans()), max_size=4),
+    extra=st.integers(1, 4000),
+)
+def test_effective_request_bounds_and_monotonicity(
+    app: list[int], init: list[tuple[int, bool]], extra: int
+) -> None:
+    def cpu(body: dict[str, Any]) -> int:
+        return sum(item.shape.requests.get("cpu", 0) for item in demand.pod_demands(body))
+
+    effective = cpu(cpu_pod(app, init))
+    assert effective >= sum(app) + sum(milli for milli, sidecar in init if sidecar)
+    assert all(effective >= milli for milli, _ in init)
+    assert effective <= sum(app) + sum(milli for milli, _ in init)
+    assert effective <= cpu(cpu_pod([*app, extra], init)) <= effective + extra
+    assert cpu(cpu_pod(app, [*init, (extra, False)])) >= effective
+    assert cpu(cpu_pod(app, [*init, (extra, True)])) >= effective
