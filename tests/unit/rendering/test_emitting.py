@@ -340,11 +340,13 @@ single_line_strings = st.text(st.characters(blacklist_categories=("Cs",), max_co
 
 
 @settings(max_examples=200)
-@given(single_line_strings, single_line_strings.filter(lambda s: len(s) < 100))
+@given(single_line_strings, single_line_strings)
 def test_single_line_strings_are_written_as_pyyaml_writes_them(value: str, key: str) -> None:
     for text in (value, key):
         assume(emitting._OTHER_READERS_NON_STRING.fullmatch(text) is None)
-    assert emitting.dump({key: value, "list": [value]}) == _pyyaml_dump({key: value, "list": [value]})
+    expected = _pyyaml_dump({key: value, "list": [value]})
+    assume(not expected.startswith("? "))  # PyYAML writes keys over 128 characters as explicit keys
+    assert emitting.dump({key: value, "list": [value]}) == expected
 
 
 def test_empty_collections_and_empty_document() -> None:
