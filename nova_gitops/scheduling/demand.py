@@ -10,7 +10,8 @@ Kubernetes scheduler does:
 * effective request = max(sum(containers) + sum(sidecars), the largest init step) + ``spec.overhead``, where
   a sidecar is an init container with ``restartPolicy: Always`` that keeps running beside the app, and an
   init step is a plain init container plus the sidecars started before it;
-* pod-level ``spec.resources`` (cpu and memory) replace the container sum where set, as in Kubernetes 1.32+.
+* pod-level ``spec.resources`` (Kubernetes 1.32+, cpu and memory): a pod-level request replaces the
+  containers' figure; a pod-level limit stands in only where no container asks for the resource.
 
 Quantities are exact integers of milli-units. Every defect of an object is collected into one
 ``DemandError`` whose message names the fields, so a user fixes them all at once.
@@ -18,10 +19,11 @@ Quantities are exact integers of milli-units. Every defect of an object is colle
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from nova_gitops.api import quantities
 
@@ -29,15 +31,8 @@ NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "L
 TolerationOperator = Literal["Exists", "Equal"]
 TolerationEffect = Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"]
 
-_NODE_SELECTOR_OPERATORS: tuple[NodeSelectorOperator, ...] = (
-    "In",
-    "NotIn",
-    "Exists",
-    "DoesNotExist",
-    "Gt",
-    "Lt",
-)
-_TOLERATION_EFFECTS: tuple[TolerationEffect, ...] = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
+_NODE_SELECTOR_OPERATORS: tuple[NodeSelectorOperator, ...] = get_args(NodeSelectorOperator)
+_TOLERATION_EFFECTS: tuple[TolerationEffect, ...] = get_args(TolerationEffect)
 _POD_LEVEL_RESOURCES = ("cpu", "memory")
 _REPLICATED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 
@@ -228,32 +223,23 @@ def _pod_level_requests(
     """Pod-level ``spec.resources`` (cpu, memory), as Kubernetes 1.32+ defaults them: a pod-level request
     replaces the containers' total; a pod-level limit stands in only where no container asks for the
     resource. The caller replaces the containers' figure with it."""
-    if resources is None:
-        return {}
-    if not isinstance(resources, Mapping):
-        problems.append(f"{field}: needs a mapping, got {_describe(resources)}")
-        return {}
-    limits = _quantities(resources.get("limits"), f"{field}.limits", problems)
-    requests = _quantities(resources.get("requests"), f"{field}.requests", problems)
-    chosen = {name: milli for name, milli in limits.items() if name not in declared}
-    chosen.update(requests)
+    requests, limits = _requests_and_limits(resources, field, problems)
+    chosen = {name: milli for name, milli in limits.items() if name not in declared} | requests
     return {name: milli for name, milli in chosen.items() if name in _POD_LEVEL_RESOURCES}
 
 
 def _container_requests(container: Mapping[str, Any], field: str, problems: list[str]) -> dict[str, int]:
-    return _resource_requirements(container.get("resources"), f"{field}.resources", problems)
-
-
-def _resource_requirements(resources: Any, field: str, problems: list[str]) -> dict[str, int]:
     """Requests, with limits standing in where a request is absent (Kubernetes API defaulting)."""
-    if resources is None:
-        return {}
-    if not isinstance(resources, Mapping):
-        problems.append(f"{field}: needs a mapping, got {_describe(resources)}")
-        return {}
-    limits = _quantities(resources.get("limits"), f"{field}.limits", problems)
-    requests = _quantities(resources.get("requests"), f"{field}.requests", problems)
-    return {**limits, **requests}
+    requests, limits = _requests_and_limits(container.get("resources"), f"{field}.resources", problems)
+    return limits | requests
+
+
+def _requests_and_limits(
+    resources: Any, field: str, problems: list[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    checked = _nested_mapping(resources, (), field, problems) or {}
+    requests = _quantities(checked.get("requests"), f"{field}.requests", problems)
+    return requests, _quantities(checked.get("limits"), f"{field}.limits", problems)
 
 
 def _quantities(raw: Any, field: str, problems: list[str]) -> dict[str, int]:
@@ -277,25 +263,11 @@ def _quantities(raw: Any, field: str, problems: list[str]) -> dict[str, int]:
 
 
 def _required_affinity(affinity: Any, field: str, problems: list[str]) -> tuple[NodeSelectorTerm, ...]:
-    if affinity is None:
-        return ()
-    if not isinstance(affinity, Mapping):
-        problems.append(f"{field}: needs a mapping, got {_describe(affinity)}")
-        return ()
-    node_affinity = affinity.get("nodeAffinity")
-    if node_affinity is None:
-        return ()
-    field = f"{field}.nodeAffinity"
-    if not isinstance(node_affinity, Mapping):
-        problems.append(f"{field}: needs a mapping, got {_describe(node_affinity)}")
-        return ()
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    keys = ("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    required = _nested_mapping(affinity, keys, field, problems)
     if required is None:
         return ()
-    field = f"{field}.requiredDuringSchedulingIgnoredDuringExecution"
-    if not isinstance(required, Mapping):
-        problems.append(f"{field}: needs a mapping, got {_describe(required)}")
-        return ()
+    field = ".".join((field, *keys))
     raw_terms = required.get("nodeSelectorTerms")
     if not isinstance(raw_terms, list) or not raw_terms:
         problems.append(f"{field}.nodeSelectorTerms: needs at least one term, got {_describe(raw_terms)}")
@@ -343,17 +315,9 @@ def _requirement_values_problem(operator: NodeSelectorOperator, values: list[str
         return f"{operator} needs at least one value"
     if operator in ("Exists", "DoesNotExist") and values:
         return f"{operator} takes no values, got {values!r}"
-    if operator in ("Gt", "Lt") and (len(values) != 1 or not _is_integer(values[0])):
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"[+-]?[0-9]+", values[0])):
         return f"{operator} needs exactly one integer value, got {values!r}"
     return ""
-
-
-def _is_integer(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _tolerations(raw: Any, field: str, problems: list[str]) -> tuple[Toleration, ...]:
@@ -394,6 +358,23 @@ def _string_map(raw: Any, field: str, problems: list[str]) -> dict[str, str]:
             continue
         parsed[key] = value
     return dict(sorted(parsed.items()))
+
+
+def _nested_mapping(
+    raw: Any, keys: Sequence[str], field: str, problems: list[str]
+) -> Mapping[str, Any] | None:
+    """``raw[keys[0]][keys[1]]...`` when every level is a mapping; None when a level is absent, and a
+    problem naming the level when it is something else."""
+    for key in ("", *keys):
+        if key:
+            raw, field = raw.get(key), f"{field}.{key}"
+        if raw is None:
+            return None
+        if not isinstance(raw, Mapping):
+            problems.append(f"{field}: needs a mapping, got {_describe(raw)}")
+            return None
+    mapping: Mapping[str, Any] = raw
+    return mapping
 
 
 def _items(raw: Any, field: str, problems: list[str]) -> list[tuple[int, Mapping[str, Any]]]:
