@@ -70,23 +70,25 @@ class ApiClientKube:
         if content_type:
             headers["Content-Type"] = content_type
         try:
-            response = self._api_client.call_api(
-                path,
-                method,
+            method, url, headers, body, _ = self._api_client.param_serialize(
+                method=method,
+                resource_path=path,
                 query_params=query or [],
                 header_params=headers,
                 body=body,
                 auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-                _request_timeout=self._timeout,
             )
-        except ApiException as error:
-            reason, message = _status_message(error.body)
-            raise KubeApiError(int(error.status or 0), reason or str(error.reason or ""), message) from error
+            response = self._api_client.call_api(
+                method, url, header_params=headers, body=body, _request_timeout=self._timeout
+            )
+            data = response.read()
+        except ApiException as error:  # raised for TLS failures, with status 0
+            raise KubeUnavailable(f"the Kubernetes API server cannot be reached: {error.reason}") from error
         except (HTTPError, OSError) as error:
             raise KubeUnavailable(f"the Kubernetes API server cannot be reached: {error}") from error
-        data = response.data
+        if not 200 <= response.status <= 299:
+            reason, message = _status_message(data)
+            raise KubeApiError(int(response.status), reason or str(response.reason or ""), message)
         return json.loads(data) if data else None
 
     # discovery -------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def observation(**changes: object) -> Observation:
         synced_revision="abc123",
         last_error="",
     )
-    return Observation(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})  # type: ignore[arg-type]
+    return Observation(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})
 
 
 def test_document_shape() -> None:

@@ -1,7 +1,7 @@
 """Reschedule requests: a workload short of replicas whose matching pods stay unscheduled longer than the
-pending timeout gets a request in Nova's wording with its schedule group and the time it started waiting;
-not before the timeout; not for scheduled-but-pending pods; not for workloads that have their replicas; not
-for pods of other workloads."""
+pending timeout gets a request in Nova's wording with its schedule group and the time it started waiting; not
+before the timeout; not for scheduled-but-pending pods; not for workloads that have their replicas; not for
+pods of other workloads."""
 
 from __future__ import annotations
 

@@ -1,0 +1,73 @@
+"""Git boundary (real repositories over file://): the agent reads a cluster directory from the resolved
+commit's tree (a push that lands afterwards does not leak into it); reads commit trailers; an unreachable
+remote or a missing branch is GitUnavailable; status reports from two agents racing on one branch both land,
+each agent rebuilding its one-file commit on the moved head; publishing unchanged bytes makes no commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nova_agent.clocks import FakeClock
+from nova_agent.gitrepos import GitUnavailable, RepoCache
+from nova_agent.statuspushing import StatusBranch
+from tests.agent.gitrepos_helpers import RenderedRepo, git
+
+
+def cm(name: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: ns\n"
+
+
+def test_reads_the_directory_of_the_resolved_commit_only(tmp_path: Path) -> None:
+    repo = RenderedRepo(tmp_path)
+    first = repo.commit(
+        {"clusters/c1/ns/configmap-a.yaml": cm("a"), "clusters/c2/ns/configmap-b.yaml": cm("b")}
+    )
+    cache = RepoCache(repo.url, tmp_path / "cache")
+    assert cache.fetch("main", "refs/nova/rendered") == first
+    repo.commit({"clusters/c1/ns/configmap-a.yaml": None, "clusters/c1/ns/configmap-z.yaml": cm("z")})
+    files = cache.read_tree(first, "clusters/c1")
+    assert [(f.path, f.data.decode()) for f in files] == [("clusters/c1/ns/configmap-a.yaml", cm("a"))]
+    assert cache.read_tree(first, "clusters/c3") == []
+
+
+def test_trailers(tmp_path: Path) -> None:
+    repo = RenderedRepo(tmp_path)
+    sha = repo.commit(
+        {"a": "x"}, "render abc: -9 objects", "Nova-Source-Revision: abc\nNova-Allow-Mass-Prune: true"
+    )
+    cache = RepoCache(repo.url, tmp_path / "cache")
+    cache.fetch("main", "refs/nova/rendered")
+    assert cache.trailers(sha) == {"Nova-Source-Revision": ["abc"], "Nova-Allow-Mass-Prune": ["true"]}
+
+
+def test_unreachable_remote_and_missing_branch(tmp_path: Path) -> None:
+    with pytest.raises(GitUnavailable, match="check the URL"):
+        RepoCache(f"file://{tmp_path}/nowhere.git", tmp_path / "cache").fetch("main", "refs/nova/rendered")
+    repo = RenderedRepo(tmp_path)
+    repo.commit({"a": "x"})
+    assert RepoCache(repo.url, tmp_path / "cache").fetch("nope", "refs/nova/rendered") is None
+
+
+def test_two_agents_racing_on_the_status_branch_both_land(tmp_path: Path) -> None:
+    repo = RenderedRepo(tmp_path)
+    repo.commit({"clusters/c1/x.yaml": cm("x")})
+    clock = FakeClock()
+    one = StatusBranch(RepoCache(repo.url, tmp_path / "cache-1"), "nova-status", clock)
+    two = StatusBranch(RepoCache(repo.url, tmp_path / "cache-2"), "nova-status", clock)
+    head_one, head_two = one.read("status/c1.yaml"), two.read("status/c2.yaml")
+    assert head_one.commit is None and head_two.commit is None
+    assert one.publish("status/c1.yaml", b"one: 1\n", "status c1", head_one)
+    assert two.publish(
+        "status/c2.yaml", b"two: 2\n", "status c2", head_two
+    )  # stale head: rebuilt and retried
+    assert len(clock.sleeps) == 1
+    assert repo.show("nova-status", "status/c1.yaml") == "one: 1"
+    assert repo.show("nova-status", "status/c2.yaml") == "two: 2"
+    assert git(repo.remote, "rev-list", "--count", "nova-status") == "2"
+    again = one.read("status/c1.yaml")
+    assert again.current == b"one: 1\n"
+    assert not one.publish("status/c1.yaml", b"one: 1\n", "status c1", again)
+    assert git(repo.remote, "rev-list", "--count", "nova-status") == "2"
+    assert repo.show("main", "clusters/c1/x.yaml") == cm("x").strip()
