@@ -15,6 +15,7 @@ the number 5; quote it", "unknown field, ignored; did you mean ...?" — the wor
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -198,21 +199,24 @@ class Fields:
             return {}
         valid: dict[str, str] = {}
         for key, value in mapping.items():
+            if isinstance(key, str) and isinstance(value, str) and not _key_errors(key):
+                valid[key] = value  # the common case, kept cheap: sources hold 100k objects
+                continue
             where = child(field, str(key))
             if not isinstance(key, str):
                 self.error(where, f"an annotation key must be text, got {described(key)}")
-                continue
-            reasons = selectors.qualified_name_errors(key)
-            if reasons:
-                self.error(where, f"invalid annotation key {key!r}: {'; '.join(reasons)}")
-                continue
-            if not isinstance(value, str):
-                self.error(
-                    where, f"an annotation value must be text, got {described(value)}{quote_hint(value)}"
-                )
-                continue
-            valid[key] = value
+            elif _key_errors(key):
+                self.error(where, f"invalid annotation key {key!r}: {'; '.join(_key_errors(key))}")
+            else:
+                hint = quote_hint(value)
+                self.error(where, f"an annotation value must be text, got {described(value)}{hint}")
         return valid
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_errors(key: str) -> tuple[str, ...]:
+    """``selectors.qualified_name_errors``, cached: the same few annotation keys recur on every object."""
+    return tuple(selectors.qualified_name_errors(key))
 
 
 DNS1123_SUBDOMAIN_RULE: Final = (
