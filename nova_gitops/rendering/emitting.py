@@ -139,6 +139,10 @@ def _emit_mapping(mapping: Mapping[Any, Any], lead: str, indent: str, out: list[
                 _emit_sequence(value, indent, indent, out)
             else:
                 append(f"{lead}{key_text} []\n")
+        elif kind is int:
+            append(f"{lead}{key_text} {value}\n")
+        elif kind is bool:
+            append(f"{lead}{key_text} true\n" if value else f"{lead}{key_text} false\n")
         else:
             _emit_node(value, f"{lead}{key_text}", indent, False, out)
         lead = indent
@@ -166,6 +170,8 @@ def _emit_sequence(sequence: Sequence[Any], lead: str, indent: str, out: list[st
                 _emit_sequence(item, f"{lead}- ", child_indent, out)
             else:
                 append(f"{lead}- []\n")
+        elif kind is int:
+            append(f"{lead}- {item}\n")
         else:
             _emit_node(item, f"{lead}-", indent, True, out)
         lead = indent
@@ -178,7 +184,9 @@ def _emit_node(value: Any, head: str, indent: str, in_sequence: bool, out: list[
     that key or dash. Laid out exactly as the fast paths lay out dicts, lists and strings.
     """
     child_indent = indent + "  "
-    if isinstance(value, Mapping):
+    if value is None or isinstance(value, int | float):
+        out.append(f"{head} {_non_string_scalar(value)}\n")
+    elif isinstance(value, Mapping):
         if not value:
             out.append(f"{head} {{}}\n")
         elif in_sequence:
