@@ -82,8 +82,8 @@ _WHITESPACE_AFTER = frozenset("\0 \t\r\n\x85\u2028\u2029")
 def dump(obj: Mapping[str, Any]) -> str:
     """One YAML document for ``obj`` (no ``---``), block style, source key order, ending with a newline.
 
-    Raises ``TypeError`` for a value YAML safe-load cannot produce (bytes, sets, objects) and ``ValueError``
-    for a string no YAML reader accepts (a lone surrogate).
+    Raises ``TypeError`` for a value that would need a YAML tag (bytes from ``!!binary``, sets, objects) and
+    ``ValueError`` for a string no YAML reader accepts (a lone surrogate).
     """
     if not obj:
         return "{}\n"
