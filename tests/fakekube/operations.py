@@ -26,6 +26,21 @@ from tests.fakekube.store import ObjectStore
 RETURNS_DELETED_OBJECT = frozenset(
     {"pods", "services", "serviceaccounts", "storageclasses", "namespaces", "customresourcedefinitions"}
 )
+KINDS_WITH_GENERATION = frozenset(
+    {
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "ReplicationController",
+        "Job",
+        "CronJob",
+        "CustomResourceDefinition",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+        "Ingress",
+    }
+)
 PATCH_TYPES = (
     "application/json-patch+json",
     "application/merge-patch+json",
@@ -209,7 +224,7 @@ class Operations:
             problems += crds.definition_problems(new)
         if problems:
             raise statuses.invalid(resource_type, str(new["metadata"].get("name", "")), problems)
-        has_generation = resource_type.custom or "spec" in new
+        has_generation = resource_type.custom or resource_type.kind in KINDS_WITH_GENERATION
         if old is None:
             if has_generation:
                 new["metadata"]["generation"] = 1
