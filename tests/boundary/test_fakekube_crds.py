@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client, dynamic
 
 from tests.fakekube.clienting import apply, request, status_of
-from tests.fakekube.fixtures import KubeTarget
+from tests.fakekube.fixtures import KubeTarget, client_for
 from tests.fakekube.server import FakeKubeServer
 
 GROUP = "widgets.nova.example"
@@ -81,11 +81,10 @@ def _install(kube: KubeTarget, crd: dict[str, Any]) -> None:
         time.sleep(0.05)
 
 
-def test_crd_is_established_after_the_delay_and_then_served(fake_kube: FakeKubeServer) -> None:
-    from tests.fakekube.fixtures import client_for
-
-    fake_kube.operations.crd_established_delay = 1.0
-    api_client = client_for(fake_kube)
+@pytest.mark.fake_only
+def test_crd_is_established_after_the_delay_and_then_served() -> None:
+    fake = FakeKubeServer(crd_established_delay=1.0)
+    api_client = client_for(fake)
     try:
         client.ApiextensionsV1Api(api_client).create_custom_resource_definition(widget_crd())
         assert not _established(api_client, f"widgets.{GROUP}")
@@ -100,6 +99,7 @@ def test_crd_is_established_after_the_delay_and_then_served(fake_kube: FakeKubeS
         assert resources[0]["shortNames"] == ["wd"]
     finally:
         api_client.close()
+        fake.stop()
 
 
 def test_custom_objects_are_served_namespaced_and_through_the_dynamic_client(

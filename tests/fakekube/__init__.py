@@ -4,11 +4,13 @@ No kube-apiserver can be installed where these tests run, and mocks of the clien
 semantics are wrong; so tests drive the real `kubernetes` client over HTTP against `FakeKubeServer`
 (`server`), and the same tests run against a real cluster when `NOVA_TEST_KUBECONFIG` is set (`fixtures`).
 
-Modules: `server` (HTTP and test hooks), `routing` (paths), `operations` (the verbs), `applying` and
+Modules: `server` (HTTP and test hooks), `routing` (paths), `operations` (the verbs), `preparing` (bodies
+to stored objects), `applying` and
 `fields` (server-side apply and managedFields), `patching` (merge, strategic, JSON patch), `schemas` and
 `crds` (CustomResourceDefinitions), `validation` (built-in kinds), `selecting` (label and field selectors),
 `store` and `watching` (resourceVersions, history, watch streams), `resources` (served types, discovery),
-`statuses` (errors as Status bodies), `fixtures` (the pytest plugin).
+`statuses` (errors as Status bodies), `fixtures` (the pytest plugin), `clienting` (apply and raw requests
+through the real client).
 """
 
 from __future__ import annotations

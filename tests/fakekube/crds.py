@@ -4,9 +4,13 @@ serves (one per served version, with its schema and whether it has a status subr
 
 from __future__ import annotations
 
+import copy
+import threading
 from typing import Any
 
-from tests.fakekube.resources import ResourceType
+from tests.fakekube import preparing
+from tests.fakekube.resources import ResourceTable, ResourceType
+from tests.fakekube.store import ObjectStore
 
 Problem = tuple[str, str]
 
@@ -113,3 +117,53 @@ def established_status(crd: dict[str, Any], now: str) -> dict[str, Any]:
     ]
     stored = [version["name"] for version in spec["versions"] if version.get("storage")]
     return {"acceptedNames": names, "conditions": conditions, "storedVersions": stored}
+
+
+class CrdLifecycle:
+    """Establishes CRDs (after a delay, as the real apiextensions controller does asynchronously) and adds or
+    removes the resource types they serve."""
+
+    def __init__(self, store: ObjectStore, table: ResourceTable, delay: float) -> None:
+        self.store = store
+        self.table = table
+        self.delay = delay
+        self._timers: list[threading.Timer] = []
+
+    def stop(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+
+    def changed(self, crd: dict[str, Any]) -> None:
+        conditions = {
+            c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []
+        }
+        if conditions.get("Established") == "True":
+            self._serve(crd)
+            return
+        if self.delay <= 0:
+            self._establish(crd["metadata"]["name"])
+            return
+        timer = threading.Timer(self.delay, self._establish, (crd["metadata"]["name"],))
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()
+
+    def _serve(self, crd: dict[str, Any]) -> None:
+        self.table.remove_group_resource(crd["spec"]["group"], crd["spec"]["names"]["plural"])
+        for resource_type in served_types(crd):
+            self.table.add(resource_type)
+
+    def _establish(self, name: str) -> None:
+        with self.store.lock:
+            crd = self.store.get(("apiextensions.k8s.io", "customresourcedefinitions"), "", name)
+            if crd is None or "deletionTimestamp" in crd["metadata"]:
+                return
+            established = copy.deepcopy(crd)
+            established["status"] = established_status(crd, preparing.now())
+            self._serve(established)
+            self.store.put(("apiextensions.k8s.io", "customresourcedefinitions"), established)
+
+    def removed(self, crd: dict[str, Any]) -> None:
+        group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+        self.table.remove_group_resource(group, plural)
+        self.store.drop_resource((group, plural))

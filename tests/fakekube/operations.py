@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import base64
 import copy
-import datetime
 import json
-import secrets
-import threading
-import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakekube import applying, crds, fields, patching, schemas, selecting, statuses, validation
+from tests.fakekube import (
+    applying,
+    crds,
+    fields,
+    patching,
+    preparing,
+    schemas,
+    selecting,
+    statuses,
+    validation,
+)
+from tests.fakekube.preparing import Target
 from tests.fakekube.resources import ResourceTable, ResourceType
 from tests.fakekube.store import ObjectStore
 
@@ -49,53 +55,15 @@ PATCH_TYPES = (
 )
 
 
-def now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What a request addresses: a resource type, a namespace ("" when none), a name and a subresource."""
-
-    resource_type: ResourceType
-    namespace: str = ""
-    name: str = ""
-    subresource: str = ""
-    query: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def dry_run(self) -> bool:
-        return self.query.get("dryRun") == "All"
-
-
-def present(resource_type: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-    """An object as served in the version asked for (custom resources are stored once for all versions)."""
-    return {
-        "apiVersion": resource_type.api_version,
-        "kind": resource_type.kind,
-        **{key: value for key, value in obj.items() if key not in ("apiVersion", "kind")},
-    }
-
-
-def _spec_view(obj: dict[str, Any], has_status: bool) -> dict[str, Any]:
-    return {
-        key: value
-        for key, value in obj.items()
-        if key not in ("metadata", "apiVersion", "kind") and not (has_status and key == "status")
-    }
-
-
 class Operations:
     def __init__(self, store: ObjectStore, table: ResourceTable, crd_established_delay: float = 0.0) -> None:
         self.store = store
         self.table = table
-        self.crd_established_delay = crd_established_delay
-        self._timers: list[threading.Timer] = []
+        self.crds = crds.CrdLifecycle(store, table, crd_established_delay)
         self._next_cluster_ip = 1
 
     def stop(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
+        self.crds.stop()
 
     # ----- reading
 
@@ -106,7 +74,7 @@ class Operations:
         return obj
 
     def get(self, target: Target) -> dict[str, Any]:
-        return present(target.resource_type, self._existing(target))
+        return preparing.present(target.resource_type, self._existing(target))
 
     def list_collection(self, target: Target) -> dict[str, Any]:
         resource_type, query = target.resource_type, target.query
@@ -136,7 +104,7 @@ class Operations:
             ).decode()
             metadata["remainingItemCount"] = remaining
         served = [
-            present(resource_type, obj)
+            preparing.present(resource_type, obj)
             if resource_type.custom
             else {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
             for obj in items
@@ -153,49 +121,6 @@ class Operations:
         return (str(obj["metadata"].get("namespace", "")), str(obj["metadata"]["name"]))
 
     # ----- decoding and preparing
-
-    def _decode(self, target: Target, body: Any, url_name: str | None) -> dict[str, Any]:
-        resource_type = target.resource_type
-        if not isinstance(body, dict):
-            raise statuses.bad_request(f"the body of the request is not a {resource_type.kind} object")
-        if resource_type.custom and not body.get("kind"):
-            raise statuses.bad_request("Object 'Kind' is missing in '" + json.dumps(body)[:200] + "'")
-        if body.get("kind", resource_type.kind) != resource_type.kind:
-            raise statuses.bad_request(
-                f"the kind in the data ({body['kind']}) does not match the expected kind "
-                f"({resource_type.kind})"
-            )
-        if body.get("apiVersion", resource_type.api_version) != resource_type.api_version:
-            raise statuses.bad_request(
-                f"the API version in the data ({body['apiVersion']}) does not match the "
-                f"expected API version ({resource_type.api_version})"
-            )
-        metadata = body.get("metadata")
-        if metadata is not None and not isinstance(metadata, dict):
-            raise statuses.bad_request("metadata must be an object")
-        obj = copy.deepcopy(body)
-        metadata = obj.setdefault("metadata", {})
-        if url_name is not None and metadata.get("name", url_name) != url_name:
-            raise statuses.bad_request(
-                f"the name of the object ({metadata['name']}) does not match the name on the URL ({url_name})"
-            )
-        if resource_type.namespaced:
-            if metadata.get("namespace", target.namespace) != target.namespace:
-                raise statuses.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
-                )
-            metadata["namespace"] = target.namespace
-        else:
-            metadata.pop("namespace", None)
-        if resource_type.kind == "ConfigMap":
-            for key, value in (obj.get("data") or {}).items():
-                if not isinstance(value, str):
-                    raise statuses.bad_request(
-                        f"json: cannot unmarshal {type(value).__name__} into Go struct field "
-                        f"ConfigMap.data of type string (key {key!r})"
-                    )
-        obj["apiVersion"], obj["kind"] = resource_type.api_version, resource_type.kind
-        return obj
 
     def _cluster_ip(self) -> str:
         self._next_cluster_ip += 1
@@ -229,62 +154,11 @@ class Operations:
             if has_generation:
                 new["metadata"]["generation"] = 1
         elif "generation" in old["metadata"]:
-            changed = _spec_view(old, resource_type.has_status) != _spec_view(new, resource_type.has_status)
+            changed = preparing.spec_view(old, resource_type.has_status) != preparing.spec_view(
+                new, resource_type.has_status
+            )
             new["metadata"]["generation"] = old["metadata"]["generation"] + (1 if changed else 0)
         return warnings
-
-    def _new_object(self, target: Target, obj: dict[str, Any]) -> dict[str, Any]:
-        metadata = obj["metadata"]
-        if not metadata.get("name") and metadata.get("generateName"):
-            metadata["name"] = metadata["generateName"] + "".join(
-                secrets.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5)
-            )
-        if not metadata.get("name"):
-            raise statuses.invalid(
-                target.resource_type,
-                "",
-                [("metadata.name", "Required value: name or generateName is required")],
-            )
-        for server_field in ("resourceVersion", "generation", "managedFields", "deletionTimestamp", "uid"):
-            metadata.pop(server_field, None)
-        metadata["uid"] = str(uuid.uuid4())
-        metadata["creationTimestamp"] = now()
-        if target.resource_type.has_status:
-            obj.pop("status", None)
-            if target.resource_type.kind == "Pod":
-                obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
-            elif target.resource_type.kind == "Namespace":
-                obj["status"] = {"phase": "Active"}
-        return obj
-
-    def _updated_object(
-        self, target: Target, old: dict[str, Any], incoming: dict[str, Any]
-    ) -> dict[str, Any]:
-        if target.subresource == "status":
-            new = copy.deepcopy(old)
-            new.pop("status", None)
-            if "status" in incoming:
-                new["status"] = incoming["status"]
-            return new
-        new = incoming
-        for server_field in (
-            "uid",
-            "creationTimestamp",
-            "generation",
-            "managedFields",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "resourceVersion",
-        ):
-            if server_field in old["metadata"]:
-                new["metadata"][server_field] = copy.deepcopy(old["metadata"][server_field])
-            else:
-                new["metadata"].pop(server_field, None)
-        if target.resource_type.has_status:
-            new.pop("status", None)
-            if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
-        return new
 
     def _check_namespace(self, target: Target) -> None:
         if (
@@ -300,21 +174,21 @@ class Operations:
 
     def _store(self, target: Target, old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         if target.dry_run:
-            return present(target.resource_type, new)
+            return preparing.present(target.resource_type, new)
         if old is not None and new == old:
-            return present(target.resource_type, old)
+            return preparing.present(target.resource_type, old)
         store_key = target.resource_type.store_key
         stored = self.store.put(store_key, new)
         if "deletionTimestamp" in stored["metadata"] and not stored["metadata"].get("finalizers"):
             stored = self.store.remove(store_key, stored)
         elif target.resource_type.kind == "CustomResourceDefinition":
-            self._crd_changed(stored)
-        return present(target.resource_type, stored)
+            self.crds.changed(stored)
+        return preparing.present(target.resource_type, stored)
 
     # ----- writing
 
     def create(self, target: Target, body: Any, manager: str) -> tuple[dict[str, Any], list[str]]:
-        obj = self._new_object(target, self._decode(target, body, None))
+        obj = preparing.new_object(target, preparing.decode(target, body, None))
         target = Target(target.resource_type, target.namespace, obj["metadata"]["name"], "", target.query)
         with self.store.lock:
             warnings = self._finish(target.resource_type, None, obj)
@@ -322,7 +196,7 @@ class Operations:
             if self.store.get(target.resource_type.store_key, target.namespace, target.name) is not None:
                 raise statuses.already_exists(target.resource_type, target.name)
             fields.track_update(
-                None, obj, manager, target.resource_type.api_version, "", self._scope(target), now()
+                None, obj, manager, target.resource_type.api_version, "", self._scope(target), preparing.now()
             )
             return self._store(target, None, obj), warnings
 
@@ -332,11 +206,11 @@ class Operations:
         return "main" if target.resource_type.has_status else "all"
 
     def update(self, target: Target, body: Any, manager: str) -> tuple[dict[str, Any], list[str]]:
-        incoming = self._decode(target, body, target.name)
+        incoming = preparing.decode(target, body, target.name)
         with self.store.lock:
             old = self._existing(target)
             self._check_precondition(target, old, incoming)
-            new = self._updated_object(target, old, incoming)
+            new = preparing.updated_object(target, old, incoming)
             warnings = self._finish(target.resource_type, old, new)
             fields.track_update(
                 old,
@@ -345,7 +219,7 @@ class Operations:
                 target.resource_type.api_version,
                 target.subresource,
                 self._scope(target),
-                now(),
+                preparing.now(),
             )
             return self._store(target, old, new), warnings
 
@@ -362,7 +236,7 @@ class Operations:
             raise statuses.bad_request(f"error decoding patch: {error}") from error
         with self.store.lock:
             old = self._existing(target)
-            current = present(target.resource_type, copy.deepcopy(old))
+            current = preparing.present(target.resource_type, copy.deepcopy(old))
             if content_type == "application/json-patch+json":
                 patched = patching.json_patch(current, patch)
             elif not isinstance(patch, dict):
@@ -384,8 +258,8 @@ class Operations:
                 "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests"
             )
         force = target.query.get("force", "false") == "true"
-        body = _load_apply_body(raw)
-        applied = self._decode(target, body, target.name)
+        body = preparing.load_apply_body(raw)
+        applied = preparing.decode(target, body, target.name)
         if not body.get("kind") or not body.get("apiVersion"):
             raise statuses.bad_request(
                 "invalid object type: apiVersion and kind are required for apply requests"
@@ -412,9 +286,9 @@ class Operations:
                         **({"namespace": target.namespace} if resource_type.namespaced else {}),
                     },
                 }
-                result = applying.apply(live, applied, resource_type, manager, force, "", now())
+                result = applying.apply(live, applied, resource_type, manager, force, "", preparing.now())
                 managed = result["metadata"].get("managedFields")
-                new = self._new_object(target, result)
+                new = preparing.new_object(target, result)
                 if managed:
                     new["metadata"]["managedFields"] = managed
                 warnings = self._finish(resource_type, None, new)
@@ -422,16 +296,16 @@ class Operations:
                 return 201, self._store(target, None, new), warnings
             self._check_precondition(target, old, applied)
             result = applying.apply(
-                present(resource_type, copy.deepcopy(old)),
+                preparing.present(resource_type, copy.deepcopy(old)),
                 applied,
                 resource_type,
                 manager,
                 force,
                 target.subresource,
-                now(),
+                preparing.now(),
             )
             managed = result["metadata"].get("managedFields")
-            new = self._updated_object(target, old, result)
+            new = preparing.updated_object(target, old, result)
             new["metadata"].pop("managedFields", None)
             if managed:
                 new["metadata"]["managedFields"] = managed
@@ -449,81 +323,29 @@ class Operations:
             ) or preconditions.get("uid") not in (None, old["metadata"].get("uid")):
                 raise statuses.stale_conflict(resource_type, target.name)
             if target.dry_run:
-                return present(resource_type, old)
+                return preparing.present(resource_type, old)
             if old["metadata"].get("finalizers"):
                 if "deletionTimestamp" in old["metadata"]:
-                    return present(resource_type, old)
+                    return preparing.present(resource_type, old)
                 marked = copy.deepcopy(old)
-                marked["metadata"].update(deletionTimestamp=now(), deletionGracePeriodSeconds=0)
-                return present(resource_type, self.store.put(resource_type.store_key, marked))
+                marked["metadata"].update(deletionTimestamp=preparing.now(), deletionGracePeriodSeconds=0)
+                return preparing.present(resource_type, self.store.put(resource_type.store_key, marked))
             if resource_type.plural == "namespaces" and not resource_type.group:
                 for store_key in self.store.namespaces_in_use(target.name):
                     for obj in self.store.list_objects(store_key, target.name):
                         self.store.remove(store_key, obj)
             if resource_type.kind == "CustomResourceDefinition":
-                self._crd_removed(old)
+                self.crds.removed(old)
             final = self.store.remove(resource_type.store_key, old)
         if resource_type.plural == "namespaces" and not resource_type.group:
             final = {
                 **final,
                 "status": {"phase": "Terminating"},
-                "metadata": {**final["metadata"], "deletionTimestamp": now()},
+                "metadata": {**final["metadata"], "deletionTimestamp": preparing.now()},
             }
         if resource_type.custom or resource_type.plural in RETURNS_DELETED_OBJECT:
-            return present(resource_type, final)
+            return preparing.present(resource_type, final)
         details = {"name": target.name, "kind": resource_type.plural, "uid": old["metadata"].get("uid")}
         if resource_type.group:
             details["group"] = resource_type.group
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-
-    # ----- CRDs
-
-    def _crd_changed(self, crd: dict[str, Any]) -> None:
-        conditions = {
-            c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []
-        }
-        if conditions.get("Established") == "True":
-            self._serve(crd)
-            return
-        if self.crd_established_delay <= 0:
-            self._establish(crd["metadata"]["name"])
-            return
-        timer = threading.Timer(self.crd_established_delay, self._establish, (crd["metadata"]["name"],))
-        timer.daemon = True
-        self._timers.append(timer)
-        timer.start()
-
-    def _serve(self, crd: dict[str, Any]) -> None:
-        self.table.remove_group_resource(crd["spec"]["group"], crd["spec"]["names"]["plural"])
-        for resource_type in crds.served_types(crd):
-            self.table.add(resource_type)
-
-    def _establish(self, name: str) -> None:
-        with self.store.lock:
-            crd = self.store.get(("apiextensions.k8s.io", "customresourcedefinitions"), "", name)
-            if crd is None or "deletionTimestamp" in crd["metadata"]:
-                return
-            established = copy.deepcopy(crd)
-            established["status"] = crds.established_status(crd, now())
-            self._serve(established)
-            self.store.put(("apiextensions.k8s.io", "customresourcedefinitions"), established)
-
-    def _crd_removed(self, crd: dict[str, Any]) -> None:
-        group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
-        self.table.remove_group_resource(group, plural)
-        self.store.drop_resource((group, plural))
-
-
-def _load_apply_body(raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        import yaml  # an apply body may be YAML; the kubernetes client sends JSON, kubectl sends YAML
-
-        try:
-            body = yaml.load(raw, Loader=yaml.CSafeLoader)
-        except yaml.YAMLError as error:
-            raise statuses.bad_request(f"error decoding YAML: {error}") from error
-    if not isinstance(body, dict):
-        raise statuses.bad_request("the body of an apply request must be an object")
-    return body

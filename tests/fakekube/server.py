@@ -22,7 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 
 from tests.fakekube import routing, statuses, watching
-from tests.fakekube.operations import Operations, Target
+from tests.fakekube.operations import Operations
+from tests.fakekube.preparing import Target
 from tests.fakekube.resources import ResourceTable, ResourceType
 from tests.fakekube.statuses import ApiError
 from tests.fakekube.store import ObjectStore

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tests.fakekube import selecting, statuses
-from tests.fakekube.operations import Target, present
+from tests.fakekube.preparing import Target, present
 from tests.fakekube.store import ChangeEvent, ObjectStore, TooOld
 
 Emit = Callable[[dict[str, Any]], None]
