@@ -90,7 +90,6 @@ def rendered_repo(root: Path, objects: int) -> str:
 
 def bench_sync(objects: int) -> dict[str, Any]:
     server = FakeKubeServer()
-    server._http.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
     try:
         with tempfile.TemporaryDirectory(prefix="nova-agent-bench-") as scratch:
             root = Path(scratch)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,10 @@ MAX_FILE_BYTES: Final = 1024 * 1024
 
 
 class GitError(Exception):
-    """A git command failed; the message says what to check."""
+    """A git command failed; the message says what to check. Credentials in URLs are masked."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(scrub(message))
 
 
 class GitUnavailable(GitError):
@@ -80,6 +84,14 @@ def run_git(
             f"git {args[0]} failed: {message[-1] if message else 'exit ' + str(result.returncode)}"
         )
     return result
+
+
+_CREDENTIALS_IN_URL: Final = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+
+
+def scrub(text: str) -> str:
+    """``text`` with the ``user:token@`` part of any URL in it masked."""
+    return _CREDENTIALS_IN_URL.sub(r"\1***@", text)
 
 
 def redact(url: str) -> str:

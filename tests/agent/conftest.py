@@ -6,7 +6,7 @@ rendered repository over file://, and a factory for agents wired to both with a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,28 +17,9 @@ from nova_agent.kubeclient import ApiClientKube
 from nova_agent.running import Agent
 from nova_agent.settings import AgentSettings
 from tests.agent.gitrepos_helpers import RenderedRepo
-from tests.fakekube.fixtures import KubeTarget, kube  # noqa: F401
-from tests.fakekube.server import FakeKubeServer
+from tests.fakekube.fixtures import KubeTarget, fake_kube, kube  # noqa: F401
 
 AgentFactory = Callable[..., Agent]
-
-
-def quick_fake(**options: Any) -> FakeKubeServer:
-    """A fake API server answering without Nagle delays.
-
-    Its handler writes headers and body separately; without TCP_NODELAY each response waits ~40 ms for a
-    delayed ACK, which makes a 1,000-object sync take a minute. (Reported to the fake's owner.)
-    """
-    server = FakeKubeServer(**options)
-    server._http.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
-    return server
-
-
-@pytest.fixture
-def fake_kube() -> Iterator[FakeKubeServer]:
-    server = quick_fake()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -71,3 +71,38 @@ def test_two_agents_racing_on_the_status_branch_both_land(tmp_path: Path) -> Non
     assert not one.publish("status/c1.yaml", b"one: 1\n", "status c1", again)
     assert git(repo.remote, "rev-list", "--count", "nova-status") == "2"
     assert repo.show("main", "clusters/c1/x.yaml") == cm("x").strip()
+
+
+def test_signature_verification_with_an_ssh_allowed_signers_file(tmp_path: Path) -> None:
+    import subprocess
+
+    from nova_agent.gitrepos import GitError
+
+    key = tmp_path / "signing-key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f"nova-test@example.invalid {key.with_suffix('.pub').read_text()}")
+    repo = RenderedRepo(tmp_path)
+    unsigned = repo.commit({"a": "x"})
+    (repo.work / "b").write_text("y")
+    git(repo.work, "add", "-A")
+    git(
+        repo.work,
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        f"user.signingkey={key}",
+        "commit",
+        "-q",
+        "-S",
+        "-m",
+        "signed",
+    )
+    git(repo.work, "push", "-q", "origin", "HEAD:main")
+    signed = git(repo.work, "rev-parse", "HEAD")
+    cache = RepoCache(repo.url, tmp_path / "cache")
+    assert cache.fetch("main", "refs/nova/rendered") == signed
+    cache.verify_signature(signed, allowed)
+    git(cache.path, "fetch", "-q", repo.url, unsigned)
+    with pytest.raises(GitError, match="no valid signature"):
+        cache.verify_signature(unsigned, allowed)

@@ -107,3 +107,20 @@ def test_no_nodes_is_not_ready() -> None:
     assert (
         status["conditions"][0]["status"] == "False" and status["conditions"][0]["reason"] == "NoReadyNodes"
     )
+
+
+def test_the_schedulers_cluster_parser_accepts_the_report_without_problems() -> None:
+    from nova_gitops.api.clusters import parse_cluster
+    from nova_gitops.api.objects import Document
+    from nova_gitops.api.problems import Problem, SourceLocation
+
+    data = reports.dump_status(reports.build_status_document(observation(last_error="x"), T0))
+    problems: list[Problem] = []
+    cluster = parse_cluster(
+        Document(reports.load_status(data), SourceLocation("status/wlc-1.yaml", 1)), problems
+    )
+    assert problems == []
+    assert cluster is not None and cluster.name == "wlc-1" and cluster.ready is True
+    [node] = cluster.nodes
+    assert node.available["cpu"] == 3500 and node.taints[0].key == "gpu"
+    assert cluster.labels["nova.elotl.co/cluster.region"] == "eu-west-1"

@@ -21,10 +21,11 @@ from nova_agent.kubeports import Resource
 from nova_agent.resources import Body
 from nova_agent.running import EXIT_OBJECT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, Agent
 from nova_agent.settings import AgentSettings
-from tests.agent.conftest import AgentFactory, quick_fake
+from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, layout, widget, widget_crd
 from tests.fakekube.fixtures import KubeTarget, client_for
+from tests.fakekube.server import FakeKubeServer
 
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 
@@ -93,7 +94,7 @@ def test_killed_mid_apply_converges_next_pass(
 def test_custom_resources_wait_for_their_crd_and_injected_500_fails_one_object(
     rendered: RenderedRepo, tmp_path: Path
 ) -> None:
-    server = quick_fake(crd_established_delay=0.3)
+    server = FakeKubeServer(crd_established_delay=0.3)
     try:
         rendered.commit(
             layout(
@@ -120,7 +121,7 @@ def test_custom_resources_wait_for_their_crd_and_injected_500_fails_one_object(
 
 @pytest.mark.fake_only
 def test_two_agents_on_two_clusters_sync_report_and_prune(rendered: RenderedRepo, tmp_path: Path) -> None:
-    servers = {"c1": quick_fake(), "c2": quick_fake()}
+    servers = {"c1": FakeKubeServer(), "c2": FakeKubeServer()}
     try:
         for name, server in servers.items():
             server.add_node(f"{name}-node")
