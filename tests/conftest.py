@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest_plugins = ["tests.fakekube.fixtures"]
+
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Nova Test",
     "GIT_AUTHOR_EMAIL": "nova-test@example.invalid",

@@ -17,8 +17,8 @@ EXIT_STRICT_WARNINGS = 1
 @click.option(
     "--strict",
     is_flag=True,
-    help="Also fail (exit 1) on warnings: unknown fields, objects matched by several policies, "
-    "unschedulable objects.",
+    help="Also fail (exit 1) on warnings about the input: unknown fields, objects matched by several "
+    "policies, unscheduled objects. Capacity warnings never fail it: they change by the hour.",
 )
 @click.pass_context
 def validate_command(context: click.Context, source: Path, clusters_path: Path | None, strict: bool) -> None:
@@ -43,11 +43,12 @@ def validate_command(context: click.Context, source: Path, clusters_path: Path |
         for entry in plan.unscheduled:
             click.echo(f"warning: {entry.key} is not scheduled: {entry.reason}", err=True)
         count = len(source_set.warnings) + len(plan.warnings) + len(plan.unscheduled)
+        strict_failures = len(source_set.warnings) + len(plan.policy_overlaps) + len(plan.unscheduled)
         click.echo(
             f"{source}: valid: {len(source_set.policies)} policies, {len(source_set.clusters)} clusters, "
             f"{len(source_set.workloads)} objects; {len(plan.groups)} groups, "
             f"{len(plan.unscheduled)} unscheduled, {count} warnings"
         )
-        return EXIT_STRICT_WARNINGS if strict and count else 0
+        return EXIT_STRICT_WARNINGS if strict and strict_failures else 0
 
     options.finish(context, action)

@@ -92,13 +92,18 @@ def _domains(
 def _capacity_warnings(objects: Sequence[ObjectPlan], ledger: Ledger, clusters: Sequence[str]) -> list[str]:
     """Consume each cluster's share of the group's pods; warn where a share does not fit."""
     warnings = []
+    cache: dict[tuple[int, int | None], tuple[demand.PodDemand, ...]] = {}
+
+    def pods_of(index: int, replicas: int | None) -> tuple[demand.PodDemand, ...]:
+        found = cache.get((index, replicas))
+        if found is None:
+            found = cache[index, replicas] = demand.pod_demands(objects[index].manifest.body, replicas)
+        return found
+
+    copies = [{copy.cluster: copy.replicas for copy in plan.copies} for plan in objects]
     for cluster in clusters:
-        pods: list[demand.PodDemand] = []
-        replicas = 0
-        for plan in objects:
-            copy = next(copy for copy in plan.copies if copy.cluster == cluster)
-            pods += demand.pod_demands(plan.manifest.body, copy.replicas)
-            replicas += sum(pod.count for pod in demand.pod_demands(plan.manifest.body, copy.replicas))
+        pods = [pod for index in range(len(objects)) for pod in pods_of(index, copies[index][cluster])]
+        replicas = sum(pod.count for pod in pods)
         need = demand.total_requests(pods)
         free = dict(ledger.free(cluster))
         shortfall = ledger.consume_regardless(cluster, pods, need)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 from nova_gitops.api import quantities
 from nova_gitops.api.clusters import Cluster
@@ -21,6 +20,7 @@ from nova_gitops.scheduling.candidates import Candidates
 from nova_gitops.scheduling.demand import PodDemand
 
 DEFAULT_SCORED_RESOURCES = ("cpu", "memory")
+SCORE_SCALE = 10**12
 
 
 class Ledger:
@@ -78,16 +78,19 @@ class Ledger:
         self._add(cluster, need)
         return fit.shortfall
 
-    def score(self, cluster: str, need: Mapping[str, int]) -> Fraction:
-        """The minimum, over the resources asked for, of the fraction left free after placing ``need``."""
+    def score(self, cluster: str, need: Mapping[str, int]) -> int:
+        """The minimum, over the resources asked for, of the fraction left free after placing ``need``,
+        in units of 1/SCORE_SCALE (exact integer arithmetic: the same order on every machine)."""
         allocatable = self.allocatable[cluster]
         free = self._free[cluster]
-        fractions = [
-            Fraction(free.get(resource, 0) - need.get(resource, 0), allocatable[resource])
-            for resource in (tuple(need) or DEFAULT_SCORED_RESOURCES)
-            if allocatable.get(resource, 0) > 0
-        ]
-        return min(fractions, default=Fraction(0))
+        return min(
+            (
+                (free.get(resource, 0) - need.get(resource, 0)) * SCORE_SCALE // allocatable[resource]
+                for resource in (need or DEFAULT_SCORED_RESOURCES)
+                if allocatable.get(resource, 0) > 0
+            ),
+            default=0,
+        )
 
     def _add(self, cluster: str, need: Mapping[str, int]) -> None:
         free, placed = self._free[cluster], self.placed[cluster]
@@ -141,11 +144,12 @@ def place_single(
     if sticky is not None and not failback:
         order.extend(cluster for cluster in clusters if cluster.name == sticky)
     for tier in candidates.tiers:
-        ranked = sorted(tier, key=lambda cluster: (-ledger.score(cluster.name, need), cluster.name))
-        ranked.sort(
-            key=lambda cluster: cluster.name != sticky
-        )  # stable: the sticky cluster first in its tier
-        order.extend(cluster for cluster in ranked if cluster not in order)
+        # the sticky cluster first in its tier, then the most free capacity left, then the name
+        ranked = sorted(
+            tier,
+            key=lambda cluster: (cluster.name != sticky, -ledger.score(cluster.name, need), cluster.name),
+        )
+        order.extend(cluster for cluster in ranked if failback or cluster.name != sticky)
 
     for cluster in order:
         if cluster.name in avoid:

@@ -74,6 +74,7 @@ def plan(
     clusters = sorted(source.clusters, key=lambda cluster: cluster.name)
     warnings: list[str] = []  # the source's own warnings carry file names: the CLI prints them, renders don't
     unscheduled: list[Unscheduled] = []
+    overlaps: list[str] = []
 
     by_policy: dict[str, list[Manifest]] = {}
     annotated: list[tuple[Manifest, intents.Pin | intents.SpreadOnto]] = []
@@ -84,7 +85,7 @@ def plan(
             continue
         found = matching.match(manifest, policies, source.namespace_labels)
         if found.overlap_warning:
-            warnings.append(found.overlap_warning)
+            overlaps.append(found.overlap_warning)
         if found.policy is None:
             unscheduled.append(Unscheduled(manifest.key, manifest.api_version, None, NO_POLICY))
         else:
@@ -116,6 +117,7 @@ def plan(
             return (0, item.group.name)
         return (1 if len(previous.groups.get(item.group.name, ())) == 1 else 2, item.group.name)
 
+    warnings += overlaps
     groups: list[GroupPlan] = []
     for item in sorted(work, key=stage):
         group_plan = _place(
@@ -157,6 +159,7 @@ def plan(
         clusters=usage,
         warnings=tuple(warnings),
         settings=settings,
+        policy_overlaps=tuple(overlaps),
     )
 
 

@@ -94,6 +94,7 @@ class Plan:
     clusters: tuple[ClusterUsage, ...]  # sorted by name
     warnings: tuple[str, ...]
     settings: PlanSettings = field(default_factory=PlanSettings)
+    policy_overlaps: tuple[str, ...] = ()  # also in warnings; kept apart for ``validate --strict``
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,16 +45,19 @@ def yaml_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def read_source(root: Path) -> SourceFiles:
-    """Read and parse every YAML file below ``root``. Raises UserError when ``root`` does not exist."""
+def read_source(root: Path, prefix: str = "") -> SourceFiles:
+    """Read and parse every YAML file below ``root``; file names in problems are ``prefix`` + the path
+    relative to ``root`` (a prefix keeps two directories' files apart). Raises UserError when ``root``
+    does not exist."""
     if not root.exists():
         raise UserError(f"source {root} does not exist: give a directory of YAML manifests")
     base = root.parent if root.is_file() else root
     documents: list[Document] = []
     texts: dict[str, str] = {}
     problems: list[Problem] = []
-    for name in yaml_files(root):
-        path = base / name
+    for relative in yaml_files(root):
+        path = base / relative
+        name = prefix + relative
         try:
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, errors
+from nova_gitops.api.problems import Problem, SourceLocation, errors
 from nova_gitops.errors import InputError, UserError
 from nova_gitops.publishing import directories
 from nova_gitops.rendering import renders, reports
@@ -45,7 +45,7 @@ def load_source(root: Path, clusters_path: Path | None = None) -> inputs.SourceS
     texts: Mapping[str, str] = files.texts
     problems: list[Problem] = list(files.problems)
     if clusters_path is not None:
-        reports = directory.read_source(clusters_path)
+        reports = directory.read_source(clusters_path, prefix=f"{clusters_path.name}/")
         problems += reports.problems
         clusters = [document for document in reports.documents if _is_cluster(document)]
         reported = {_name(document) for document in clusters}
@@ -57,7 +57,8 @@ def load_source(root: Path, clusters_path: Path | None = None) -> inputs.SourceS
             inputs.build_source_set(documents, texts=texts)
         except InputError as more:
             problems += more.problems
-        raise InputError(sorted(set(problems)))
+        unique = dict.fromkeys(problems)
+        raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
     return inputs.build_source_set(documents, texts=texts)
 
 
@@ -80,7 +81,13 @@ def render_source(
 ) -> RenderedTree:
     """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory."""
     source_set = load_source(root, clusters_path)
-    return renders.render(plan_source(source_set, previous=previous, settings=settings), source)
+    plan = plan_source(source_set, previous=previous, settings=settings)
+    return renders.render(plan, source, policy_locations=policy_locations(source_set))
+
+
+def policy_locations(source_set: inputs.SourceSet) -> dict[str, SourceLocation]:
+    """Where each policy is defined, so render problems can point at the policy as well as the object."""
+    return {policy.name: policy.location for policy in source_set.policies}
 
 
 PLACEMENT_FILE = "placement.yaml"
@@ -131,7 +138,9 @@ def render_to_directory(
     if use_previous:
         before = previous_from_directory(previous if previous is not None else output)
     tree = renders.render(
-        plan_source(source_set, previous=before, settings=settings), local_source_info(root, source_name)
+        plan_source(source_set, previous=before, settings=settings),
+        local_source_info(root, source_name),
+        policy_locations=policy_locations(source_set),
     )
     stats = directories.write_tree(output, tree.files)
     return DirectoryRender(tree, stats, source_set.warnings)

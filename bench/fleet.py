@@ -1,0 +1,192 @@
+"""The reference fleet of the benchmarks: N clusters and M workloads (Deployment + Service + ConfigMap each)
+under policies that mix single placement, groups, Divide over 2–4 clusters and Duplicate over all clusters.
+
+At the reference size (100 clusters, 2,000 workloads) about 100,000 objects are rendered. Deterministic for
+a given seed, so two runs measure the same work.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import yaml
+
+REGIONS = ("us-east-1", "us-west-2", "eu-west-1", "ap-south-1")
+PROVIDERS = ("aws", "gce", "azure")
+NAMESPACES = 20
+# Shares of workloads by placement style; Duplicate is what multiplies the rendered object count.
+STYLES = (("single", 40), ("grouped", 25), ("divide", 20), ("duplicate", 15))
+
+
+def _dump_all(path: Path, documents: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.dump_all(documents, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
+
+
+def _cluster(index: int) -> dict[str, object]:
+    name = f"wlc-{index:03d}"
+    nodes = {f"{name}-node-{n}": {"cpu": "32", "memory": "128Gi", "pods": "110"} for n in range(8)}
+    return {
+        "apiVersion": "cluster.elotl.co/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name, "labels": {"spread-set": f"set-{index // 4:02d}", "fleet": "reference"}},
+        "spec": {
+            "name": name,
+            "provider": PROVIDERS[index % len(PROVIDERS)],
+            "region": REGIONS[index % len(REGIONS)],
+            "zone": f"{REGIONS[index % len(REGIONS)]}{'abc'[index % 3]}",
+            "kubernetesversion": "1.32",
+        },
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "capacityResources": nodes,
+            "availableResources": nodes,
+            "autoscaled": index % 10 == 0,
+        },
+    }
+
+
+def _policies(clusters: int) -> list[dict[str, object]]:
+    policies: list[dict[str, object]] = [
+        {
+            "name": "single",
+            "spec": {"resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "single"}}]}},
+        },
+        {
+            "name": "grouped",
+            "spec": {
+                "groupBy": {"labelKey": "app-group"},
+                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "grouped"}}]},
+            },
+        },
+        {
+            "name": "duplicate",
+            "spec": {
+                "groupBy": {"labelKey": "app"},
+                "spreadConstraints": {
+                    "spreadMode": "Duplicate",
+                    "topologyKey": "kubernetes.io/metadata.name",
+                },
+                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "duplicate"}}]},
+            },
+        },
+    ]
+    for set_index in range((clusters + 3) // 4):
+        members = [
+            f"wlc-{i:03d}" for i in range(set_index * 4, min(clusters, set_index * 4 + 2 + set_index % 3))
+        ]
+        weights = [100 // len(members)] * len(members)
+        weights[0] += 100 - sum(weights)
+        policies.append(
+            {
+                "name": f"divide-set-{set_index:02d}",
+                "spec": {
+                    "clusterSelector": {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": members}
+                        ]
+                    },
+                    "groupBy": {"labelKey": "app"},
+                    "spreadConstraints": {
+                        "spreadMode": "Divide",
+                        "topologyKey": "kubernetes.io/metadata.name",
+                        "percentageSplit": [
+                            {"topologyValue": member, "percentage": weight}
+                            for member, weight in zip(members, weights, strict=True)
+                        ],
+                    },
+                    "resourceSelectors": {
+                        "labelSelectors": [
+                            {"matchLabels": {"style": "divide", "spread-set": f"set-{set_index:02d}"}}
+                        ]
+                    },
+                },
+            }
+        )
+    return [
+        {
+            "apiVersion": "policy.elotl.co/v1alpha1",
+            "kind": "SchedulePolicy",
+            "metadata": {"name": p["name"]},
+            "spec": p["spec"],
+        }
+        for p in policies
+    ]
+
+
+def _workload(index: int, style: str, spread_set: int, rng: random.Random) -> list[dict[str, object]]:
+    name = f"svc-{index:05d}"
+    namespace = f"team-{index % NAMESPACES:02d}"
+    labels = {
+        "app": name,
+        "style": style,
+        "app-group": f"group-{index // 5:04d}",
+        "spread-set": f"set-{spread_set:02d}",
+    }
+    replicas = rng.randint(2, 6)
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name, "version": "v1"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": f"registry.example.com/team/{name}:1.{index % 17}.0",
+                            "ports": [{"containerPort": 8080, "name": "http"}],
+                            "env": [
+                                {"name": "LOG_LEVEL", "value": "info"},
+                                {"name": "SERVICE", "value": name},
+                            ],
+                            "resources": {
+                                "requests": {"cpu": f"{rng.choice((50, 100, 200))}m", "memory": "128Mi"},
+                                "limits": {"cpu": "1", "memory": "512Mi"},
+                            },
+                            "readinessProbe": {
+                                "httpGet": {"path": "/healthz", "port": "http"},
+                                "periodSeconds": 10,
+                            },
+                        }
+                    ]
+                },
+            },
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"selector": {"app": name}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]},
+    }
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{name}-config", "namespace": namespace, "labels": labels},
+        "data": {"settings.yaml": f"service: {name}\nreplicas: {replicas}\nfeatures:\n  cache: true\n"},
+    }
+    return [deployment, service, config]
+
+
+def generate_fleet(root: Path, clusters: int = 100, workloads: int = 2000, seed: int = 0) -> None:
+    """Write a source directory for the reference fleet into ``root``."""
+    rng = random.Random(seed)
+    _dump_all(root / "clusters.yaml", [_cluster(index) for index in range(clusters)])
+    _dump_all(root / "policies.yaml", _policies(clusters))
+    _dump_all(
+        root / "namespaces.yaml",
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{n:02d}"}}
+            for n in range(NAMESPACES)
+        ],
+    )
+    styles = [style for style, share in STYLES for _ in range(share)]
+    sets = (clusters + 3) // 4
+    for index in range(workloads):
+        documents = _workload(index, styles[index % len(styles)], index % sets, rng)
+        _dump_all(root / "workloads" / f"team-{index % NAMESPACES:02d}" / f"svc-{index:05d}.yaml", documents)
