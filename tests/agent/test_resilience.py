@@ -2,7 +2,8 @@
 backs off (growing delays); an agent killed mid-apply converges on the next pass and still prunes what it had
 applied before the kill; custom resources wait for their CRD to be Established; the API server's injected 500s
 fail one object, not the pass; two agents on two fake clusters sync one rendered repo, report, and prune after
-a change; ``nova-agent sync`` via the CLI with --kubeconfig/--context."""
+a change; ``nova-agent sync`` via the CLI with --kubeconfig/--context; ``run`` sleeps the interval between
+passes until stopped; --dry-run persists nothing (server-side dryRun=All, no inventory, no report push)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from nova_agent.resources import Body
 from nova_agent.running import EXIT_OBJECT_FAILURES, EXIT_OK, EXIT_UNREACHABLE, Agent
 from nova_agent.settings import AgentSettings
 from tests.agent.conftest import AgentFactory
-from tests.agent.gitrepos_helpers import RenderedRepo
+from tests.agent.gitrepos_helpers import RenderedRepo, git
 from tests.agent.manifests import configmap, layout, widget, widget_crd
 from tests.fakekube.fixtures import KubeTarget, client_for
 from tests.fakekube.server import FakeKubeServer
@@ -174,3 +175,25 @@ def test_cli_sync_uses_the_kubeconfig_and_says_what_happened(
         cli.main, ["sync", "--cluster", "c1", "--repo", rendered.url, "--interval", "soon"]
     )
     assert bad.exit_code == 2 and "not a duration" in bad.output
+
+
+def test_run_loops_at_the_interval_until_stopped(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    rendered.commit(layout("c1", configmap("c1", kube.namespace, "a")))
+    clock = FakeClock(stop_after_sleeps=3)
+    agent = make_agent(clock=clock, interval=15.0, report_enabled=False)
+    assert agent.run() == EXIT_OK
+    assert clock.sleeps == [15.0, 15.0, 15.0]
+
+
+def test_dry_run_persists_nothing(kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory) -> None:
+    ns = kube.namespace
+    rendered.commit(layout("c1", configmap("c1", ns, "a"), configmap("c1", ns, "b")))
+    outcome = make_agent(dry_run=True).pass_once()
+    assert outcome.exit_code == EXIT_OK, outcome.message
+    assert outcome.sync is not None and len(outcome.sync.applied) == 2 and not outcome.report_pushed
+    assert ApiClientKube(kube.api_client).get(CONFIGMAPS, ns, "a") is None
+    assert git(rendered.remote, "branch", "--list", "nova-status") == ""
+    if kube.fake is not None:
+        assert all(r.query.get("dryRun") == "All" for r in kube.fake.write_requests())
