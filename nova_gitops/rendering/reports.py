@@ -86,6 +86,7 @@ def parse_previous(text: str) -> PreviousPlacement:
     if not isinstance(groups, list):
         raise ValueError("previous placement.yaml: groups must be a list")
     decided: dict[str, tuple[str, ...]] = {}
+    reasons: dict[str, str] = {}
     for index, entry in enumerate(groups):
         where = f"previous placement.yaml: groups[{index}]"
         if not isinstance(entry, dict):
@@ -100,7 +101,9 @@ def parse_previous(text: str) -> PreviousPlacement:
         if name in decided:
             raise ValueError(f"{where}: group {name!r} is listed twice")
         decided[name] = tuple(clusters)
-    return PreviousPlacement(groups=decided)
+        if isinstance(entry.get("reason"), str):
+            reasons[name] = entry["reason"]
+    return PreviousPlacement(groups=decided, reasons=reasons)
 
 
 def effective_replicas(object_plan: ObjectPlan) -> dict[str, int]:

@@ -160,12 +160,7 @@ def place_single(
             lines.append(f"Cluster {cluster.name} skipped, does not have enough resources: {fit.shortfall};")
             continue
         ledger.commit(cluster.name, fit, need)
-        if cluster.name == sticky:
-            lines.append(f"Kept cluster {cluster.name} because it still has enough resources;")
-        elif previous is not None and previous != cluster.name:
-            lines.append(f"Picked cluster {cluster.name} because it has enough resources (was {previous});")
-        else:
-            lines.append(f"Picked cluster {cluster.name} because it has enough resources;")
+        lines.append(f"Picked cluster {cluster.name} because it has enough resources;")
         return Decision(cluster.name, " ".join(lines))
 
     for cluster in clusters:

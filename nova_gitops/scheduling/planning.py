@@ -310,7 +310,10 @@ def _place(
         avoid=avoid,
         failback=failback,
     )
-    return _single(item, decision.cluster, decision.reason, decision.warnings, status)
+    reason = decision.reason
+    if before == (decision.cluster,) and item.group.name in previous.reasons:
+        reason = previous.reasons[item.group.name]  # it stays: the decision that put it there still holds
+    return _single(item, decision.cluster, reason, decision.warnings, status)
 
 
 def _follow_namespaces(

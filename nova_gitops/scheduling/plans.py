@@ -99,9 +99,13 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class PreviousPlacement:
-    """What the previous render decided, for stickiness: group name → clusters, and the mode it had."""
+    """What the previous render decided, for stickiness: group name → clusters, and the reason given.
+
+    A group that stays where it was keeps the reason of the decision that put it there, so re-rendering
+    unchanged inputs gives unchanged bytes (and the controller makes no commit)."""
 
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    reasons: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def empty(cls) -> PreviousPlacement:

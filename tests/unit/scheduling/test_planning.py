@@ -14,8 +14,19 @@ from __future__ import annotations
 
 import hashlib
 
-from nova_gitops.scheduling.plans import PlanSettings
-from tests.builders import cluster, config_map, deployment, group_of, namespace, placed_on, plan, policy
+from nova_gitops.scheduling import planning
+from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+from tests.builders import (
+    cluster,
+    config_map,
+    deployment,
+    group_of,
+    namespace,
+    placed_on,
+    plan,
+    policy,
+    source_set,
+)
 
 
 def test_object_in_selected_namespace_matches_by_implied_name_label() -> None:
@@ -251,7 +262,22 @@ def test_previous_placement_is_sticky_while_it_fits() -> None:
     name = group_of(first, "web").name
     sticky = plan(*documents, previous={name: ("a",)})
     assert placed_on(sticky, "web") == {"a": None}
-    assert "Kept cluster a" in group_of(sticky, "web").reason
+    assert "Picked cluster a because it has enough resources;" in group_of(sticky, "web").reason
+
+
+def test_a_group_that_stays_keeps_the_reason_that_placed_it() -> None:
+    documents = (cluster("a", cpu="2"), cluster("b", cpu="8"), policy("p"), deployment("web"))
+    name = group_of(plan(*documents), "web").name
+    kept = planning.plan(
+        source_set(*documents),
+        previous=PreviousPlacement({name: ("b",)}, {name: "the reason of the earlier render;"}),
+    )
+    assert group_of(kept, "web").reason == "the reason of the earlier render;"
+    moved = planning.plan(
+        source_set(*documents),
+        previous=PreviousPlacement({name: ("gone",)}, {name: "the reason of the earlier render;"}),
+    )
+    assert group_of(moved, "web").reason.endswith("Picked cluster b because it has enough resources;")
 
 
 def test_a_group_that_spilled_fails_back_when_the_higher_tier_fits_again() -> None:
