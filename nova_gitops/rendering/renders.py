@@ -21,9 +21,8 @@ Every cluster the plan knows gets a directory with a ``kustomization.yaml``, eve
 
 from __future__ import annotations
 
-import gc
+import functools
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,28 +81,25 @@ def render(
     failures, paths that cannot be files), each at the object's file:line; ``policy_locations`` (policy
     name → where it is defined) lets messages point at the policy too."""
     problems = _Problems(policy_locations or {})
-    with _collector_paused():
-        entries: dict[str, list[_Entry]] = {usage.cluster: [] for usage in plan.clusters}
-        for group in sorted(plan.groups, key=lambda group: group.name):
-            policy = manifests.placed_by(group)
-            for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
-                target = _Target.of(object_plan.manifest, False, problems)
-                if target is None:
-                    continue
-                for cluster, content in _render_copies(object_plan, group, policy, plan.settings, problems):
-                    entries.setdefault(cluster, []).append((target, content))
-        targets: dict[int, _Target | None] = {}
-        for cluster, manifest, content in _render_namespaces(
-            plan.followed_namespaces, plan.settings, problems
-        ):
-            if id(manifest) not in targets:
-                targets[id(manifest)] = _Target.of(manifest, True, problems)
-            followed = targets[id(manifest)]
-            if followed is not None:
-                entries.setdefault(cluster, []).append((followed, content))
-        files: dict[str, bytes] = {}
-        for cluster in sorted(entries):
-            files.update(render_cluster_files(cluster, entries[cluster], problems))
+    entries: dict[str, list[_Entry]] = {usage.cluster: [] for usage in plan.clusters}
+    for group in sorted(plan.groups, key=lambda group: group.name):
+        policy = manifests.placed_by(group)
+        for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
+            target = _Target.of(object_plan.manifest, False, problems)
+            if target is None:
+                continue
+            for cluster, content in _render_copies(object_plan, group, policy, plan.settings, problems):
+                entries.setdefault(cluster, []).append((target, content))
+    targets: dict[int, _Target | None] = {}
+    for cluster, manifest, content in _render_namespaces(plan.followed_namespaces, plan.settings, problems):
+        if id(manifest) not in targets:
+            targets[id(manifest)] = _Target.of(manifest, True, problems)
+        followed = targets[id(manifest)]
+        if followed is not None:
+            entries.setdefault(cluster, []).append((followed, content))
+    files: dict[str, bytes] = {}
+    for cluster in sorted(entries):
+        files.update(_cluster_files(cluster, entries[cluster], problems))
     problems.raise_if_any()
     files[PLACEMENT_YAML] = emitting.dump(reports.placement_document(plan, source)).encode()
     files[PLACEMENT_MD] = reports.placement_markdown(plan, source).encode()
@@ -111,7 +107,7 @@ def render(
     return RenderedTree(files=dict(sorted(files.items())), plan=plan)
 
 
-def render_cluster_files(cluster: str, entries: Sequence[_Entry], problems: _Problems) -> dict[str, bytes]:
+def _cluster_files(cluster: str, entries: Sequence[_Entry], problems: _Problems) -> dict[str, bytes]:
     """The files of one cluster directory: one per object, and the kustomization listing them."""
     try:
         prefix = f"{layout.cluster_dir(cluster)}/"
@@ -244,15 +240,10 @@ def _splice(parts: tuple[bytes, ...], cluster: str) -> bytes:
     return parts[0] + _cluster_text(cluster) + parts[1]
 
 
-_SCALARS: dict[str, bytes] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _cluster_text(cluster: str) -> bytes:
     """The cluster name as the emitter writes it as a value (quoted when YAML needs it)."""
-    text = _SCALARS.get(cluster)
-    if text is None:
-        text = _SCALARS[cluster] = emitting.scalar(cluster).encode()
-    return text
+    return emitting.scalar(cluster).encode()
 
 
 def _sentinel_text() -> str:
@@ -300,16 +291,3 @@ class _Problems:
 
 def _problem_order(problem: Problem) -> tuple[str, int, str, str]:
     return (problem.location.file, problem.location.line, problem.message, problem.field or "")
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a render allocates ~10⁶ containers and no cycles, and collections
-    triggered by allocation counts dominate bulk copies (DESIGN §11)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
