@@ -282,13 +282,19 @@ def _updated(body: Body, path: tuple[str, ...], update: Callable[[dict[str, Any]
     current = top
     for depth, key in enumerate(path):
         child = current.get(key)
-        if child is None:
+        if isinstance(child, dict):
+            current[key] = child = dict(child)
+        elif child is None:
             child = {}
-        elif isinstance(child, dict):
-            child = dict(child)
+            if key == "metadata" and key not in current:  # a created pod-template metadata reads best first
+                rest = dict(current)
+                current.clear()
+                current[key] = child
+                current.update(rest)
+            else:
+                current[key] = child
         else:
             raise _NotAMapping(path[: depth + 1])
-        current[key] = child
         current = child
     update(current)
     return top

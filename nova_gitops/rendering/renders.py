@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nova_gitops import errors
+from nova_gitops.api import labels
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import Problem, SourceLocation
@@ -91,7 +92,10 @@ def render(
             for cluster, content in _render_copies(object_plan, group, policy, plan.settings, problems):
                 entries.setdefault(cluster, []).append((target, content))
     targets: dict[int, _Target | None] = {}
-    for cluster, manifest, content in _render_namespaces(plan.followed_namespaces, plan.settings, problems):
+    placers = {group.name: manifests.placed_by(group) for group in plan.groups}
+    for cluster, manifest, content in _render_namespaces(
+        plan.followed_namespaces, placers, plan.settings, problems
+    ):
         if id(manifest) not in targets:
             targets[id(manifest)] = _Target.of(manifest, True, problems)
         followed = targets[id(manifest)]
@@ -179,19 +183,22 @@ def _render_copies(
 
 
 def _render_namespaces(
-    followed: Sequence[FollowedNamespace], settings: PlanSettings, problems: _Problems
+    followed: Sequence[FollowedNamespace],
+    placers: Mapping[str, str],
+    settings: PlanSettings,
+    problems: _Problems,
 ) -> Iterator[tuple[str, Manifest, bytes]]:
-    """(cluster, manifest, bytes) of each followed Namespace, emitting each distinct one once."""
+    """(cluster, manifest, bytes) of each followed Namespace, emitting each distinct one once. A namespace
+    pulled in by an annotation-placed group (no policy) is annotated with that annotation, as its objects."""
     variants: dict[tuple[Any, ...], tuple[Manifest, _Variant]] = {}
     for item in sorted(followed, key=lambda item: (item.cluster, item.manifest.key, item.group)):
         manifest = item.manifest
-        key = (manifest.key, item.group, item.policy, _overrides_key(item.overrides))
+        policy = item.policy or placers.get(item.group, labels.CLUSTER_PIN)
+        key = (manifest.key, item.group, policy, _overrides_key(item.overrides))
         cached = variants.get(key)
         if cached is None or not (cached[0].body is manifest.body or cached[0].body == manifest.body):
             try:
-                base = manifests.prepare(
-                    manifest, manifests.SENTINEL_CLUSTER, item.group, item.policy, settings
-                )
+                base = manifests.prepare(manifest, manifests.SENTINEL_CLUSTER, item.group, policy, settings)
                 variant = _Variant.emit(manifest, base, None, None, item.overrides)
             except manifests.ObjectRenderError as error:
                 variant = _Variant(None, error)
@@ -202,7 +209,7 @@ def _render_namespaces(
         elif variant.parts is not None:
             yield item.cluster, manifest, _splice(variant.parts, item.cluster)
         else:
-            body = manifests.prepare(manifest, item.cluster, item.group, item.policy, settings)
+            body = manifests.prepare(manifest, item.cluster, item.group, policy, settings)
             body = manifests.customize(manifest, body, None, None, item.overrides)
             yield item.cluster, manifest, emitting.dump(body).encode()
 

@@ -271,7 +271,10 @@ def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan]) -> list[str]:
     for usage in usages:
         cells = [f"`{usage.cluster}`", str(group_counts.get(usage.cluster, 0))]
         for name in resources:
-            allocatable = usage.allocatable.get(name, 0)
+            if name not in usage.allocatable:
+                cells.append("—")
+                continue
+            allocatable = usage.allocatable[name]
             available = usage.available.get(name, 0)
             placed = usage.placed.get(name, 0)
             used = allocatable - available + placed

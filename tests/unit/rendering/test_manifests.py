@@ -327,3 +327,8 @@ def test_the_source_body_is_never_mutated() -> None:
 )
 def test_source_replicas(body: dict[str, Any], expected: int | None) -> None:
     assert manifests.source_replicas(manifest(body)) == expected
+
+
+def test_a_created_pod_template_metadata_comes_before_the_spec() -> None:
+    rendered = render(job(3))
+    assert list(rendered["spec"]["template"]) == ["metadata", "spec"]

@@ -362,3 +362,21 @@ def test_unsafe_names_are_input_errors_not_escapes() -> None:
     group = make_group("p-1", ("c1",), ObjectPlan(evil, (ClusterCopy("c1"),)))
     with pytest.raises(errors.InputError, match="cannot be part of a file path"):
         renders.render(Plan((group,), (), (), usages("c1"), ()), SOURCE)
+
+
+def test_a_namespace_followed_from_an_annotation_placed_group_names_the_annotation() -> None:
+    pinned = deployment("admin")
+    pinned["metadata"]["annotations"] = {"nova.elotl.co/cluster": "c1"}
+    group = make_group(
+        "annotation-1", ("c1",), ObjectPlan(manifest(pinned), (ClusterCopy("c1"),)), policy=None
+    )
+    plan = Plan(
+        (group,), (), (FollowedNamespace(namespace("shop"), "c1", "annotation-1", None),), usages("c1"), ()
+    )
+    loaded = yaml.load(
+        renders.render(plan, SOURCE).files["clusters/c1/_cluster/namespace-shop.yaml"], yaml.CSafeLoader
+    )
+    assert loaded["metadata"]["annotations"] == {
+        "nova.elotl.co/matching-policy": "nova.elotl.co/cluster",
+        "nova.elotl.co/schedule-group": "annotation-1",
+    }

@@ -223,6 +223,7 @@ def test_markdown_matrix_for_few_clusters() -> None:
     assert "| `demo-bbbbbbbb` | demo | divide | scheduled | 3 | 4 |" in text
     assert "| `demo-aaaaaaaa` | demo | single | scheduled | ✓ |  |" in text
     assert "| `wlc-2` | 1 | 1500m / 2500m | 2Gi / 6Gi |" in text
+    assert "| `wlc-1` | 2 | 0 / 2 | — |" in text  # no memory reported: a dash, not a zero
     assert "- demo and other both match Deployment.apps/shop/web" in text
     assert "Cluster wlc-1 skipped \\| too small" in text  # a pipe cannot break the table
     assert "no SchedulePolicy matches" in text
