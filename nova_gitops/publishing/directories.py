@@ -23,6 +23,7 @@ import errno
 import os
 import shutil
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -37,6 +38,7 @@ WRITE_ONLY_FILES: Final = frozenset({"README.md"})
 MARKER_FILE: Final = "placement.yaml"
 """A directory holding this file is taken for a previous render."""
 _TEMP_SUFFIX: Final = ".nova-tmp"
+WRITER_THREADS: Final = 16
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _BINARY: Final = getattr(os, "O_BINARY", 0)
 _READ_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | _BINARY
@@ -155,19 +157,23 @@ def _apply(
         for name in [name for name in existing if name.startswith(f"{relative}/")]:
             del existing[name]
         directories = [d for d in directories if d != relative and not d.startswith(f"{relative}/")]
-    written = unchanged = 0
-    made: set[str] = set()
-    for relative, data in files.items():
+    for directory in sorted(needed_dirs):
+        os.makedirs(f"{root}/{directory}", exist_ok=True)
+
+    def sync_one(item: tuple[str, bytes]) -> bool:
+        """Write one file unless its bytes are already there; True when written."""
+        relative, data = item
         path = f"{root}/{relative}"
         if existing.get(relative) == len(data) and _read(path, len(data)) == data:
-            unchanged += 1
-            continue
-        parent = relative.rpartition("/")[0]
-        if parent and parent not in made:
-            os.makedirs(f"{root}/{parent}", exist_ok=True)
-            made.add(parent)
+            return False
         _write_atomically(path, data)
-        written += 1
+        return True
+
+    # Creating a file costs ~1 ms of waiting on this disk and almost no CPU: writers in parallel overlap
+    # the waits (16 threads: ~10x faster for a cold 100k-file render, measured in bench/render.py).
+    with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
+        written = sum(pool.map(sync_one, files.items(), chunksize=256))
+    unchanged = len(files) - written
     for relative in existing.keys() - files.keys():
         if relative in WRITE_ONLY_FILES:
             continue
