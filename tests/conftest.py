@@ -21,7 +21,9 @@ GIT_IDENTITY = {
 
 
 @pytest.fixture(autouse=True)
-def _git_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _git_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     for name in list(os.environ):
         if name.startswith("GIT_"):
             monkeypatch.delenv(name)

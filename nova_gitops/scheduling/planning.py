@@ -22,15 +22,15 @@ from nova_gitops.scheduling import candidates, demand, distributing, grouping, i
 from nova_gitops.scheduling.placing import Ledger, place_single
 from nova_gitops.scheduling.plans import (
     ClusterCopy,
-    Mode,
-    Status,
     ClusterUsage,
     FollowedNamespace,
     GroupPlan,
+    Mode,
     ObjectPlan,
     Plan,
     PlanSettings,
     PreviousPlacement,
+    Status,
     Unscheduled,
 )
 
