@@ -3,7 +3,8 @@
 Prints a JSON object as its last line with ``clusters``, ``source_objects``, ``rendered_objects``,
 ``load_s`` (read + validate), ``plan_s`` (match + place + split, no I/O), ``render_s`` (the whole cold
 render: source dir → files), ``emit_floor_s`` (PyYAML's C dumper alone on every rendered object, in memory,
-same run) and ``peak_rss_mb`` (after the render, before the floor is measured).
+same run, measured before the render) and ``peak_rss_mb`` (of the whole run, which includes holding
+every rendered object as a dict for the floor; the render itself needs less).
 
     python bench/render.py                      # reference size: 100 clusters, 2,000 workloads
     python bench/render.py --clusters 20 --workloads 200
@@ -64,11 +65,6 @@ def main() -> None:
         output = arguments.keep or Path(scratch) / "rendered"
         generate_fleet(source, arguments.clusters, arguments.workloads)
 
-        started = time.perf_counter()
-        result = rendering.render_to_directory(source, output, settings=PlanSettings(), use_previous=False)
-        render_s = time.perf_counter() - started
-        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
         load_started = time.perf_counter()
         source_set = rendering.load_source(source)
         load_s = time.perf_counter() - load_started
@@ -76,11 +72,20 @@ def main() -> None:
         plan = rendering.plan_source(source_set, previous=PreviousPlacement.empty(), settings=PlanSettings())
         plan_s = time.perf_counter() - plan_started
 
+        # The floor first: it is CPU work, and it also lets the disk settle from any mass deletion of an
+        # earlier run (creating files right after one is ~10x slower for tens of seconds, DESIGN §11).
         bodies = rendered_bodies(plan)
         emit_started = time.perf_counter()
         for body in bodies:
             yaml.dump(body, Dumper=yaml.CSafeDumper, sort_keys=False)
         emit_floor_s = time.perf_counter() - emit_started
+        source_objects = len(source_set.workloads) + len(source_set.policies) + len(source_set.clusters)
+        del bodies, plan, source_set
+
+        started = time.perf_counter()
+        result = rendering.render_to_directory(source, output, settings=PlanSettings(), use_previous=False)
+        render_s = time.perf_counter() - started
+        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
         rendered_objects = sum(
             1
@@ -90,7 +95,7 @@ def main() -> None:
         figures = {
             "clusters": arguments.clusters,
             "workloads": arguments.workloads,
-            "source_objects": len(source_set.workloads) + len(source_set.policies) + len(source_set.clusters),
+            "source_objects": source_objects,
             "rendered_objects": rendered_objects,
             "files_written": result.stats.written,
             "load_s": round(load_s, 3),
