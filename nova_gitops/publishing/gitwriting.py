@@ -33,7 +33,9 @@ DEFAULT_IDENTITY = ("nova-gitops", "nova-gitops@localhost")
 
 def blob_id(data: bytes) -> str:
     """The id git gives a blob holding ``data`` (``git hash-object``), computed without git."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +141,8 @@ class RenderedRepo:
         output = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
         listing: dict[str, str] = {}
         for entry in output.split(b"\0"):
-            if entry:
-                meta, _, path = entry.partition(b"\t")
-                listing[path.decode()] = meta.split(b" ")[2].decode()
+            if entry[7:12] == b"blob ":  # "100644 blob <40 hex>\t<path>": fixed offsets, no splitting
+                listing[entry[53:].decode()] = entry[12:52].decode()
         return listing
 
     def read(self, commit: str | None, path: str) -> bytes | None:

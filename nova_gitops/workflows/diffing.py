@@ -1,8 +1,8 @@
 """``diff``: what a change does to placement, between two renders on disk or two revisions of a source.
 
-Two directories: files of equal size are compared byte for byte, files of different size are changed
-without reading further, and only the files that differ are parsed (``rendering.diffs``), so two renders of
-a 100k-object fleet that differ in one workload compare in about the time it takes to read them.
+Two directories: every file is read with bare ``os.open``/``os.read`` (no stat, no buffered file object)
+and compared byte for byte; only the files that differ are parsed (``rendering.diffs``), so two renders of a
+100k-object fleet that differ in one workload compare in about the time it takes to read them.
 
 Two revisions: the base is rendered afresh and the head is rendered with the base's placement as its
 previous placement, which is what publishing the head on top of the base would do (stickiness); the diff
@@ -24,9 +24,10 @@ from nova_gitops.sources import git as git_sources
 from nova_gitops.workflows.publishing import RenderFiles
 
 
-def walk(root: Path) -> dict[str, int]:
-    """Every file under ``root`` (``.git`` excluded) as relative path → size."""
-    sizes: dict[str, int] = {}
+def walk(root: Path) -> list[str]:
+    """Every file under ``root`` (``.git`` excluded) as a relative path; file types come from the
+    directory entries, so no file is stat-ed."""
+    paths: list[str] = []
     stack = [("", str(root))]
     while stack:
         prefix, directory = stack.pop()
@@ -36,30 +37,39 @@ def walk(root: Path) -> dict[str, int]:
                     if entry.name != ".git":
                         stack.append((f"{prefix}{entry.name}/", entry.path))
                 elif entry.is_file(follow_symlinks=False):
-                    sizes[prefix + entry.name] = entry.stat(follow_symlinks=False).st_size
-    return sizes
+                    paths.append(prefix + entry.name)
+    return paths
 
 
-def read(root: Path, path: str) -> bytes:
-    with open(os.path.join(root, path), "rb") as handle:
-        return handle.read()
+def read(root: str, path: str) -> bytes:
+    """A file's bytes with three system calls (``open()`` and its buffering cost twice as much here)."""
+    descriptor = os.open(f"{root}/{path}", os.O_RDONLY)
+    try:
+        chunks = [os.read(descriptor, 65536)]
+        while len(chunks[-1]) == 65536:
+            chunks.append(os.read(descriptor, 65536))
+    finally:
+        os.close(descriptor)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def directory_changes(old: Path, new: Path) -> list[diffs.FileChange]:
     for side in (old, new):
         if not side.is_dir():
             raise errors.UserError(f"{side} is not a directory holding a render")
-    old_sizes, new_sizes = walk(old), walk(new)
+    old_root, new_root = str(old), str(new)
+    old_paths, new_paths = walk(old), set(walk(new))
     changes: list[diffs.FileChange] = []
-    for path, size in old_sizes.items():
-        if path not in new_sizes:
-            changes.append(diffs.FileChange(path, read(old, path), None))
+    for path in old_paths:
+        old_bytes = read(old_root, path)
+        if path not in new_paths:
+            changes.append(diffs.FileChange(path, old_bytes, None))
             continue
-        old_bytes = read(old, path) if size == new_sizes[path] or path == diffs.PLACEMENT_FILE else None
-        new_bytes = read(new, path) if old_bytes is not None else None
-        if old_bytes is None or old_bytes != new_bytes:
-            changes.append(diffs.FileChange(path, old_bytes or read(old, path), new_bytes or read(new, path)))
-    changes += [diffs.FileChange(path, None, read(new, path)) for path in new_sizes if path not in old_sizes]
+        new_bytes = read(new_root, path)
+        if old_bytes != new_bytes:
+            changes.append(diffs.FileChange(path, old_bytes, new_bytes))
+    known = set(old_paths)
+    changes += [diffs.FileChange(path, None, read(new_root, path)) for path in new_paths if path not in known]
     return sorted(changes, key=lambda change: change.path)
 
 

@@ -176,9 +176,11 @@ def publish_once(
     ]
     if changes.is_empty or diffs.bookkeeping_only(file_changes):
         return PublishResult(Outcome.UNCHANGED, target, head, diffs.RenderDiff(), source, attempts=attempt)
-    allowed = guard.check(
-        listing, files, max_percent=options.max_delete_percent, allow=options.allow_mass_delete
-    )
+    allowed: list[guard.MassDeletion] = []
+    if changes.deleted:  # the guard reads every path: only worth it when something is deleted
+        allowed = guard.check(
+            listing, files, max_percent=options.max_delete_percent, allow=options.allow_mass_delete
+        )
     patch_limit = PR_PATCH_LIMIT if options.pull_request else 0
     diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
     message = messages.commit_message(

@@ -1,0 +1,161 @@
+"""Benchmark: publishing renders to git, and diffing two renders.
+
+Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
+- ``render_s``: one in-memory render of the source (load, validate, plan, render), for comparison;
+- ``cold_publish_s``: publish into an empty bare repository (render + commit of every file + push);
+- ``incremental_publish_s``: after one workload changed and was committed to the source: fetch, load,
+  plan, render, hash, commit what changed, push to the local bare repository — end to end;
+- ``diff_s``: ``diff OLD_DIR NEW_DIR`` of two renders on disk that differ in that one workload.
+
+``--synthetic`` skips the renderer and publishes an in-memory tree of the same shape (``--clusters`` ×
+``--files-per-cluster`` files of ~1.5 KB), which isolates the git side. Prints a JSON object as its last line.
+
+    python bench/publish.py                           # reference fleet: 100 clusters, 2,000 workloads
+    python bench/publish.py --synthetic               # 100 clusters × 1,000 files, no renderer
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+from nova_gitops.workflows import diffing, publishing
+
+ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def write_tree(root: Path, files: Mapping[str, bytes]) -> None:
+    for path, data in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def synthetic_tree(clusters: int, per_cluster: int, replicas: int) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    padding = "x" * 1200
+    for c in range(clusters):
+        for i in range(per_cluster):
+            count = replicas if i == 0 else 1
+            files[f"clusters/c{c:03}/ns{i % 20:02}/deployment-w{i:05}.yaml"] = (
+                f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{i:05}\n  namespace: ns{i % 20:02}\n"
+                f"  annotations:\n    pad: {padding}\nspec:\n  replicas: {count}\n"
+            ).encode()
+    files["placement.yaml"] = (
+        f"apiVersion: gitops.nova.elotl.co/v1alpha1\nkind: Placement\nv: {replicas}\n".encode()
+    )
+    return files
+
+
+def timed(action: object) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = action()  # type: ignore[operator]
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clusters", type=int, default=100)
+    parser.add_argument("--workloads", type=int, default=2000)
+    parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--files-per-cluster", type=int, default=1000)
+    arguments = parser.parse_args()
+    os.environ.update(ENV)
+    figures: dict[str, object] = {"mode": "synthetic" if arguments.synthetic else "fleet"}
+    with tempfile.TemporaryDirectory(prefix="nova-bench-") as scratch:
+        work = Path(scratch)
+        remote = work / "rendered.git"
+        git("init", "--bare", "--quiet", "--initial-branch=main", str(remote))
+        source = work / "source"
+        source.mkdir()
+        git("init", "--quiet", "--initial-branch=main", str(source))
+        state = {"replicas": 1}
+        if arguments.synthetic:
+
+            def render(root: Path, info: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
+                return synthetic_tree(arguments.clusters, arguments.files_per_cluster, state["replicas"])
+
+            (source / "marker").write_text("1\n")
+        else:
+            from bench.fleet import generate_fleet
+
+            generate_fleet(source, arguments.clusters, arguments.workloads, seed=0)
+            render = publishing.default_render(PlanSettings())
+        git("add", "-A", cwd=source)
+        git("commit", "--quiet", "-m", "fleet", cwd=source)
+        info = SourceInfo("bench", None)
+        render_s, first = timed(lambda: render(source, info, PreviousPlacement.empty()))
+        assert isinstance(first, Mapping)
+        figures["rendered_files"] = len(first)
+        figures["render_s"] = round(render_s, 2)
+        url = f"file://{remote}"
+        cache = work / "cache"
+        options = publishing.PublishOptions(max_delete_percent=100)
+        cold_s, cold = timed(
+            lambda: publishing.publish(str(source), url, render=render, cache_dir=cache, options=options)
+        )
+        figures["cold_publish_s"] = round(cold_s, 2)
+        old_dir = work / "old"
+        write_tree(old_dir, first)
+        # one workload changes in the source
+        if arguments.synthetic:
+            state["replicas"] = 7
+            (source / "marker").write_text("2\n")
+        else:
+            changed = change_one_workload(source)
+            figures["changed_file"] = changed
+        git("commit", "--quiet", "-am", "one workload", cwd=source)
+        incremental_s, result = timed(
+            lambda: publishing.publish(str(source), url, render=render, cache_dir=cache, options=options)
+        )
+        assert isinstance(result, publishing.PublishResult)
+        figures["incremental_publish_s"] = round(incremental_s, 2)
+        figures["incremental_subject"] = (
+            result.message.splitlines()[0] if result.message else result.outcome.value
+        )
+        second = render(source, info, PreviousPlacement.empty())
+        new_dir = work / "new"
+        write_tree(new_dir, second)
+        diff_s, diff = timed(lambda: diffing.diff_directories(old_dir, new_dir))
+        figures["diff_s"] = round(diff_s, 2)
+        figures["diff_files"] = len(diff.objects)  # type: ignore[attr-defined]
+    print(json.dumps(figures))
+
+
+def change_one_workload(source: Path) -> str:
+    """Bump the replicas of the first Deployment in the fleet (one workload, one file)."""
+    for path in sorted(source.rglob("*.yaml")):
+        text = path.read_text()
+        if "kind: Deployment" in text and "replicas: " in text:
+            head, _, tail = text.partition("replicas: ")
+            number, _, rest = tail.partition("\n")
+            path.write_text(f"{head}replicas: {int(number) + 1}\n{rest}")
+            return str(path.relative_to(source))
+    raise SystemExit("no Deployment with replicas in the fleet")
+
+
+if __name__ == "__main__":
+    main()
