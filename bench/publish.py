@@ -59,8 +59,9 @@ def synthetic_tree(clusters: int, per_cluster: int, replicas: int) -> dict[str, 
         for i in range(per_cluster):
             count = replicas if i == 0 else 1
             files[f"clusters/c{c:03}/ns{i % 20:02}/deployment-w{i:05}.yaml"] = (
-                f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{i:05}\n  namespace: ns{i % 20:02}\n"
-                f"  annotations:\n    pad: {padding}\nspec:\n  replicas: {count}\n"
+                f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{i:05}\n"
+                f"  namespace: ns{i % 20:02}\n  annotations:\n    pad: {padding}\n"
+                f"spec:\n  replicas: {count}\n"
             ).encode()
     files["placement.yaml"] = (
         f"apiVersion: gitops.nova.elotl.co/v1alpha1\nkind: Placement\nv: {replicas}\n".encode()
@@ -114,7 +115,7 @@ def main() -> None:
         url = f"file://{remote}"
         cache = work / "cache"
         options = publishing.PublishOptions(max_delete_percent=100)
-        cold_s, cold = timed(
+        cold_s, _ = timed(
             lambda: publishing.publish(str(source), url, render=render, cache_dir=cache, options=options)
         )
         figures["cold_publish_s"] = round(cold_s, 2)
