@@ -87,6 +87,7 @@ def parse_previous(text: str) -> PreviousPlacement:
         raise ValueError("previous placement.yaml: groups must be a list")
     decided: dict[str, tuple[str, ...]] = {}
     reasons: dict[str, str] = {}
+    requests: dict[str, dict[str, int]] = {}
     for index, entry in enumerate(groups):
         where = f"previous placement.yaml: groups[{index}]"
         if not isinstance(entry, dict):
@@ -103,7 +104,13 @@ def parse_previous(text: str) -> PreviousPlacement:
         decided[name] = tuple(clusters)
         if isinstance(entry.get("reason"), str):
             reasons[name] = entry["reason"]
-    return PreviousPlacement(groups=decided, reasons=reasons)
+        raw_requests = entry.get("requests")
+        if isinstance(raw_requests, dict):
+            try:
+                requests[name] = {str(res): quantities.parse_quantity(v) for res, v in raw_requests.items()}
+            except quantities.QuantityError as error:
+                raise ValueError(f"{where}.requests: {error}") from None
+    return PreviousPlacement(groups=decided, reasons=reasons, requests=requests)
 
 
 def effective_replicas(object_plan: ObjectPlan) -> dict[str, int]:
@@ -177,6 +184,11 @@ def _group_entry(group: GroupPlan) -> dict[str, Any]:
             _object_entry(plan) for plan in sorted(group.objects, key=lambda plan: plan.manifest.key)
         ],
     }
+    if group.requests:
+        entry["requests"] = {
+            resource: quantities.format_quantity(resource, amount)
+            for resource, amount in sorted(group.requests.items())
+        }
     if group.warnings:
         entry["warnings"] = list(group.warnings)
     return entry

@@ -1,15 +1,15 @@
 """The planner: a validated source in, a Plan out — match → group → place/spread → namespaces follow.
 
 Order of placement, so that explicit intent and stability come first: groups placed by annotation or by a
-spread policy (they take their room whatever it costs), then groups the previous render placed (sticky),
-then new groups, each in name order. Capacity is consumed in that order within this render, so a render
-never oversubscribes a cluster with single placements.
+spread policy (they take their room whatever it costs), then groups the previous render knew (sticky where
+placed; those that grew last), then new groups, each in name order. Capacity is consumed in that order
+within this render, so a render never oversubscribes a cluster with single placements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nova_gitops.api import labels
 from nova_gitops.api.clusters import Cluster
@@ -112,24 +112,48 @@ def plan(
     ledger = Ledger(clusters)
     status: Status = "delegated" if settings.delegated else "scheduled"
 
-    def stage(item: _Work) -> tuple[int, str]:
+    def stage(item: _Work) -> tuple[int, int, str]:
+        name = item.group.name
         if item.explicit:
-            return (0, item.group.name)
-        return (1 if len(previous.groups.get(item.group.name, ())) == 1 else 2, item.group.name)
+            return (0, 0, name)
+        if name not in previous.groups:
+            return (2, 0, name)
+        # Groups the previous render knew go before new ones, so the order repeats when the input does not
+        # change: first those it placed (sticky), then those that did not fit, then those that grew — so that
+        # a change to one workload never pushes an unchanged neighbour off its cluster.
+        before = previous.requests.get(name, {})
+        grown = name in previous.requests and any(
+            amount > before.get(resource, 0) for resource, amount in item.need.items()
+        )
+        return (1, 2 if grown else (0 if previous.groups[name] else 1), name)
 
     warnings += overlaps
     groups: list[GroupPlan] = []
-    for item in sorted(work, key=stage):
-        group_plan = _place(
-            item, clusters, ledger, previous, avoid.get(item.group.name, {}), failback, status
-        )
+
+    def record(item: _Work, group_plan: GroupPlan) -> None:
+        group_plan = replace(group_plan, requests=dict(item.need))
         groups.append(group_plan)
-        warnings += [f"{group_plan.name}: {warning}" for warning in group_plan.warnings]
+        warnings.extend(f"{group_plan.name}: {warning}" for warning in group_plan.warnings)
         if group_plan.status == "unschedulable":
-            unscheduled += [
+            unscheduled.extend(
                 Unscheduled(member.key, member.api_version, group_plan.policy, group_plan.reason)
                 for member in item.group.members
-            ]
+            )
+
+    def place(item: _Work) -> GroupPlan:
+        return _place(item, clusters, ledger, previous, avoid.get(item.group.name, {}), failback, status)
+
+    deferred: list[_Work] = []
+    for item in sorted(work, key=stage):
+        group_plan = place(item)
+        if group_plan.status == "unschedulable" and not item.explicit:
+            deferred.append(item)
+        else:
+            record(item, group_plan)
+    # A group that fits nowhere is explained against the final state of the render (capacity only shrinks as
+    # groups are placed, so it still fits nowhere): its reason does not depend on the order of placement.
+    for item in deferred:
+        record(item, place(item))
     groups.sort(key=lambda group_plan: group_plan.name)
 
     followed = _follow_namespaces(groups, source, clusters, policies) if settings.namespace_follow else []

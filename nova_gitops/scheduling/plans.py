@@ -51,6 +51,7 @@ class GroupPlan:
     reason: str
     objects: tuple[ObjectPlan, ...]
     warnings: tuple[str, ...] = ()
+    requests: Mapping[str, int] = field(default_factory=dict)  # what the group's pods request in total
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,7 @@ class PreviousPlacement:
 
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     reasons: Mapping[str, str] = field(default_factory=dict)
+    requests: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # what each group requested
 
     @classmethod
     def empty(cls) -> PreviousPlacement:
