@@ -26,7 +26,7 @@ from nova_gitops.cli import options
 @click.pass_context
 def explain_command(
     context: click.Context,
-    source: Path,
+    source: str,
     reference: str,
     clusters_path: Path | None,
     previous: Path | None,
@@ -39,28 +39,33 @@ def explain_command(
 
     \b
     Examples:
-      nova-gitops explain examples/repo-layout/source deployment/shop/frontend
+      nova-gitops explain examples/repo-layout/source deployment/shop/blue-frontend
       nova-gitops explain ./source job/ml/train -o json
     """
 
     def action() -> int:
+        import os
+
         from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
         from nova_gitops.workflows import explaining, rendering
 
-        source_set = rendering.load_source(source, clusters_path)
-        before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
-        plan = rendering.plan_source(
-            source_set, previous=before, settings=PlanSettings(luna_management, namespace_follow, delegated)
-        )
-        explanation = explaining.explain(source_set, plan, reference)
-        if output == "json":
-            click.echo(json.dumps(explanation, indent=2))
-        elif output == "yaml":
-            import yaml
+        with rendering.opened_source(source, environ=os.environ) as (root, _):
+            source_set = rendering.load_source(root, clusters_path)
+            before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
+            plan = rendering.plan_source(
+                source_set,
+                previous=before,
+                settings=PlanSettings(luna_management, namespace_follow, delegated),
+            )
+            explanation = explaining.explain(source_set, plan, reference)
+            if output == "json":
+                click.echo(json.dumps(explanation, indent=2))
+            elif output == "yaml":
+                import yaml
 
-            click.echo(yaml.dump(explanation, Dumper=yaml.CSafeDumper, sort_keys=False), nl=False)
-        else:
-            click.echo(explaining.as_text(explanation))
-        return 0
+                click.echo(yaml.dump(explanation, Dumper=yaml.CSafeDumper, sort_keys=False), nl=False)
+            else:
+                click.echo(explaining.as_text(explanation))
+            return 0
 
     options.finish(context, action)

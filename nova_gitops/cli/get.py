@@ -36,7 +36,7 @@ RESOURCES = {
 def get_command(
     context: click.Context,
     resource: str,
-    source: Path,
+    source: str,
     clusters_path: Path | None,
     output: str,
     previous: Path | None,
@@ -54,31 +54,36 @@ def get_command(
     """
 
     def action() -> int:
+        import os
+
         from nova_gitops.cli import output as printing
         from nova_gitops.rendering import views
         from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
         from nova_gitops.workflows import rendering
 
-        source_set = rendering.load_source(source, clusters_path)
-        kind = RESOURCES[resource.lower()]
-        if kind == "clusters":
-            clusters = sorted(source_set.clusters, key=lambda cluster: cluster.name)
-            items = [views.cluster_item(cluster) for cluster in clusters]
-            printing.emit(output, items, views.CLUSTER_HEADERS, [views.cluster_row(c) for c in clusters])
-            return 0
-        before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
-        plan = rendering.plan_source(
-            source_set, previous=before, settings=PlanSettings(luna_management, namespace_follow, delegated)
-        )
-        if kind == "schedulegroups":
-            items = [views.schedule_group(group) for group in plan.groups]
-            rows = [views.schedule_group_row(group) for group in plan.groups]
-            printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows)
-        else:
-            items = views.placement_items(plan)
-            printing.emit(
-                output, items, views.PLACEMENT_HEADERS, [views.placement_row(item) for item in items]
+        with rendering.opened_source(source, environ=os.environ) as (root, _):
+            source_set = rendering.load_source(root, clusters_path)
+            kind = RESOURCES[resource.lower()]
+            if kind == "clusters":
+                clusters = sorted(source_set.clusters, key=lambda cluster: cluster.name)
+                items = [views.cluster_item(cluster) for cluster in clusters]
+                printing.emit(output, items, views.CLUSTER_HEADERS, [views.cluster_row(c) for c in clusters])
+                return 0
+            before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
+            plan = rendering.plan_source(
+                source_set,
+                previous=before,
+                settings=PlanSettings(luna_management, namespace_follow, delegated),
             )
-        return 0
+            if kind == "schedulegroups":
+                items = [views.schedule_group(group) for group in plan.groups]
+                rows = [views.schedule_group_row(group) for group in plan.groups]
+                printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows)
+            else:
+                items = views.placement_items(plan)
+                printing.emit(
+                    output, items, views.PLACEMENT_HEADERS, [views.placement_row(item) for item in items]
+                )
+            return 0
 
     options.finish(context, action)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from nova_gitops import __version__
-from nova_gitops.cli import explain, get, render, validate
+from nova_gitops.cli import diff, explain, get, publish, render, validate
 
 CONTEXT_SETTINGS = {
     "help_option_names": ["-h", "--help"],
@@ -28,7 +28,7 @@ def cli(context: click.Context, debug: bool) -> None:
     \b
     Examples:
       nova-gitops render examples/repo-layout/source -o rendered/
-      nova-gitops explain examples/repo-layout/source deployment/shop/frontend
+      nova-gitops explain examples/repo-layout/source deployment/shop/blue-frontend
       nova-gitops get schedulegroups examples/repo-layout/source
       nova-gitops validate examples/repo-layout/source --strict
     """
@@ -39,21 +39,8 @@ cli.add_command(render.render_command)
 cli.add_command(validate.validate_command)
 cli.add_command(explain.explain_command)
 cli.add_command(get.get_command)
-
-
-def _register_optional() -> None:
-    """Commands of packages that may not be installed in every build (publish, diff, controller)."""
-    import importlib
-
-    for module_name, command_name in (("publish", "publish_command"), ("diff", "diff_command")):
-        try:
-            module = importlib.import_module(f"nova_gitops.cli.{module_name}")
-        except ImportError:
-            continue
-        cli.add_command(getattr(module, command_name))
-
-
-_register_optional()
+cli.add_command(publish.publish_command)
+cli.add_command(diff.diff_command)
 
 
 def main() -> None:

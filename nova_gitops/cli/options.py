@@ -14,7 +14,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def source_argument(function: F) -> F:
-    return click.argument("source", type=click.Path(path_type=Path))(function)
+    """SOURCE: a directory of manifests, or ``git-url[@ref]`` (any URL git understands, file:// included)."""
+    return click.argument("source", metavar="SOURCE")(function)
 
 
 def clusters_option(function: F) -> F:

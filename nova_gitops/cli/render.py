@@ -30,7 +30,7 @@ from nova_gitops.cli import options
 @click.pass_context
 def render_command(
     context: click.Context,
-    source: Path,
+    source: str,
     output: Path,
     clusters_path: Path | None,
     previous: Path | None,
@@ -42,8 +42,9 @@ def render_command(
 ) -> None:
     """Render SOURCE into per-cluster manifests in DIR.
 
-    SOURCE is a directory of YAML manifests: workloads, SchedulePolicies and Clusters. Invalid input exits 2
-    and lists every problem as file:line: message; nothing is written then.
+    SOURCE is a directory of YAML manifests (workloads, SchedulePolicies, Clusters) or git-url[@ref],
+    fetched into a clone cache under $XDG_CACHE_HOME/nova-gitops and never re-cloned. Invalid input exits
+    2 and lists every problem as file:line: message; nothing is written then.
 
     \b
     Examples:
@@ -52,19 +53,23 @@ def render_command(
     """
 
     def action() -> int:
+        import os
+
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
         settings = PlanSettings(luna_management, namespace_follow, delegated)
-        result = rendering.render_to_directory(
-            source,
-            output,
-            settings=settings,
-            clusters_path=clusters_path,
-            previous=previous,
-            use_previous=not no_previous,
-            source_name=source_name,
-        )
+        with rendering.opened_source(source, environ=os.environ) as (root, source_info):
+            result = rendering.render_to_directory(
+                root,
+                output,
+                settings=settings,
+                clusters_path=clusters_path,
+                previous=previous,
+                use_previous=not no_previous,
+                source_name=source_name,
+                source_info=source_info,
+            )
         for warning in result.source_warnings:
             click.echo(str(warning), err=True)
         plan = result.tree.plan

@@ -21,7 +21,7 @@ EXIT_STRICT_WARNINGS = 1
     "policies, unscheduled objects. Capacity warnings never fail it: they change by the hour.",
 )
 @click.pass_context
-def validate_command(context: click.Context, source: Path, clusters_path: Path | None, strict: bool) -> None:
+def validate_command(context: click.Context, source: str, clusters_path: Path | None, strict: bool) -> None:
     """Check SOURCE without writing anything: every problem is listed as file:line: message.
 
     Exit 0 valid, 1 warnings under --strict, 2 invalid.
@@ -32,23 +32,26 @@ def validate_command(context: click.Context, source: Path, clusters_path: Path |
     """
 
     def action() -> int:
+        import os
+
         from nova_gitops.workflows import rendering
 
-        source_set = rendering.load_source(source, clusters_path)
-        plan = rendering.plan_source(source_set)
-        for warning in source_set.warnings:
-            click.echo(str(warning), err=True)
-        for plan_warning in plan.warnings:
-            click.echo(f"warning: {plan_warning}", err=True)
-        for entry in plan.unscheduled:
-            click.echo(f"warning: {entry.key} is not scheduled: {entry.reason}", err=True)
-        count = len(source_set.warnings) + len(plan.warnings) + len(plan.unscheduled)
-        strict_failures = len(source_set.warnings) + len(plan.policy_overlaps) + len(plan.unscheduled)
-        click.echo(
-            f"{source}: valid: {len(source_set.policies)} policies, {len(source_set.clusters)} clusters, "
-            f"{len(source_set.workloads)} objects; {len(plan.groups)} groups, "
-            f"{len(plan.unscheduled)} unscheduled, {count} warnings"
-        )
-        return EXIT_STRICT_WARNINGS if strict and strict_failures else 0
+        with rendering.opened_source(source, environ=os.environ) as (root, _):
+            source_set = rendering.load_source(root, clusters_path)
+            plan = rendering.plan_source(source_set)
+            for warning in source_set.warnings:
+                click.echo(str(warning), err=True)
+            for plan_warning in plan.warnings:
+                click.echo(f"warning: {plan_warning}", err=True)
+            for entry in plan.unscheduled:
+                click.echo(f"warning: {entry.key} is not scheduled: {entry.reason}", err=True)
+            count = len(source_set.warnings) + len(plan.warnings) + len(plan.unscheduled)
+            strict_failures = len(source_set.warnings) + len(plan.policy_overlaps) + len(plan.unscheduled)
+            click.echo(
+                f"{source}: valid: {len(source_set.policies)} policies, {len(source_set.clusters)} clusters, "
+                f"{len(source_set.workloads)} objects; {len(plan.groups)} groups, "
+                f"{len(plan.unscheduled)} unscheduled, {count} warnings"
+            )
+            return EXIT_STRICT_WARNINGS if strict and strict_failures else 0
 
     options.finish(context, action)

@@ -7,7 +7,8 @@ than whatever the source says about a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory
+from nova_gitops.sources import git as git_sources
 
 
 def _is_cluster(document: Document) -> bool:
@@ -104,6 +106,20 @@ def previous_from_directory(directory: Path) -> PreviousPlacement:
         raise UserError(f"{path}: cannot read the previous placement: {error}") from error
 
 
+@contextmanager
+def opened_source(
+    spec: str, *, environ: Mapping[str, str], timeout: float = 120.0
+) -> Iterator[tuple[Path, SourceInfo | None]]:
+    """SOURCE as a local directory (``SourceInfo`` left to the caller) or ``git-url[@ref]``: fetched into
+    the clone cache and exported at one revision for the block, recorded by URL and commit."""
+    if not git_sources.is_git_spec(spec):
+        yield Path(spec), None
+        return
+    cache_dir = git_sources.default_cache_dir(environ)
+    with git_sources.checkout(git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout) as checkout:
+        yield checkout.root, SourceInfo(checkout.repo, checkout.revision)
+
+
 def local_source_info(root: Path, name: str | None = None) -> SourceInfo:
     """A directory source is recorded by its name only, so renders are byte-identical wherever the
     directory lives (an absolute path would differ from machine to machine)."""
@@ -126,6 +142,7 @@ def render_to_directory(
     previous: Path | None = None,
     use_previous: bool = True,
     source_name: str | None = None,
+    source_info: SourceInfo | None = None,
 ) -> DirectoryRender:
     """Render ``root`` into ``output``. Everything is computed and validated in memory first, so a failed
     render never touches ``output``; then only files whose bytes changed are written.
@@ -139,7 +156,7 @@ def render_to_directory(
         before = previous_from_directory(previous if previous is not None else output)
     tree = renders.render(
         plan_source(source_set, previous=before, settings=settings),
-        local_source_info(root, source_name),
+        source_info or local_source_info(root, source_name),
         policy_locations=policy_locations(source_set),
     )
     stats = directories.write_tree(output, tree.files)

@@ -159,3 +159,19 @@ def test_console_script_runs_as_a_subprocess(tmp_path: Path) -> None:
     )
     assert missing.returncode == 2
     assert "does not exist" in missing.stderr
+
+
+def test_render_from_a_git_url_records_url_and_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repository = write_source(tmp_path / "repo", cluster("c1"), policy("p"), deployment("web"))
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repository, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repository, check=True)
+    subprocess.run(["git", "commit", "-qm", "policies"], cwd=repository, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repository, capture_output=True, text=True).stdout
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    code, _, stderr = run("render", f"file://{repository}@main", "-o", str(tmp_path / "out"))
+    assert code == 0, stderr
+    source = yaml.load((tmp_path / "out" / "placement.yaml").read_text(), Loader=yaml.CSafeLoader)["source"]
+    assert source == {"repo": f"file://{repository}", "revision": head.strip()}
+    assert (tmp_path / "out/clusters/c1/demo/deployment-web.yaml").exists()
