@@ -291,8 +291,9 @@ def public_url(url: str) -> str:
 
 def is_git_spec(text: str) -> bool:
     """Whether SOURCE names a git repository (URL, ``url@ref``, or a bare repository) rather than a
-    directory of manifests."""
+    directory of manifests. A path that exists nowhere and looks like no URL is a (missing) directory,
+    so the user hears "does not exist" rather than a fetch error."""
     path = Path(text)
     if path.is_dir():
         return is_bare_repository(path)
-    return True
+    return is_url_like(parse_spec(text).url) or path.exists()
