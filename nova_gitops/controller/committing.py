@@ -1,0 +1,104 @@
+"""Publishing from the controller: one rendered revision → at most one commit on the rendered branch.
+
+The same steps and safety as ``workflows.publishing.publish`` (render completely in memory, mass-delete guard,
+commit in the local cache, fast-forward push, redo on a lost race with the winner's placement as the
+previous one), with two differences the loop needs: the render is a callback that receives the branch's
+previous placement (so the controller can plan with reschedule exclusions and its failback hold), and the
+commit message carries the controller's notes (a reschedule quotes the agent's reason). No commit is made
+when the render equals the branch head, which is what makes reconciles idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from nova_gitops import errors
+from nova_gitops.controller.ports import Publication, RenderOnto
+from nova_gitops.publishing import gitwriting, guard, messages
+from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
+from nova_gitops.rendering import diffs
+from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.workflows.publishing import (
+    Outcome,
+    PublishOptions,
+    PublishResult,
+    previous_placement,
+    with_repository_files,
+)
+
+
+class GitPublisher:
+    def __init__(
+        self,
+        repo_url: str,
+        *,
+        cache_dir: Path,
+        options: PublishOptions | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.options = options = options or PublishOptions()
+        self.environ = os.environ if environ is None else environ
+        self.repo = RenderedRepo(
+            gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout
+        )
+
+    def head(self) -> str | None:
+        """The branch's commit on the remote (None when the branch does not exist yet)."""
+        return self.repo.remote_head(self.options.branch)
+
+    def publish(self, render: RenderOnto, source: SourceInfo) -> Publication:
+        with self.repo.locked():
+            for attempt in range(1, self.options.attempts + 1):
+                publication = self._once(render, source, attempt)
+                if publication is not None:
+                    return publication
+        raise errors.TemporaryError(
+            f"gave up publishing to {self.repo.url} {self.options.branch} after {self.options.attempts} "
+            "attempts: other publishers kept moving the branch",
+            delay=5.0,
+        )
+
+    def _once(self, render: RenderOnto, source: SourceInfo, attempt: int) -> Publication | None:
+        branch = self.options.branch
+        head = self.repo.fetch(branch)
+        rendered = render(previous_placement(self.repo, head))
+        files = with_repository_files(rendered.files, source)
+        listing = self.repo.listing(head)
+        changes = gitwriting.tree_changes(listing, files)
+        paths = [listing[path] for path in (*changes.written, *changes.deleted) if path in listing]
+        old = self.repo.read_blobs(paths)
+        file_changes = [
+            *(
+                diffs.FileChange(path, old.get(listing.get(path, "")), data)
+                for path, data in changes.written.items()
+            ),
+            *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
+        ]
+        if changes.is_empty or diffs.bookkeeping_only(file_changes):
+            result = PublishResult(
+                Outcome.UNCHANGED, branch, head, diffs.RenderDiff(), source, attempts=attempt
+            )
+            return Publication(result, rendered)
+        allowed: list[guard.MassDeletion] = []
+        if changes.deleted:
+            allowed = guard.check(
+                listing,
+                files,
+                max_percent=self.options.max_delete_percent,
+                allow=self.options.allow_mass_delete,
+            )
+        diff = diffs.diff_renders(file_changes)
+        message = messages.commit_message(
+            diff,
+            source_repo=source.repo,
+            source_revision=source.revision,
+            allow_mass_prune=bool(allowed),
+            notes=rendered.notes,
+        )
+        commit = self.repo.commit(head, changes, message, environ=self.environ)
+        if self.repo.push(commit, branch) is PushOutcome.REJECTED:
+            return None
+        result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
+        return Publication(result, rendered)

@@ -1,0 +1,244 @@
+"""The loop: wait for a reason (a trigger, a poll, a retry), reconcile, repeat until told to stop.
+
+When to reconcile is a pure function of a small state and the clock (``LoopState`` and the ``after_*``
+functions), so debounce and backoff are table tests. The rules:
+
+- At start, reconcile at once. Then poll every ``interval`` seconds (the source for git, the status branch
+  always: agents report there).
+- A trigger (webhook, directory change) makes a reconcile due ``debounce`` seconds later; each further
+  trigger inside that window pushes it back (a burst is one reconcile), but never beyond ``10 × debounce``
+  after the first trigger, so a steady stream of pushes cannot starve the loop.
+- After a failure: ``TemporaryError(delay)`` retries after ``delay``; input that is wrong
+  (``InputError``, ``PermanentError``, ``SafetyError``) waits for the next trigger or poll, since retrying
+  the same input gives the same error; anything else (git host down, ...) backs off exponentially
+  (2, 4, 8 … s, at most ``max_backoff``).
+- Stop: ``stop`` is set (SIGTERM/SIGINT in the CLI); a reconcile in progress finishes (a push is atomic),
+  then the loop returns. The wait is cut short by a trigger, so the loop notices a stop quickly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from nova_gitops import errors
+from nova_gitops.controller import reconciling
+from nova_gitops.controller.committing import GitPublisher
+from nova_gitops.controller.logs import JsonLog
+from nova_gitops.controller.ports import Clock, PlanObserver, Publisher, SourceReader, StatusReader, Triggers
+from nova_gitops.controller.reconciling import ReconcileOutcome
+from nova_gitops.controller.serving import Metrics
+from nova_gitops.controller.settings import ControllerSettings
+from nova_gitops.workflows.publishing import PublishOptions
+
+MAX_WAIT = 1.0  # seconds between looks at ``stop`` when nothing else wakes the loop
+STOP_REASON = "stop"
+
+
+@dataclass(frozen=True, slots=True)
+class LoopState:
+    due_at: float | None  # a reconcile is due at this clock reading (None: only at the next poll)
+    next_poll: float
+    first_trigger: float | None = None  # start of the current debounce window
+    failures: int = 0
+
+
+def start(now: float) -> LoopState:
+    return LoopState(due_at=now, next_poll=now)
+
+
+def after_trigger(state: LoopState, now: float, debounce: float) -> LoopState:
+    first = state.first_trigger if state.first_trigger is not None else now
+    due = min(now + debounce, first + 10 * debounce)
+    if state.due_at is not None and state.first_trigger is None:
+        due = min(due, state.due_at)  # a retry or the start was due already: keep the earlier time
+    return replace(state, due_at=due, first_trigger=first)
+
+
+def is_due(state: LoopState, now: float) -> bool:
+    return (state.due_at is not None and now >= state.due_at) or now >= state.next_poll
+
+
+def wait_time(state: LoopState, now: float) -> float:
+    wake = state.next_poll if state.due_at is None else min(state.due_at, state.next_poll)
+    return max(0.0, wake - now)
+
+
+def after_success(state: LoopState, now: float, interval: float) -> LoopState:
+    return LoopState(due_at=None, next_poll=now + interval)
+
+
+def backoff_delay(error: BaseException, failures: int, max_backoff: float) -> float | None:
+    """Seconds until the retry after the ``failures``-th failure in a row; None: wait for new input."""
+    if isinstance(error, errors.TemporaryError):
+        return min(error.delay, max_backoff)
+    if isinstance(error, errors.InputError | errors.PermanentError | errors.SafetyError):
+        return None
+    return float(min(max_backoff, 2 ** min(failures, 30)))
+
+
+def after_failure(
+    state: LoopState, now: float, error: BaseException, interval: float, max_backoff: float
+) -> LoopState:
+    failures = state.failures + 1
+    delay = backoff_delay(error, failures, max_backoff)
+    return LoopState(
+        due_at=None if delay is None else now + delay,
+        next_poll=now + max(interval, delay or 0.0),
+        failures=failures,
+    )
+
+
+class Controller:
+    """The always-on part: reconcile on start, on triggers, on every poll; survive errors; stop cleanly."""
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        *,
+        source: SourceReader,
+        status: StatusReader,
+        clock: Clock,
+        observers: Sequence[PlanObserver] = (),
+        publisher: Publisher | None = None,  # None: the rendered repository of settings.repo_url
+        triggers: Triggers | None = None,
+        metrics: Metrics | None = None,
+        log: JsonLog | None = None,
+    ) -> None:
+        self.settings = settings
+        self.source = source
+        self.clock = clock
+        self.triggers = triggers or Triggers()
+        self.metrics = metrics or Metrics()
+        self.log = log or JsonLog(secrets=_secrets(settings))
+        self.publisher = publisher or GitPublisher(
+            settings.repo_url,
+            cache_dir=settings.cache_dir,
+            options=PublishOptions(
+                branch=settings.branch,
+                max_delete_percent=settings.max_delete_percent,
+                allow_mass_delete=settings.allow_mass_delete,
+                attempts=settings.attempts,
+                timeout=settings.git_timeout,
+            ),
+        )
+        self.reconciler = reconciling.Reconciler(
+            settings, source=source, status=status, publisher=self.publisher, clock=clock, observers=observers
+        )
+        self._running = False
+        self.metrics.alive = lambda: self._running
+
+    def reconcile_once(self) -> ReconcileOutcome:
+        """One reconcile, logged and counted; errors are logged, counted and raised to the caller."""
+        started = self.clock.now()
+        try:
+            outcome = self.reconciler.reconcile()
+        except Exception:
+            self.metrics.reconciled("failed", self.clock.now() - started)
+            raise
+        self._record(outcome)
+        return outcome
+
+    def _record(self, outcome: ReconcileOutcome) -> None:
+        self.metrics.reconciled(
+            outcome.outcome.value, outcome.duration, moved=outcome.moved, unscheduled=outcome.unscheduled
+        )
+        for action, count in (
+            ("moved", len(outcome.rescheduled)),
+            ("reported", len(outcome.reported_only)),
+            ("stuck", len(outcome.stuck)),
+        ):
+            if count:
+                self.metrics.rescheduled(action, count)
+        if outcome.failed_back:
+            self.metrics.failed_back(len(outcome.failed_back))
+        for problem in outcome.status_problems:
+            self.log.warning("status report refused", problem=str(problem))
+        for request in outcome.reported_only:
+            self.log.info(
+                "reschedule request for a spread group reported, not acted on",
+                group=request.group,
+                cluster=request.cluster,
+                reason=request.reason,
+            )
+        for group in outcome.stuck:
+            self.log.warning("reschedule requested but no other cluster can take the group", group=group)
+        for exclusion in outcome.rescheduled:
+            self.log.info(
+                "rescheduling triggered",
+                group=exclusion.group,
+                cluster=exclusion.cluster,
+                reason=exclusion.reason,
+            )
+        self.log.info(
+            "reconciled",
+            outcome=outcome.outcome.value,
+            commit=outcome.commit,
+            source=outcome.source.repo,
+            revision=outcome.source.revision,
+            moved=outcome.moved,
+            unscheduled=outcome.unscheduled,
+            duration=round(outcome.duration, 4),
+        )
+
+    def run(self, stop: threading.Event) -> None:
+        """Reconcile until ``stop`` is set."""
+        self._running = True
+        watcher = self._start_watcher(stop)
+        state = start(self.clock.now())
+        try:
+            while not stop.is_set():
+                now = self.clock.now()
+                if is_due(state, now):
+                    state = self._reconcile_in_loop(state)
+                    continue
+                reasons = self.triggers.wait(min(wait_time(state, now), MAX_WAIT))
+                reasons = [reason for reason in reasons if reason != STOP_REASON]
+                if reasons and not stop.is_set():
+                    for _reason in reasons:
+                        self.metrics.triggered()
+                    self.log.debug("triggered", reasons=sorted(set(reasons)))
+                    state = after_trigger(state, self.clock.now(), self.settings.debounce)
+        finally:
+            self._running = False
+            if watcher is not None:
+                watcher.join(timeout=2.0)
+            self.log.info("stopped")
+
+    def _reconcile_in_loop(self, state: LoopState) -> LoopState:
+        try:
+            self.reconcile_once()
+        except Exception as error:
+            now = self.clock.now()
+            state = after_failure(state, now, error, self.settings.interval, self.settings.max_backoff)
+            retry = None if state.due_at is None else round(state.due_at - now, 3)
+            fields = {"error": str(error), "kind": type(error).__name__, "failures": state.failures}
+            if isinstance(error, errors.InputError):
+                fields["problems"] = [str(problem) for problem in error.problems[:50]]
+            self.log.error("reconcile failed", retry_in=retry, **fields)
+            return state
+        return after_success(state, self.clock.now(), self.settings.interval)
+
+    def _start_watcher(self, stop: threading.Event) -> threading.Thread | None:
+        changes = self.source.changes()
+        if changes is None:
+            return None
+
+        def forward() -> None:
+            try:
+                for _change in changes:
+                    if stop.is_set():
+                        return
+                    self.triggers.put("source changed")
+            except Exception as error:  # a watcher that dies leaves polling in place
+                self.log.error("source watcher stopped", error=str(error))
+
+        thread = threading.Thread(target=forward, name="nova-source-watch", daemon=True)
+        thread.start()
+        return thread
+
+
+def _secrets(settings: ControllerSettings) -> list[str]:
+    secrets = settings.webhook_secrets
+    return [secret for secret in (secrets.github, secrets.gitlab, secrets.generic) if secret]

@@ -1,0 +1,286 @@
+"""One reconcile: one source revision + the agents' reports → plan → render → at most one commit.
+
+Order (DESIGN §8): read the status branch (the cluster inventory and the reschedule requests), read the
+source at one revision, validate both together (a report's Cluster replaces the source's Cluster of the same
+name), turn reschedule requests into exclusions, then plan against the placement on the rendered branch
+(stickiness), render in memory and publish. Publishing makes no commit when nothing changed, so the same
+inputs give no new commit.
+
+Two rules of judgement live here, not in the planner:
+- A group is moved off a cluster that asked to reschedule it only when another cluster can take it; when
+  none can, it stays where it is (as Nova does: "otherwise rescheduling will not happen"), and the exclusion
+  is kept for its cool-down in case room appears elsewhere.
+- Failback to a higher tier waits until it has been possible for ``failback_after`` seconds; the planner is
+  asked twice only when some group would move at all.
+
+The reconciler keeps two small memories between calls (exclusions and the failback hold), both bounded by
+the number of groups; nothing else accumulates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nova_gitops.api import inputs
+from nova_gitops.api.objects import Document
+from nova_gitops.api.problems import Problem, errors
+from nova_gitops.controller import rescheduling
+from nova_gitops.controller.ports import (
+    Clock,
+    ClusterReport,
+    PlanObserver,
+    Publisher,
+    Rendered,
+    RescheduleRequest,
+    SourceReader,
+    SourceSnapshot,
+    StatusReader,
+)
+from nova_gitops.controller.settings import ControllerSettings
+from nova_gitops.errors import InputError
+from nova_gitops.rendering import renders
+from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.scheduling import planning
+from nova_gitops.scheduling.plans import Plan, PreviousPlacement
+from nova_gitops.sources import directory
+from nova_gitops.workflows import rendering
+from nova_gitops.workflows.publishing import Outcome
+
+CLUSTER_GROUP = "cluster.elotl.co/"
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileOutcome:
+    outcome: Outcome
+    commit: str | None  # the branch head after the reconcile
+    source: SourceInfo
+    plan: Plan | None  # None when superseded
+    message: str = ""  # the commit message, when a commit was made
+    moved: int = 0  # groups whose clusters changed in this commit
+    unscheduled: int = 0
+    rescheduled: tuple[rescheduling.Exclusion, ...] = ()  # exclusions that moved a group in this plan
+    reported_only: tuple[RescheduleRequest, ...] = ()  # spread groups: reported, not acted on
+    stuck: tuple[str, ...] = ()  # groups asked to move that no other cluster can take
+    failed_back: tuple[str, ...] = ()
+    status_problems: tuple[Problem, ...] = ()
+    source_warnings: tuple[Problem, ...] = ()
+    duration: float = 0.0
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """What the render callback decided, kept for the outcome (the callback may run more than once)."""
+
+    hold: rescheduling.FailbackHold = field(default_factory=rescheduling.FailbackHold)
+    rescheduled: tuple[rescheduling.Exclusion, ...] = ()
+    stuck: tuple[str, ...] = ()
+    failed_back: tuple[str, ...] = ()
+
+
+def source_set(snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]) -> inputs.SourceSet:
+    """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
+    ``InputError`` lists every problem of the source."""
+    problems: list[Problem] = []
+    texts: dict[str, str] = dict(snapshot.texts)
+    if snapshot.root is not None:
+        files = directory.read_source(snapshot.root)
+        documents: list[Document] = list(files.documents)
+        texts.update(files.texts)
+        problems += files.problems
+    else:
+        documents = list(snapshot.documents or ())
+    reported = set(reports)
+    documents = [
+        document for document in documents if not (_is_cluster(document) and _name(document) in reported)
+    ]
+    for name in sorted(reports):
+        documents.append(reports[name].document)
+        texts[reports[name].document.location.file] = reports[name].text
+    if errors(problems):
+        try:
+            inputs.build_source_set(documents, texts=texts)
+        except InputError as more:
+            problems += more.problems
+        raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
+    return inputs.build_source_set(documents, texts=texts)
+
+
+def _is_cluster(document: Document) -> bool:
+    body = document.body
+    return (
+        isinstance(body, dict)
+        and body.get("kind") == "Cluster"
+        and str(body.get("apiVersion", "")).startswith(CLUSTER_GROUP)
+    )
+
+
+def _name(document: Document) -> object:
+    metadata = document.body.get("metadata") if isinstance(document.body, dict) else None
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def placements(plan: Plan) -> dict[str, tuple[str, ...]]:
+    return {group.name: group.clusters for group in plan.groups}
+
+
+class Reconciler:
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        *,
+        source: SourceReader,
+        status: StatusReader,
+        publisher: Publisher,
+        clock: Clock,
+        observers: Sequence[PlanObserver] = (),
+    ) -> None:
+        self.settings = settings
+        self.source = source
+        self.status = status
+        self.publisher = publisher
+        self.clock = clock
+        self.observers = tuple(observers)
+        self.memory = rescheduling.RescheduleMemory()
+        self.hold = rescheduling.FailbackHold()
+
+    def reconcile(self) -> ReconcileOutcome:
+        started = self.clock.now()
+        status = self.status.read()
+        reports = status.reports
+        requests = [request for report in reports.values() for request in report.reschedule_requests]
+        capacities = {name: report.capacity for name, report in reports.items()}
+        update = rescheduling.update(
+            self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
+        )
+        with self.source.read() as snapshot:
+            inputs_set = source_set(snapshot, reports)
+            attempt = _Attempt()
+
+            def render(previous: PreviousPlacement) -> Rendered:
+                plan = self._plan(inputs_set, previous, update.memory, started, attempt)
+                tree = renders.render(
+                    plan, snapshot.source, policy_locations=rendering.policy_locations(inputs_set)
+                )
+                return Rendered(tree.files, plan, _notes(previous, plan, update.memory, attempt))
+
+            publication = self.publisher.publish(render, snapshot.source)
+        rendered = publication.rendered
+        plan = rendered.plan if rendered is not None else None
+        spread = {group.name for group in plan.groups if group.mode != "single"} if plan else set()
+        self.memory = update.memory.without_groups(spread)
+        self.hold = attempt.hold
+        if plan is not None:
+            for observer in self.observers:
+                observer.planned(plan, reports)
+        result = publication.result
+        return ReconcileOutcome(
+            outcome=result.outcome,
+            commit=result.commit,
+            source=result.source,
+            plan=plan,
+            message=result.message,
+            moved=len(result.diff.moved),
+            unscheduled=len(plan.unscheduled) if plan else 0,
+            rescheduled=attempt.rescheduled,
+            reported_only=tuple(request for request in requests if request.group in spread),
+            stuck=attempt.stuck,
+            failed_back=attempt.failed_back,
+            status_problems=status.problems,
+            source_warnings=inputs_set.warnings,
+            duration=self.clock.now() - started,
+        )
+
+    def _plan(
+        self,
+        source: inputs.SourceSet,
+        previous: PreviousPlacement,
+        memory: rescheduling.RescheduleMemory,
+        now: float,
+        attempt: _Attempt,
+    ) -> Plan:
+        avoid = memory.avoid()
+        free, stuck = self._plan_keeping_stuck(source, previous, avoid, failback=True)
+        plan = free
+        attempt.hold = self.hold.observe((), now)
+        attempt.failed_back = ()
+        moving = any(
+            placements(free).get(group, clusters) != tuple(clusters)
+            for group, clusters in previous.groups.items()
+        )
+        if moving and self.settings.failback_after > 0:
+            held, stuck_held = self._plan_keeping_stuck(source, previous, avoid, failback=False)
+            wanting = rescheduling.failback_candidates(placements(held), placements(free), previous.groups)
+            attempt.hold = self.hold.observe(wanting, now)
+            due = attempt.hold.due(now, self.settings.failback_after)
+            if due:
+                attempt.failed_back = tuple(sorted(wanting))
+                attempt.hold = rescheduling.FailbackHold()
+            else:
+                plan, stuck = held, stuck_held
+        attempt.stuck = stuck
+        now_placed = placements(plan)
+        attempt.rescheduled = tuple(
+            exclusion
+            for exclusion in sorted(memory.exclusions.values(), key=lambda item: item.key)
+            if exclusion.cluster in previous.groups.get(exclusion.group, ())
+            and exclusion.cluster not in now_placed.get(exclusion.group, ())
+            and exclusion.group not in stuck
+        )
+        return plan
+
+    def _plan_keeping_stuck(
+        self,
+        source: inputs.SourceSet,
+        previous: PreviousPlacement,
+        avoid: Mapping[str, Mapping[str, str]],
+        *,
+        failback: bool,
+    ) -> tuple[Plan, tuple[str, ...]]:
+        """Plan with the exclusions; a group they leave with nowhere to go is planned again without its
+        exclusions, so it stays where it was instead of being removed from every cluster."""
+        settings = self.settings.plan_settings
+
+        def plan_with(exclusions: Mapping[str, Mapping[str, str]]) -> Plan:
+            return planning.plan(
+                source, previous=previous, settings=settings, avoid=exclusions, failback=failback
+            )
+
+        plan = plan_with(avoid)
+        stuck = tuple(
+            sorted(
+                group.name for group in plan.groups if group.name in avoid and group.status == "unschedulable"
+            )
+        )
+        if not stuck:
+            return plan, ()
+        return plan_with({group: value for group, value in avoid.items() if group not in stuck}), stuck
+
+
+def _notes(
+    previous: PreviousPlacement,
+    plan: Plan,
+    memory: rescheduling.RescheduleMemory,
+    attempt: _Attempt,
+) -> tuple[str, ...]:
+    now_placed = placements(plan)
+    notes = [
+        f"rescheduled {exclusion.group} from {exclusion.cluster} to "
+        f"{','.join(now_placed.get(exclusion.group, ())) or 'no cluster'}: "
+        f'cluster {exclusion.cluster} reported "{exclusion.reason}"'
+        for exclusion in attempt.rescheduled
+    ]
+    notes += [
+        f"failed back {group} from {','.join(previous.groups.get(group, ()))} to "
+        f"{','.join(now_placed.get(group, ()))}: a higher tier has had room long enough"
+        for group in attempt.failed_back
+        if previous.groups.get(group) != now_placed.get(group)
+    ]
+    for group in attempt.stuck:
+        reasons = "; ".join(
+            f'{exclusion.cluster} reported "{exclusion.reason}"'
+            for exclusion in memory.exclusions.values()
+            if exclusion.group == group
+        )
+        notes.append(f"kept {group} where it is: no other cluster can take it ({reasons})")
+    return tuple(notes)

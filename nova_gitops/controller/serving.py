@@ -1,0 +1,168 @@
+"""``/healthz``, ``/readyz`` and ``/metrics`` (Prometheus text format 0.0.4) on the configured address.
+
+The metrics are a handful of counters and one histogram kept in a fixed-size structure (no label can grow
+without bound: outcomes and reschedule actions are closed sets), so memory stays flat however long the
+controller runs. The server runs in a daemon thread and only reads these numbers under a lock.
+
+- ``/healthz``: 200 while the loop thread is alive (it is restarted by Kubernetes when this fails).
+- ``/readyz``: 200 once a reconcile has succeeded since start, 503 before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from nova_gitops.controller.settings import Address
+
+DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+OUTCOMES = ("published", "unchanged", "superseded", "failed")
+RESCHEDULE_ACTIONS = ("moved", "reported", "stuck")
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reconciles = dict.fromkeys(OUTCOMES, 0)
+        self.duration_buckets = [0] * len(DURATION_BUCKETS)
+        self.duration_sum = 0.0
+        self.duration_count = 0
+        self.commits = 0
+        self.placement_changes = 0
+        self.unscheduled = 0
+        self.reschedules = dict.fromkeys(RESCHEDULE_ACTIONS, 0)
+        self.failbacks = 0
+        self.triggers = 0
+        self.ready = False
+        self.alive: Callable[[], bool] = lambda: True
+
+    def reconciled(
+        self, outcome: str, duration: float, *, moved: int = 0, unscheduled: int | None = None
+    ) -> None:
+        with self._lock:
+            self.reconciles[outcome if outcome in self.reconciles else "failed"] += 1
+            for index, bound in enumerate(DURATION_BUCKETS):
+                if duration <= bound:
+                    self.duration_buckets[index] += 1
+            self.duration_sum += duration
+            self.duration_count += 1
+            if outcome == "published":
+                self.commits += 1
+                self.placement_changes += moved
+            if unscheduled is not None:
+                self.unscheduled = unscheduled
+            if outcome != "failed":
+                self.ready = True
+
+    def rescheduled(self, action: str, count: int = 1) -> None:
+        with self._lock:
+            self.reschedules[action] += count
+
+    def failed_back(self, count: int) -> None:
+        with self._lock:
+            self.failbacks += count
+
+    def triggered(self) -> None:
+        with self._lock:
+            self.triggers += 1
+
+    def exposition(self) -> str:
+        """The Prometheus text format."""
+        with self._lock:
+            lines = [
+                "# HELP nova_controller_reconciles_total Reconciles, by outcome.",
+                "# TYPE nova_controller_reconciles_total counter",
+                *(
+                    f'nova_controller_reconciles_total{{outcome="{name}"}} {n}'
+                    for name, n in self.reconciles.items()
+                ),
+                "# HELP nova_controller_reconcile_duration_seconds Time of one reconcile.",
+                "# TYPE nova_controller_reconcile_duration_seconds histogram",
+                *(
+                    f'nova_controller_reconcile_duration_seconds_bucket{{le="{bound}"}} {count}'
+                    for bound, count in zip(DURATION_BUCKETS, self.duration_buckets, strict=True)
+                ),
+                f'nova_controller_reconcile_duration_seconds_bucket{{le="+Inf"}} {self.duration_count}',
+                f"nova_controller_reconcile_duration_seconds_sum {self.duration_sum:.6f}",
+                f"nova_controller_reconcile_duration_seconds_count {self.duration_count}",
+                "# HELP nova_controller_commits_total Commits pushed to the rendered repository.",
+                "# TYPE nova_controller_commits_total counter",
+                f"nova_controller_commits_total {self.commits}",
+                "# HELP nova_controller_placement_changes_total Groups moved between clusters by commits.",
+                "# TYPE nova_controller_placement_changes_total counter",
+                f"nova_controller_placement_changes_total {self.placement_changes}",
+                "# HELP nova_controller_unscheduled_objects Objects the last plan could not place.",
+                "# TYPE nova_controller_unscheduled_objects gauge",
+                f"nova_controller_unscheduled_objects {self.unscheduled}",
+                "# HELP nova_controller_reschedules_total Reschedule requests by action taken.",
+                "# TYPE nova_controller_reschedules_total counter",
+                *(
+                    f'nova_controller_reschedules_total{{action="{name}"}} {n}'
+                    for name, n in self.reschedules.items()
+                ),
+                "# HELP nova_controller_failbacks_total Groups moved back to a higher tier.",
+                "# TYPE nova_controller_failbacks_total counter",
+                f"nova_controller_failbacks_total {self.failbacks}",
+                "# HELP nova_controller_triggers_total Webhook and watch triggers received.",
+                "# TYPE nova_controller_triggers_total counter",
+                f"nova_controller_triggers_total {self.triggers}",
+            ]
+        return "\n".join(lines) + "\n"
+
+
+def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "nova-gitops"
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                self._send(200, metrics.exposition(), CONTENT_TYPE)
+            elif path == "/healthz":
+                alive = metrics.alive()
+                self._send(200 if alive else 503, "ok\n" if alive else "loop stopped\n")
+            elif path == "/readyz":
+                ready = metrics.ready
+                self._send(200 if ready else 503, "ok\n" if ready else "no successful reconcile yet\n")
+            else:
+                self._send(404, "not found\n")
+
+        def _send(self, code: int, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
+            body = text.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # scrapes are not worth a log line
+            return
+
+    return Handler
+
+
+class Server:
+    """A small HTTP server in a daemon thread; ``address.port`` 0 picks a free port (see ``port``)."""
+
+    def __init__(self, address: Address, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer((address.host, address.port), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="nova-http", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def start(self) -> Server:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def metrics_server(address: Address, metrics: Metrics) -> Server:
+    return Server(address, _handler(metrics))

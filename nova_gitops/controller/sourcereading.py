@@ -1,0 +1,93 @@
+"""The two sources this module reads: a local directory (watched) and a git repository (polled).
+
+A directory is read as it is on disk, recorded like ``publish`` records it (origin URL and HEAD when the work
+tree is clean, else its name and no revision). Its changes come from watchfiles, debounced, so a burst of
+saves from an editor or a ``git pull`` is one render, not twenty.
+
+A git source is fetched into the shared clone cache and exported at one commit for each reconcile, so what is
+rendered is exactly one revision, never a work tree half-way through an update. It has no push channel of its
+own: the loop polls it at ``--interval`` and the webhook receiver wakes the loop early.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from watchfiles import Change, watch
+
+from nova_gitops.controller.ports import SourceSnapshot
+from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.sources import git as git_sources
+
+DEFAULT_DEBOUNCE_MS = 300
+
+
+def is_source_file(change: Change, path: str) -> bool:
+    """Changes that can alter a render: YAML files outside hidden directories (``.git`` churns on every
+    commit and would trigger renders of nothing)."""
+    parts = Path(path).parts
+    return path.endswith((".yaml", ".yml")) and not any(part.startswith(".") for part in parts)
+
+
+class DirectorySource:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+        stop: threading.Event | None = None,
+        watch_changes: bool = True,
+    ) -> None:
+        self.root = root
+        self.debounce_ms = debounce_ms
+        self.stop = stop or threading.Event()
+        self.watch_changes = watch_changes
+
+    @contextmanager
+    def read(self) -> Iterator[SourceSnapshot]:
+        checkout = git_sources.open_directory(self.root)
+        yield SourceSnapshot(self.root, None, {}, SourceInfo(checkout.repo, checkout.revision))
+
+    def changes(self) -> Iterator[None] | None:
+        if not self.watch_changes:
+            return None
+        return self._watch()
+
+    def _watch(self) -> Iterator[None]:
+        watched = self.root.resolve()
+        for _batch in watch(
+            watched,
+            watch_filter=lambda change, path: is_source_file(change, os.path.relpath(path, watched)),
+            debounce=self.debounce_ms,
+            step=50,
+            stop_event=self.stop,
+            raise_interrupt=False,
+        ):
+            yield None
+
+
+class GitSource:
+    """``url`` at ``ref`` (a branch, tag or commit; None: the remote's default branch)."""
+
+    def __init__(self, url: str, ref: str | None, *, cache_dir: Path, timeout: float = 120.0) -> None:
+        self.spec = git_sources.GitSpec(url, ref)
+        self.cache_dir = cache_dir
+        self.timeout = timeout
+
+    @classmethod
+    def from_spec(cls, text: str, *, cache_dir: Path, timeout: float = 120.0) -> GitSource:
+        """``git-url[@ref]``, as every other command accepts it."""
+        spec = git_sources.parse_spec(text)
+        return cls(spec.url, spec.ref, cache_dir=cache_dir, timeout=timeout)
+
+    @contextmanager
+    def read(self) -> Iterator[SourceSnapshot]:
+        with git_sources.checkout(self.spec, cache_dir=self.cache_dir, timeout=self.timeout) as checkout:
+            yield SourceSnapshot(checkout.root, None, {}, SourceInfo(checkout.repo, checkout.revision))
+
+    def changes(self) -> Iterator[None] | None:
+        return None

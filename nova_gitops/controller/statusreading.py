@@ -1,0 +1,201 @@
+"""Agents' status reports as the cluster inventory: ``status/<cluster>.yaml`` on the status branch.
+
+Status is untrusted input (DESIGN §7): any agent can write its file, so each file is read only as the report
+of the cluster its name says (``status/wlc-1.yaml`` must describe ``wlc-1``), is size-bounded, loaded with the
+safe loader (aliases bounded), and validated with the same Cluster parser the source uses. A refused report
+is a problem the controller logs; it never stops the reconcile of the other clusters (the source's own
+Cluster of that name, if any, is used instead).
+
+The branch is read at one commit, fetched into a bare cache of its own (never the rendered repo's cache, whose
+lock the publisher holds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from nova_gitops.api import clusters, loading
+from nova_gitops.api import labels as nova_labels
+from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.controller.ports import ClusterReport, RescheduleRequest, StatusSnapshot
+from nova_gitops.publishing import gitwriting
+
+STATUS_DIRECTORY = "status"
+MAX_REPORT_BYTES = 4 * 1024 * 1024
+MAX_REPORTS = 5000
+MAX_REQUESTS_PER_REPORT = 1000
+REPORT_PATH = re.compile(r"^status/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)\.yaml$")
+REQUEST_FIELDS = ("apiVersion", "kind", "namespace", "name", "group", "reason", "since")
+
+
+def capacity_fingerprint(status: Mapping[str, Any]) -> str:
+    """What "the cluster's reported capacity" is: per-node allocatable (``capacityResources``). Nodes added,
+    removed or resized change it; pods coming and going (``availableResources``) do not, so a cool-down is
+    not cut short by ordinary churn."""
+    capacity = status.get("capacityResources")
+    text = json.dumps(capacity if isinstance(capacity, Mapping) else {}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Problem]]:
+    """Validate one status file; (None, problems) when it cannot be used as its cluster's report."""
+    where = SourceLocation(path, 1)
+    match = REPORT_PATH.match(path)
+    if match is None:
+        return None, [Problem(where, "not status/<cluster>.yaml with a valid cluster name; ignored")]
+    expected = match.group(1)
+    if len(data) > MAX_REPORT_BYTES:
+        return None, [Problem(where, f"report is {len(data)} bytes, over the {MAX_REPORT_BYTES} limit")]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, [Problem(where, f"not UTF-8 text: {error.reason}")]
+    documents, problems = loading.load_documents(path, text)
+    if problems:
+        return None, problems
+    if len(documents) != 1:
+        return None, [Problem(where, f"holds {len(documents)} documents; a report is one Cluster")]
+    document = documents[0]
+    body = document.body
+    if body.get("kind") != "Cluster" or body.get("apiVersion") != nova_labels.CLUSTER_API_VERSION:
+        return None, [Problem(document.location, f"is not a {nova_labels.CLUSTER_API_VERSION} Cluster")]
+    metadata = body.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if name != expected:
+        message = f"describes cluster {name!r}; {path} may only report cluster {expected!r}; ignored"
+        return None, [Problem(document.location, message, "metadata.name")]
+    found: list[Problem] = []
+    cluster = clusters.parse_cluster(document, found)
+    blocking = [problem for problem in found if problem.is_error]
+    if cluster is None or blocking:
+        return None, blocking or found
+    status = body.get("status") if isinstance(body.get("status"), Mapping) else {}
+    requests, request_problems = _requests(expected, status.get("rescheduleRequests"), document.location)
+    workloads = status.get("workloads")
+    return (
+        ClusterReport(
+            cluster=cluster,
+            document=document,
+            text=text,
+            capacity=capacity_fingerprint(status),
+            workloads=tuple(item for item in workloads if isinstance(item, Mapping))
+            if isinstance(workloads, list)
+            else (),
+            reschedule_requests=requests,
+            synced_revision=str(status.get("syncedRevision") or ""),
+        ),
+        request_problems,
+    )
+
+
+def _requests(
+    cluster: str, raw: object, location: SourceLocation
+) -> tuple[tuple[RescheduleRequest, ...], list[Problem]]:
+    if raw is None:
+        return (), []
+    field = "status.rescheduleRequests"
+    if not isinstance(raw, list):
+        return (), [Problem(location, "must be a list; ignored", field)]
+    problems: list[Problem] = []
+    requests: list[RescheduleRequest] = []
+    for index, item in enumerate(raw[:MAX_REQUESTS_PER_REPORT]):
+        values = {key: item.get(key) for key in REQUEST_FIELDS} if isinstance(item, Mapping) else {}
+        if not values or not all(isinstance(value, str) for value in values.values()):
+            message = f"needs string fields {', '.join(REQUEST_FIELDS)}; ignored"
+            problems.append(Problem(location, message, f"{field}[{index}]"))
+            continue
+        if not values["group"]:
+            problems.append(Problem(location, "names no group; ignored", f"{field}[{index}]"))
+            continue
+        requests.append(
+            RescheduleRequest(
+                cluster=cluster,
+                group=str(values["group"]),
+                api_version=str(values["apiVersion"]),
+                kind=str(values["kind"]),
+                namespace=str(values["namespace"]),
+                name=str(values["name"]),
+                reason=" ".join(str(values["reason"]).split())[:500],
+                since=str(values["since"]),
+            )
+        )
+    if len(raw) > MAX_REQUESTS_PER_REPORT:
+        problems.append(
+            Problem(location, f"more than {MAX_REQUESTS_PER_REPORT} entries; the rest ignored", field)
+        )
+    return tuple(requests), problems
+
+
+def snapshot_of(files: Mapping[str, bytes], revision: str | None = None) -> StatusSnapshot:
+    """Reports from ``path → bytes`` of the status tree (paths outside ``status/`` are ignored)."""
+    reports: dict[str, ClusterReport] = {}
+    problems: list[Problem] = []
+    for path in sorted(files):
+        if not path.startswith(f"{STATUS_DIRECTORY}/"):
+            continue
+        if len(reports) >= MAX_REPORTS:
+            problems.append(Problem(SourceLocation(path, 1), f"more than {MAX_REPORTS} reports; ignored"))
+            continue
+        report, found = parse_report(path, files[path])
+        problems += found
+        if report is not None:
+            reports[report.name] = report
+    return StatusSnapshot(reports, tuple(problems), revision)
+
+
+class GitStatusReader:
+    """The status branch of a repository (the rendered repo's ``nova-status``, or ``--status-repo``)."""
+
+    def __init__(self, url: str, branch: str, *, cache_dir: Path, timeout: float = 120.0) -> None:
+        self.url = url
+        self.branch = branch
+        self.repo = gitwriting.RenderedRepo(
+            gitwriting.cache_path(cache_dir / "status", url), url, timeout=timeout
+        )
+
+    def read(self) -> StatusSnapshot:
+        head = self.repo.fetch(self.branch)
+        if head is None:  # no agent has reported yet
+            return StatusSnapshot()
+        listing = self.repo.listing(head)
+        paths = sorted(path for path in listing if path.startswith(f"{STATUS_DIRECTORY}/"))[: MAX_REPORTS + 1]
+        sizes = self._sizes([listing[path] for path in paths])
+        problems: list[Problem] = []
+        wanted: list[str] = []
+        for path in paths:
+            size = sizes.get(listing[path], 0)
+            if size > MAX_REPORT_BYTES:
+                message = f"report is {size} bytes, over the {MAX_REPORT_BYTES} limit"
+                problems.append(Problem(SourceLocation(path, 1), message))
+            else:
+                wanted.append(path)
+        blobs = self.repo.read_blobs(sorted({listing[path] for path in wanted}))
+        snapshot = snapshot_of({path: blobs[listing[path]] for path in wanted}, head)
+        return StatusSnapshot(snapshot.reports, (*problems, *snapshot.problems), head)
+
+    def _sizes(self, blob_ids: list[str]) -> dict[str, int]:
+        """Blob sizes without reading the blobs (``cat-file --batch-check``): an oversized report is
+        refused before it is loaded into memory."""
+        if not blob_ids:
+            return {}
+        output = self.repo.git.run(
+            "cat-file", "--batch-check", stdin="".join(f"{sha}\n" for sha in blob_ids).encode()
+        ).stdout.decode()
+        sizes: dict[str, int] = {}
+        for line in output.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[2].isdigit():
+                sizes[parts[0]] = int(parts[2])
+        return sizes
+
+
+class NoStatus:
+    """No status branch: the source's Cluster objects are the whole inventory."""
+
+    def read(self) -> StatusSnapshot:
+        return StatusSnapshot()
