@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 from importlib import resources
 
 from nova_gitops.rendering import diffformats
@@ -40,13 +41,21 @@ def body_lines(diff: RenderDiff) -> list[str]:
 
 
 def commit_message(
-    diff: RenderDiff, *, source_repo: str, source_revision: str | None, allow_mass_prune: bool = False
+    diff: RenderDiff,
+    *,
+    source_repo: str,
+    source_revision: str | None,
+    allow_mass_prune: bool = False,
+    notes: Sequence[str] = (),
 ) -> str:
+    """The commit message; ``notes`` are extra body lines saying why (the controller's reschedules, with
+    the agent's reason quoted, and failbacks)."""
     extra = f"{ALLOW_MASS_PRUNE_TRAILER}: true" if allow_mass_prune else ""
+    lines = body_lines(diff) + [f"- {one_line(note)}" for note in notes]
     text = template("commit-message.txt.tmpl").substitute(
         source_sha7=short_revision(source_revision),
         headline=diffformats.headline(diff),
-        body="\n".join(body_lines(diff)),
+        body="\n".join(lines),
         source_repo=one_line(source_repo),
         source_revision=source_revision or "none",
         extra_trailers=extra,
