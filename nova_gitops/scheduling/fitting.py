@@ -81,6 +81,8 @@ def fit(rooms: Sequence[NodeRoom], demands: Sequence[demand.PodDemand]) -> Fit:
 
 def eligible(room: NodeRoom, shape: demand.PodShape) -> bool:
     """The node satisfies the pod's nodeSelector and required node affinity and tolerates its hard taints."""
+    if not room.taints and not shape.node_selector and not shape.required_affinity:
+        return True  # the common case, on the hot path of every fit
     return (
         _matches_selector(room, shape)
         and _matches_affinity(room, shape)

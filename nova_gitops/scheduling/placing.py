@@ -10,7 +10,7 @@ first autoscaled candidate, said so; otherwise unschedulable with one reason per
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from nova_gitops.api import quantities
@@ -107,6 +107,21 @@ def _totals(lists: Iterable[Mapping[str, int]]) -> dict[str, int]:
     return totals
 
 
+def _trial_order(
+    candidates: Candidates, sticky: str | None, failback: bool, ledger: Ledger, need: Mapping[str, int]
+) -> Iterator[Cluster]:
+    """Clusters in the order they are tried: tier by tier, the sticky cluster first in its tier (first of all
+    without failback), then the most free capacity left, then the name. Lazy: a sticky group that still fits
+    — the common case — never ranks the rest of its tier."""
+    if sticky is not None and not failback:
+        yield from (cluster for cluster in candidates.clusters if cluster.name == sticky)
+    for tier in candidates.tiers:
+        if failback:
+            yield from (cluster for cluster in tier if cluster.name == sticky)
+        others = [cluster for cluster in tier if cluster.name != sticky]
+        yield from sorted(others, key=lambda cluster: (-ledger.score(cluster.name, need), cluster.name))
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     cluster: str | None  # None: unschedulable
@@ -140,18 +155,7 @@ def place_single(
     lines += [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
 
     sticky = previous if previous is not None and candidates.tier_of(previous) is not None else None
-    order: list[Cluster] = []
-    if sticky is not None and not failback:
-        order.extend(cluster for cluster in clusters if cluster.name == sticky)
-    for tier in candidates.tiers:
-        # the sticky cluster first in its tier, then the most free capacity left, then the name
-        ranked = sorted(
-            tier,
-            key=lambda cluster: (cluster.name != sticky, -ledger.score(cluster.name, need), cluster.name),
-        )
-        order.extend(cluster for cluster in ranked if failback or cluster.name != sticky)
-
-    for cluster in order:
+    for cluster in _trial_order(candidates, sticky, failback, ledger, need):
         if cluster.name in avoid:
             lines.append(f"Cluster {cluster.name} skipped, {avoid[cluster.name]};")
             continue
