@@ -54,8 +54,24 @@ def install_crds(kube: KubeTarget) -> None:
             time.sleep(0.05)
 
 
+NOVA_RESOURCES = (
+    ("policy.elotl.co", "schedulepolicies"),
+    ("policy.elotl.co", "schedulegroups"),
+    ("cluster.elotl.co", "clusters"),
+)
+
+
 @pytest.fixture
 def nova_crds(kube: KubeTarget) -> Iterator[KubeTarget]:
-    """`kube` with the SchedulePolicy, ScheduleGroup and Cluster CRDs installed."""
+    """`kube` with the SchedulePolicy, ScheduleGroup and Cluster CRDs installed. On a real cluster the
+    cluster-scoped Nova objects a test made (named ``*-<test namespace>``) are deleted afterwards."""
+    from kubernetes import client
+
     install_crds(kube)
     yield kube
+    if kube.fake is None:
+        api = client.CustomObjectsApi(kube.api_client)
+        for group, plural in NOVA_RESOURCES:
+            for item in api.list_cluster_custom_object(group, "v1alpha1", plural)["items"]:
+                if item["metadata"]["name"].endswith(kube.namespace):
+                    api.delete_cluster_custom_object(group, "v1alpha1", plural, item["metadata"]["name"])

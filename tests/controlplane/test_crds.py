@@ -12,7 +12,6 @@ Behaviours covered:
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -180,16 +179,8 @@ def _user_fields(document: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def custom(nova_crds: KubeTarget) -> Iterator[tuple[client.CustomObjectsApi, KubeTarget]]:
-    api = client.CustomObjectsApi(nova_crds.api_client)
-    yield api, nova_crds
-    if nova_crds.fake is None:  # a real cluster keeps cluster-scoped objects: remove ours
-        for kind, (group, plural) in PLURALS.items():
-            del kind
-            listing = api.list_cluster_custom_object(group, "v1alpha1", plural)
-            for item in listing["items"]:
-                if item["metadata"]["name"].endswith(nova_crds.namespace):
-                    api.delete_cluster_custom_object(group, "v1alpha1", plural, item["metadata"]["name"])
+def custom(nova_crds: KubeTarget) -> tuple[client.CustomObjectsApi, KubeTarget]:
+    return client.CustomObjectsApi(nova_crds.api_client), nova_crds
 
 
 def _round_trip(api: client.CustomObjectsApi, kube: KubeTarget, document: dict[str, Any]) -> None:
