@@ -113,6 +113,15 @@ def parse_previous(text: str) -> PreviousPlacement:
     return PreviousPlacement(groups=decided, reasons=reasons, requests=requests)
 
 
+def previous_of(plan: Plan) -> PreviousPlacement:
+    """What ``parse_previous`` reads back from this plan's placement.yaml, without writing and parsing it."""
+    return PreviousPlacement(
+        groups={group.name: tuple(sorted(group.clusters)) for group in plan.groups},
+        reasons={group.name: group.reason for group in plan.groups},
+        requests={group.name: dict(group.requests) for group in plan.groups if group.requests},
+    )
+
+
 def effective_replicas(object_plan: ObjectPlan) -> dict[str, int]:
     """Replicas per cluster as rendered (the copy's, else the source's, unless an override sets them);
     empty for kinds without replicas."""

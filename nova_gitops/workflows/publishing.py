@@ -24,7 +24,7 @@ from enum import Enum
 from pathlib import Path
 
 from nova_gitops import errors
-from nova_gitops.publishing import gitwriting, guard, messages
+from nova_gitops.publishing import gitwriting, guard, messages, placementcache
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.reports import SourceInfo
@@ -65,6 +65,13 @@ class PublishResult:
     head_revision: str | None = None  # the source revision already rendered on the branch, when superseded
 
 
+class RenderedFiles(dict[str, bytes]):
+    """The files of a render, with the placement its placement.yaml records, so that publish can cache it
+    without parsing it back (``publishing.placementcache``)."""
+
+    placement: PreviousPlacement | None = None
+
+
 def default_render(settings: PlanSettings, clusters_path: Path | None = None) -> RenderFiles:
     """The real renderer: read, validate, plan and render a source directory in memory."""
 
@@ -74,7 +81,9 @@ def default_render(settings: PlanSettings, clusters_path: Path | None = None) ->
         tree = rendering.render_source(
             root, source=source, previous=previous, settings=settings, clusters_path=clusters_path
         )
-        return tree.files
+        files = RenderedFiles(tree.files)
+        files.placement = reports.previous_of(tree.plan)
+        return files
 
     return render
 
@@ -97,12 +106,23 @@ def with_repository_files(files: Mapping[str, bytes], source: SourceInfo) -> dic
     return complete
 
 
-def previous_placement(repo: RenderedRepo, head: str | None) -> PreviousPlacement:
+def previous_placement(
+    repo: RenderedRepo, head: str | None, listing: Mapping[str, str], cache_dir: Path
+) -> PreviousPlacement:
+    """The branch head's placement: from the cache when a publish stored it, else parsed (and stored)."""
+    blob = listing.get(diffs.PLACEMENT_FILE)
+    if blob is None:
+        return PreviousPlacement.empty()
+    cached = placementcache.load(cache_dir, blob)
+    if cached is not None:
+        return cached
     text = repo.read(head, diffs.PLACEMENT_FILE)
     if text is None:
         return PreviousPlacement.empty()
     try:
-        return reports.parse_previous(text.decode("utf-8"))
+        parsed = reports.parse_previous(text.decode("utf-8"))
+        placementcache.store(cache_dir, blob, parsed)
+        return parsed
     except (ValueError, UnicodeDecodeError) as error:
         raise errors.RepoError(
             f"the branch head {head} of {repo.url} has an unreadable placement.yaml ({error}); "
@@ -126,7 +146,9 @@ def publish(
     with opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout) as checkout, repo.locked():
         source = SourceInfo(checkout.repo, checkout.revision)
         for attempt in range(1, options.attempts + 1):
-            result = publish_once(repo, checkout, source, render, options, environ, on_committed, attempt)
+            result = publish_once(
+                repo, checkout, source, render, options, environ, on_committed, attempt, cache_dir=cache_dir
+            )
             if result is not None:
                 return result
             time.sleep(random.uniform(0.05, 0.2) * attempt)  # someone pushed first: let their push settle
@@ -155,6 +177,8 @@ def publish_once(
     environ: Mapping[str, str],
     on_committed: Callable[[str], None] | None,
     attempt: int,
+    *,
+    cache_dir: Path,
 ) -> PublishResult | None:
     """One fetch → render → commit → push round; None when the push lost a race and must be redone."""
     head = repo.fetch(options.branch)
@@ -163,8 +187,9 @@ def publish_once(
         return PublishResult(
             Outcome.SUPERSEDED, target, head, diffs.RenderDiff(), source, head_revision=newer
         )
-    files = with_repository_files(render(checkout.root, source, previous_placement(repo, head)), source)
     listing = repo.listing(head)
+    rendered = render(checkout.root, source, previous_placement(repo, head, listing, cache_dir))
+    files = with_repository_files(rendered, source)
     changes = gitwriting.tree_changes(listing, files)
     old = repo.read_blobs([listing[path] for path in (*changes.written, *changes.deleted) if path in listing])
     file_changes = [
@@ -195,6 +220,9 @@ def publish_once(
         outcome = repo.push(commit, target)
     if outcome is PushOutcome.REJECTED:
         return None
+    placement = getattr(rendered, "placement", None)
+    if isinstance(placement, PreviousPlacement) and diffs.PLACEMENT_FILE in files:
+        placementcache.store(cache_dir, gitwriting.blob_id(files[diffs.PLACEMENT_FILE]), placement)
     body = None
     if options.pull_request:
         body = messages.pull_request_body(

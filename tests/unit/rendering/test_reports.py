@@ -302,3 +302,16 @@ def test_gitattributes_marks_reports_generated() -> None:
 def test_placement_document_loads_back_from_its_yaml() -> None:
     document = reports.placement_document(sample_plan(), SOURCE)
     assert yaml.load(emitting.dump(document), Loader=yaml.CSafeLoader) == document
+
+
+def test_previous_of_a_plan_equals_parsing_its_placement_yaml() -> None:
+    """publish caches previous_of(plan) instead of parsing placement.yaml back: they must agree."""
+    from nova_gitops.rendering import renders
+    from nova_gitops.rendering.reports import SourceInfo, parse_previous, previous_of
+    from nova_gitops.scheduling import planning
+    from tests.builders import cluster, deployment, policy, source_set
+
+    documents = (cluster("a", cpu="1"), cluster("b"), policy("p"), deployment("web", cpu="2"), deployment("x"))
+    plan = planning.plan(source_set(*documents))
+    text = renders.render(plan, SourceInfo("src", None)).files["placement.yaml"].decode()
+    assert parse_previous(text) == previous_of(plan)
