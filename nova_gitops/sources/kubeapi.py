@@ -263,10 +263,11 @@ class KubeApi:
         result: Body = self.request("PATCH", path, query, body, APPLY_PATCH)
         return result
 
-    def merge_patch(self, kind: ResourceKind, namespace: str, name: str, patch: Body, manager: str) -> Body:
-        result: Body = self.request(
-            "PATCH", kind.path(namespace, name), [("fieldManager", manager)], patch, MERGE_PATCH
-        )
+    def merge_patch(
+        self, kind: ResourceKind, namespace: str, name: str, patch: Body, manager: str, subresource: str = ""
+    ) -> Body:
+        path = kind.path(namespace, name, subresource)
+        result: Body = self.request("PATCH", path, [("fieldManager", manager)], patch, MERGE_PATCH)
         return result
 
     def create(self, kind: ResourceKind, namespace: str, body: Body, manager: str) -> Body:
