@@ -123,12 +123,9 @@ class LocalLoop:
         self.clusters: dict[str, SimCluster] = {}
         for name in clusters:
             self.clusters[name] = self._cluster(name, nodes_per_cluster, dict(agent_settings or {}))
+        chosen: dict[str, Any] = {"interval": 1.0, "delegated": delegated, **dict(controller_settings or {})}
         self.settings = ControllerSettings(
-            repo_url=self.rendered_url,
-            cache_dir=root / "controller-cache",
-            interval=1.0,
-            delegated=delegated,
-            **dict(controller_settings or {}),
+            repo_url=self.rendered_url, cache_dir=root / "controller-cache", **chosen
         )
         self.controller = Controller(
             self.settings,

@@ -12,21 +12,32 @@ Behaviours covered:
   not move it back;
 - delegated mode: agents never apply; rendered objects carry the target-cluster label and
   `nova.elotl.co/schedule: "true"`; groups are `delegated`; a Divide spread renders each cluster's share; an
-  external orchestrator applies the render and the agents report the health of what it applied.
+  external orchestrator applies the render and the agents report the health of what it applied;
+- webhook: with the loop running and no poll due, a push announced with a forged or missing signature is
+  refused (403, 401) and triggers nothing; the same push correctly signed is rendered and reaches a cluster.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from nova_gitops.controller import webhook
 from nova_gitops.controller.logs import JsonLog
+from nova_gitops.controller.ports import MonotonicClock
+from nova_gitops.controller.settings import Address, WebhookSecrets
 from nova_gitops.workflows.publishing import Outcome
 from tests.e2e import manifests
-from tests.e2e.localloop import LocalLoop
+from tests.e2e.localloop import LocalLoop, git
 
 pytestmark = pytest.mark.fake_only
 
@@ -180,3 +191,71 @@ def test_delegated_mode_renders_for_an_external_orchestrator(tmp_path: Path) -> 
             assert all(reported.values()), reported
     finally:
         loop.close()
+
+
+def _post(port: int, body: bytes, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_a_signed_webhook_push_reaches_the_clusters_and_a_badly_signed_one_is_refused(tmp_path: Path) -> None:
+    secret = "e2e-webhook-secret"
+    loop = LocalLoop(
+        tmp_path,
+        controller_clock=MonotonicClock(),
+        controller_settings={
+            "interval": 3600.0,  # no poll during the test: only the webhook can wake the loop
+            "debounce": 0.05,
+            "webhook_secrets": WebhookSecrets(github=secret),
+        },
+        controller_log=JsonLog(io.StringIO()),
+    )
+    receiver = webhook.webhook_server(
+        Address("127.0.0.1", 0),
+        loop.settings.webhook_secrets,
+        loop.controller.triggers,
+        JsonLog(io.StringIO()),
+    ).start()
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.controller.run, args=(stop,), daemon=True)
+    try:
+        loop.source.push({**manifests.APPS, **manifests.POLICIES}, "the shop")
+        loop.agents()
+        thread.start()
+        deadline = time.monotonic() + 20
+        while "PLACEMENT.md" not in _listing(loop) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        first = loop.head_message()
+        loop.source.push(
+            {"apps/shop-blue.yaml": manifests.shop_colour("blue", replicas=3)}, "blue: 3 replicas"
+        )
+        payload = json.dumps({"ref": "refs/heads/main"}).encode()
+        forged = {"X-Hub-Signature-256": "sha256=" + "0" * 64, "Content-Type": "application/json"}
+        assert _post(receiver.port, payload, forged) == 403
+        assert _post(receiver.port, payload, {"Content-Type": "application/json"}) == 401
+        assert loop.controller.metrics.triggers == 0 and loop.head_message() == first
+        signed = {"X-Hub-Signature-256": "sha256=" + webhook.hmac_sha256(secret, payload)}
+        assert _post(receiver.port, payload, signed) == 202
+        while loop.head_message() == first and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert loop.head_message() != first, "the signed push was rendered"
+        loop.agents()
+        blue = next(c for c in loop.clusters.values() if "shop/blue-web" in c.workloads())
+        assert blue.workloads()["shop/blue-web"]["status"]["readyReplicas"] == 3
+    finally:
+        stop.set()
+        loop.controller.triggers.put("stop")
+        thread.join(timeout=10)
+        receiver.close()
+        loop.close()
+
+
+def _listing(loop: LocalLoop) -> str:
+    try:
+        return git(loop.rendered, "ls-tree", "--name-only", "main")
+    except subprocess.CalledProcessError:
+        return ""
