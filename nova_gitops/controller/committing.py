@@ -18,15 +18,24 @@ from nova_gitops import errors
 from nova_gitops.controller.ports import Publication, RenderOnto
 from nova_gitops.publishing import gitwriting, guard, messages
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
-from nova_gitops.rendering import diffs
+from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.workflows.publishing import (
-    Outcome,
-    PublishOptions,
-    PublishResult,
-    previous_placement,
-    with_repository_files,
-)
+from nova_gitops.scheduling.plans import PreviousPlacement
+from nova_gitops.workflows.publishing import Outcome, PublishOptions, PublishResult, with_repository_files
+
+
+def previous_placement(repo: RenderedRepo, head: str | None) -> PreviousPlacement:
+    """The placement the branch head records (empty for a new branch): stickiness starts from it."""
+    text = repo.read(head, diffs.PLACEMENT_FILE)
+    if text is None:
+        return PreviousPlacement.empty()
+    try:
+        return reports.parse_previous(text.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise errors.RepoError(
+            f"the branch head {head} of {repo.url} has an unreadable placement.yaml ({error}); "
+            "fix or remove it there, the controller will publish again"
+        ) from None
 
 
 class GitPublisher:
@@ -83,12 +92,7 @@ class GitPublisher:
             return Publication(result, rendered)
         allowed: list[guard.MassDeletion] = []
         if changes.deleted:
-            allowed = guard.check(
-                listing,
-                files,
-                max_percent=self.options.max_delete_percent,
-                allow=self.options.allow_mass_delete,
-            )
+            allowed = self._guard(listing, files, rendered.vacated)
         diff = diffs.diff_renders(file_changes)
         message = messages.commit_message(
             diff,
@@ -102,3 +106,14 @@ class GitPublisher:
             return None
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
+
+    def _guard(
+        self, listing: Mapping[str, str], files: Mapping[str, bytes], vacated: frozenset[str]
+    ) -> list[guard.MassDeletion]:
+        """The mass-delete guard, except on clusters the controller moved groups off on purpose (a
+        reschedule or a failback empties a cluster that ran one group, and that is the point)."""
+        found = guard.mass_deletions(listing, files, self.options.max_delete_percent)
+        unexplained = [item for item in found if item.cluster not in vacated]
+        if unexplained and not self.options.allow_mass_delete:
+            guard.check(listing, files, max_percent=self.options.max_delete_percent, allow=False)
+        return found

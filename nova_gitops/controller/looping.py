@@ -12,6 +12,8 @@ functions), so debounce and backoff are table tests. The rules:
   (``InputError``, ``PermanentError``, ``SafetyError``) waits for the next trigger or poll, since retrying
   the same input gives the same error; anything else (git host down, ...) backs off exponentially
   (2, 4, 8 … s, at most ``max_backoff``).
+- With leader election, only the leader reconciles; a follower keeps waiting (and reconciles at once when
+  it becomes leader: the election thread puts a trigger).
 - Stop: ``stop`` is set (SIGTERM/SIGINT in the CLI); a reconcile in progress finishes (a push is atomic),
   then the loop returns. The wait is cut short by a trigger, so the loop notices a stop quickly.
 """
@@ -19,7 +21,7 @@ functions), so debounce and backoff are table tests. The rules:
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from nova_gitops import errors
@@ -105,6 +107,7 @@ class Controller:
         triggers: Triggers | None = None,
         metrics: Metrics | None = None,
         log: JsonLog | None = None,
+        is_leader: Callable[[], bool] | None = None,  # None: always (no leader election)
     ) -> None:
         self.settings = settings
         self.source = source
@@ -126,6 +129,7 @@ class Controller:
         self.reconciler = reconciling.Reconciler(
             settings, source=source, status=status, publisher=self.publisher, clock=clock, observers=observers
         )
+        self.is_leader = is_leader or (lambda: True)
         self._running = False
         self.metrics.alive = lambda: self._running
 
@@ -190,10 +194,11 @@ class Controller:
         try:
             while not stop.is_set():
                 now = self.clock.now()
-                if is_due(state, now):
+                if is_due(state, now) and self.is_leader():
                     state = self._reconcile_in_loop(state)
                     continue
-                reasons = self.triggers.wait(min(wait_time(state, now), MAX_WAIT))
+                wait = wait_time(state, now) if self.is_leader() else MAX_WAIT
+                reasons = self.triggers.wait(min(wait, MAX_WAIT))
                 reasons = [reason for reason in reasons if reason != STOP_REASON]
                 if reasons and not stop.is_set():
                     for _reason in reasons:

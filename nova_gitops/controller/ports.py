@@ -114,6 +114,7 @@ class Rendered:
     files: Mapping[str, bytes]
     plan: Plan
     notes: tuple[str, ...] = ()  # extra commit-message lines (reschedules with their reasons, failbacks)
+    vacated: frozenset[str] = frozenset()  # clusters the controller deliberately moved groups off
 
 
 RenderOnto = Callable[[PreviousPlacement], Rendered]

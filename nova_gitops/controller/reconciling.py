@@ -162,7 +162,8 @@ class Reconciler:
                 tree = renders.render(
                     plan, snapshot.source, policy_locations=rendering.policy_locations(inputs_set)
                 )
-                return Rendered(tree.files, plan, _notes(previous, plan, update.memory, attempt))
+                notes = _notes(previous, plan, update.memory, attempt)
+                return Rendered(tree.files, plan, notes, _vacated(previous, plan, attempt))
 
             publication = self.publisher.publish(render, snapshot.source)
         rendered = publication.rendered
@@ -255,6 +256,15 @@ class Reconciler:
         if not stuck:
             return plan, ()
         return plan_with({group: value for group, value in avoid.items() if group not in stuck}), stuck
+
+
+def _vacated(previous: PreviousPlacement, plan: Plan, attempt: _Attempt) -> frozenset[str]:
+    """Clusters that rescheduled or failed-back groups left in this plan."""
+    now_placed = placements(plan)
+    left = {exclusion.cluster for exclusion in attempt.rescheduled}
+    for group in attempt.failed_back:
+        left.update(set(previous.groups.get(group, ())) - set(now_placed.get(group, ())))
+    return frozenset(left)
 
 
 def _notes(

@@ -1,0 +1,162 @@
+"""Assemble a running controller from its settings: the source, the status reader, the servers, the signals.
+
+The CLI stays a thin parser; this is where the real implementations of the ports are chosen and where the
+process-level concerns live (SIGTERM/SIGINT, the webhook and metrics threads, leader election), so tests
+of the loop never need them.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import FrameType
+
+from nova_gitops import errors
+from nova_gitops.controller import leaderelection, looping, serving, statusreading, webhook
+from nova_gitops.controller.logs import JsonLog
+from nova_gitops.controller.ports import MonotonicClock, SourceReader, StatusReader, Triggers
+from nova_gitops.controller.settings import ControllerSettings
+from nova_gitops.controller.sourcereading import DirectorySource, GitSource
+from nova_gitops.sources import git as git_sources
+from nova_gitops.sources.git import public_url
+
+CONTROLPLANE = "controlplane"
+
+
+def source_reader(spec: str, settings: ControllerSettings, stop: threading.Event) -> SourceReader:
+    """A directory (watched) or ``git-url[@ref]`` (polled)."""
+    if git_sources.is_git_spec(spec):
+        return GitSource.from_spec(spec, cache_dir=settings.cache_dir, timeout=settings.git_timeout)
+    root = Path(spec)
+    if not root.is_dir():
+        raise errors.UserError(
+            f"source {spec} does not exist: give a directory, a git URL, or 'controlplane'"
+        )
+    return DirectorySource(root, stop=stop)
+
+
+def status_reader(settings: ControllerSettings) -> StatusReader:
+    return statusreading.GitStatusReader(
+        settings.status_url,
+        settings.status_branch,
+        cache_dir=settings.cache_dir,
+        timeout=settings.git_timeout,
+    )
+
+
+def run(
+    settings: ControllerSettings,
+    *,
+    source_spec: str,
+    once: bool = False,
+    verbose: bool = False,
+    leader_elect: bool = False,
+    leader_namespace: str = "nova-gitops",
+    kubeconfig: str | None = None,
+    kube_context: str | None = None,
+    environ: Mapping[str, str],
+) -> int:
+    stop = threading.Event()
+    log = JsonLog(secrets=_secrets(settings), debug=verbose)
+    if source_spec == CONTROLPLANE:
+        raise errors.UserError(
+            "--source controlplane is not wired into this build yet; use a directory or a git URL"
+        )
+    triggers = Triggers()
+    metrics = serving.Metrics()
+    elector = None
+    if leader_elect and not once:
+        elector = _elector(leader_namespace, kubeconfig, kube_context, environ)
+    controller = looping.Controller(
+        settings,
+        source=source_reader(source_spec, settings, stop),
+        status=status_reader(settings),
+        clock=MonotonicClock(),
+        triggers=triggers,
+        metrics=metrics,
+        log=log,
+        is_leader=(lambda: elector.is_leader) if elector is not None else None,
+    )
+    if once:
+        try:
+            controller.reconcile_once()
+        except (errors.TemporaryError, errors.PermanentError) as error:
+            raise errors.UserError(str(error)) from None
+        return 0
+    servers: list[serving.Server] = []
+    try:
+        if settings.metrics_listen is not None:
+            servers.append(serving.metrics_server(settings.metrics_listen, metrics).start())
+        if settings.webhook_listen is not None:
+            servers.append(
+                webhook.webhook_server(
+                    settings.webhook_listen, settings.webhook_secrets, triggers, log
+                ).start()
+            )
+    except OSError as error:
+        for server in servers:
+            server.close()
+        raise errors.UserError(f"cannot listen: {error.strerror}; is the address free and local?") from None
+    elector_thread = None
+    if elector is not None:
+        elector_thread = threading.Thread(
+            target=elector.campaign,
+            args=(stop,),
+            kwargs={
+                "on_started": lambda: triggers.put("leading"),
+                "on_stopped": lambda: log.info("not leading"),
+            },
+            name="nova-leader-election",
+            daemon=True,
+        )
+        elector_thread.start()
+    _on_signals(stop, triggers, log)
+    log.info(
+        "started",
+        source=public_url(source_spec),
+        repo=public_url(settings.repo_url),
+        branch=settings.branch,
+        interval=settings.interval,
+        webhook=str(settings.webhook_listen) if settings.webhook_listen else None,
+        metrics=str(settings.metrics_listen) if settings.metrics_listen else None,
+        delegated=settings.delegated,
+    )
+    try:
+        controller.run(stop)
+    finally:
+        stop.set()
+        for server in servers:
+            server.close()
+        if elector_thread is not None:
+            elector_thread.join(timeout=5.0)
+    return 0
+
+
+def _elector(
+    namespace: str, kubeconfig: str | None, kube_context: str | None, environ: Mapping[str, str]
+) -> leaderelection.LeaderElector:
+    """A Lease candidate over the API of ``kubeconfig``/``kube_context`` (in-cluster when neither)."""
+    from nova_gitops.sources import kubeapi
+
+    api = kubeapi.KubeApi(kubeapi.build_api_client(kubeconfig, kube_context))
+    return leaderelection.LeaderElector(
+        leaderelection.KubeLeases(api, namespace), leaderelection.default_identity(environ)
+    )
+
+
+def _on_signals(stop: threading.Event, triggers: Triggers, log: JsonLog) -> None:
+    def handle(number: int, frame: FrameType | None) -> None:
+        log.info("stopping", signal=signal.Signals(number).name)
+        stop.set()
+        triggers.put(looping.STOP_REASON)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+
+
+def _secrets(settings: ControllerSettings) -> list[str]:
+    secrets = settings.webhook_secrets
+    return [secret for secret in (secrets.github, secrets.gitlab, secrets.generic) if secret]
