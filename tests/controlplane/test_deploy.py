@@ -1,0 +1,133 @@
+"""deploy/: the controller's kustomize base and the overlays build with `kubectl kustomize` and are sound.
+
+Behaviours covered (skipped when kubectl is not installed):
+- deploy/crds, deploy/controller/base, deploy/overlays/install and deploy/overlays/controlplane build;
+- the base runs `nova-gitops controller` with leader election, two replicas, probes on /healthz, the webhook
+  and metrics ports behind a Service, a non-root read-only container;
+- least privilege: the base grants only its Lease (no cluster-wide rights); only the controlplane overlay
+  adds a ClusterRole, which can read and patch but never create, update or delete workloads;
+- the install overlay holds the CRDs and the controller; the controlplane overlay sets --source controlplane;
+- the install overlay's objects are accepted by the API server (fake only: it would start the controller).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fakekube.clienting import apply
+from tests.fakekube.fixtures import KubeTarget
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+KUBECTL = shutil.which("kubectl")
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+
+
+def build(directory: str) -> list[dict[str, Any]]:
+    assert KUBECTL is not None
+    result = subprocess.run(
+        [KUBECTL, "kustomize", str(DEPLOY / directory)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return [d for d in yaml.load_all(result.stdout, Loader=yaml.CSafeLoader) if d]
+
+
+def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def test_crds_build() -> None:
+    names = {o["metadata"]["name"] for o in build("crds")}
+    assert names == {
+        "schedulepolicies.policy.elotl.co",
+        "schedulegroups.policy.elotl.co",
+        "clusters.cluster.elotl.co",
+    }
+
+
+def test_base_runs_the_controller_with_leader_election() -> None:
+    objects = build("controller/base")
+    assert {o["kind"] for o in objects} == {
+        "Namespace",
+        "ServiceAccount",
+        "ConfigMap",
+        "Role",
+        "RoleBinding",
+        "Deployment",
+        "Service",
+    }
+    assert all(o["metadata"].get("namespace") == "nova-gitops" for o in objects if o["kind"] != "Namespace")
+    assert all(o["metadata"]["labels"]["app.kubernetes.io/part-of"] == "nova-gitops" for o in objects)
+    (deployment,) = by_kind(objects, "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    assert deployment["spec"]["replicas"] == 2
+    assert container["args"][0] == "controller" and "--leader-elect" in container["args"]
+    assert "--leader-election-namespace=$(POD_NAMESPACE)" in container["args"]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert (
+        container["securityContext"]["readOnlyRootFilesystem"] is True
+        and spec["securityContext"]["runAsNonRoot"]
+    )
+    assert spec["serviceAccountName"] == "nova-gitops-controller"
+    (service,) = by_kind(objects, "Service")
+    assert {p["name"]: p["port"] for p in service["spec"]["ports"]} == {"webhook": 9000, "metrics": 8080}
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_base_rights_are_only_its_lease() -> None:
+    objects = build("controller/base")
+    assert not by_kind(objects, "ClusterRole") and not by_kind(objects, "ClusterRoleBinding")
+    (role,) = by_kind(objects, "Role")
+    assert {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]} == {
+        ("coordination.k8s.io", "leases")
+    }
+    named = [rule for rule in role["rules"] if "update" in rule["verbs"]]
+    assert named and all(rule.get("resourceNames") == ["nova-gitops-controller"] for rule in named)
+
+
+def test_overlays_install_crds_and_controller() -> None:
+    install = build("overlays/install")
+    assert len(by_kind(install, "CustomResourceDefinition")) == 3 and by_kind(install, "Deployment")
+    controlplane = build("overlays/controlplane")
+    (config,) = by_kind(controlplane, "ConfigMap")
+    assert config["data"]["source"] == "controlplane"
+    (cluster_role,) = by_kind(controlplane, "ClusterRole")
+    verbs = {verb for rule in cluster_role["rules"] if "*" in rule["resources"] for verb in rule["verbs"]}
+    assert verbs == {"get", "list", "watch", "patch"}
+    (binding,) = by_kind(controlplane, "ClusterRoleBinding")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "nova-gitops-controller", "namespace": "nova-gitops"}
+    ]
+
+
+@pytest.mark.fake_only
+def test_install_overlay_is_accepted_by_the_api_server(kube: KubeTarget) -> None:
+    paths = {
+        "CustomResourceDefinition": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
+        "Namespace": "/api/v1/namespaces/{name}",
+        "ServiceAccount": "/api/v1/namespaces/{namespace}/serviceaccounts/{name}",
+        "ConfigMap": "/api/v1/namespaces/{namespace}/configmaps/{name}",
+        "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles/{name}",
+        "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/{name}",
+        "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}",
+        "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}",
+        "Deployment": "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+        "Service": "/api/v1/namespaces/{namespace}/services/{name}",
+    }
+    order = list(paths)
+    objects = sorted(build("overlays/controlplane"), key=lambda o: order.index(o["kind"]))
+    for body in objects:
+        metadata = body["metadata"]
+        path = paths[body["kind"]].format(name=metadata["name"], namespace=metadata.get("namespace", ""))
+        applied = apply(kube.api_client, path, body, "kubectl")
+        assert applied["metadata"]["name"] == metadata["name"]
