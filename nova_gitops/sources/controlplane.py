@@ -20,7 +20,9 @@ Clusters keep their ``status`` (it is the inventory agents report).
 
 One snapshot is one consistent list per kind (one resourceVersion each, across pages). Its revision is a
 digest of the kept content, not a resourceVersion: the same objects give the same revision (and no new
-commit), however many unrelated writes (leases, events, heartbeats) moved the server's counter.
+commit), however many unrelated writes (leases, events, heartbeats) moved the server's counter; what agents
+report about workloads in a Cluster's status (health, reschedule requests) is left out of it too. The
+watches do see those reports, so the write-back and rescheduling react at once.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ AUTO_CREATED = frozenset(
     }
 )
 VOLATILE_CLUSTER_STATUS = ("heartbeat", "lastUpdateTime")
+REPORT_STATUS = (*VOLATILE_CLUSTER_STATUS, "workloads", "rescheduleRequests", "syncedRevision", "lastError")
+"""What agents report besides capacity. It reaches the controller as reports (health, reschedule requests),
+not as source content: a pod becoming ready must not make a new source revision (and a commit)."""
 WRITE_BACK_ANNOTATIONS = ("nova.elotl.co/target-clusters",)
 
 
@@ -161,12 +166,13 @@ def _job_without_generated_selector(spec: Mapping[str, Any]) -> dict[str, Any]:
     return new_spec
 
 
-def content_digest(body: Mapping[str, Any]) -> str:
-    """A digest of what matters for scheduling: the kept body without volatile Cluster status fields."""
+def content_digest(body: Mapping[str, Any], *, ignored: tuple[str, ...] = VOLATILE_CLUSTER_STATUS) -> str:
+    """A digest of the kept body without the ``ignored`` Cluster status fields (by default the heartbeats,
+    which change every agent pass; :data:`REPORT_STATUS` for a snapshot's revision)."""
     relevant: Mapping[str, Any] = body
     status = body.get("status")
-    if isinstance(status, dict) and any(field in status for field in VOLATILE_CLUSTER_STATUS):
-        relevant = {**body, "status": _without(status, *VOLATILE_CLUSTER_STATUS)}
+    if isinstance(status, dict) and any(field in status for field in ignored):
+        relevant = {**body, "status": _without(status, *ignored)}
     text = json.dumps(relevant, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -246,7 +252,7 @@ class ControlPlaneSource:
             for body in self._kept(kind, items):
                 documents.append(Document(body, location_of(kind, body)))
         documents.sort(key=lambda document: document.location)
-        digests = [f"{d.location.file}={content_digest(d.body)}" for d in documents]
+        digests = [f"{d.location.file}={content_digest(d.body, ignored=REPORT_STATUS)}" for d in documents]
         revision = hashlib.sha256("\n".join(digests).encode()).hexdigest()[:40]
         return ControlPlaneSnapshot(tuple(documents), {}, SourceInfo(self.name, revision), versions)
 

@@ -6,7 +6,7 @@ Behaviours covered:
   RBAC, objects being deleted);
 - what is kept of an object: server fields, workload status and the write-back's target-cluster label go; a
   Cluster keeps its status; a Service's allocated clusterIP and a Job's generated selector go;
-- the content digest ignores Cluster heartbeats;
+- the content digest ignores Cluster heartbeats (watches) and also workload reports (revisions);
 - over the API (fake or real): a snapshot holds the policy, the Cluster with its status and the workloads,
   one resourceVersion per kind; it validates and plans like a git source (the Deployment is placed);
   its revision is stable across status writes and write-back labels and changes with a spec change;
@@ -141,6 +141,12 @@ def test_digest_ignores_cluster_heartbeats() -> None:
     smaller = builders.cluster("c1", cpu="1")
     assert controlplane.content_digest(beat) == controlplane.content_digest(later)
     assert controlplane.content_digest(beat) != controlplane.content_digest(smaller)
+    reporting = {**beat, "status": {**beat["status"], "workloads": [{"name": "web", "healthy": False}]}}
+    assert controlplane.content_digest(reporting) != controlplane.content_digest(beat)  # the watch sees it
+    revision = controlplane.REPORT_STATUS
+    assert controlplane.content_digest(reporting, ignored=revision) == controlplane.content_digest(
+        beat, ignored=revision
+    )
 
 
 # ----- over the API
@@ -232,6 +238,15 @@ def test_revision_ignores_status_and_write_back_but_not_spec(nova_crds: KubeTarg
     cluster = api.get(CLUSTERS, "", cluster_name)
     assert cluster is not None
     cluster["status"]["heartbeat"] = "2026-01-01T00:05:00Z"
+    cluster["status"]["workloads"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "namespace": kube.namespace,
+            "name": "web",
+            "healthy": True,
+        }
+    ]
     api.replace(CLUSTERS, cluster, "nova-agent", subresource="status")
     assert source.snapshot().source.revision == first
     api.merge_patch(DEPLOYMENTS, kube.namespace, "web", {"spec": {"replicas": 3}}, "kubectl")
