@@ -31,12 +31,13 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from nova_gitops import errors
 from nova_gitops.api import labels
 from nova_gitops.api.objects import ObjectKey
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.rendering import views
 from nova_gitops.scheduling.plans import GroupPlan, ObjectPlan, Plan
-from nova_gitops.sources.kubeapi import Body, KubeApi, KubeApiError, KubeUnavailable, ResourceKind
+from nova_gitops.sources.kubeapi import Body, KubeApi, KubeApiError, ResourceKind
 
 FIELD_MANAGER = "nova-gitops"
 COMPONENT = "nova-gitops"
@@ -184,7 +185,7 @@ class WriteBack:
             for entry in plan.unscheduled:
                 self._label(entry.key, entry.api_version, (None, None))
             self._write_reschedule_events(plan, reports)
-        except KubeUnavailable as error:
+        except errors.ClusterError as error:  # unreachable, or discovery refused: retried next reconcile
             self._fail(str(error))
         for failure in self.failures:
             log.warning("control-plane write-back: %s", failure)
