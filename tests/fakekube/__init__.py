@@ -10,7 +10,9 @@ to stored objects), `applying` and
 `crds` (CustomResourceDefinitions), `validation` (built-in kinds), `selecting` (label and field selectors),
 `store` and `watching` (resourceVersions, history, watch streams), `resources` (served types, discovery),
 `statuses` (errors as Status bodies), `fixtures` (the pytest plugin), `clienting` (apply and raw requests
-through the real client).
+through the real client), `simulation` (the simulated-cluster mode, like kwok: workload controllers, a
+scheduler and a kubelet reacting to writes; its parts are `simulation_controllers`, `simulation_scheduling`,
+`simulation_statuses` and `simulation_workloads`; see docs/demo.md).
 """
 
 from __future__ import annotations
