@@ -81,12 +81,13 @@ def diff_command(
 
         if source:
             settings = PlanSettings(luna_management, namespace_follow, delegated)
+            caches = cache_dir or git_sources.default_cache_dir(os.environ)
             result = diffing.diff_revisions(
                 source,
                 base or "",
                 head,
-                render=publishing.default_render(settings, clusters_path),
-                cache_dir=cache_dir or git_sources.default_cache_dir(os.environ),
+                render=publishing.default_render(settings, clusters_path, cache_dir=caches),
+                cache_dir=caches,
                 timeout=git_timeout,
             )
         else:

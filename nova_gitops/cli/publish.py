@@ -83,11 +83,12 @@ def publish_command(
         from nova_gitops.workflows import publishing
 
         settings = PlanSettings(luna_management, namespace_follow, delegated)
+        caches = cache_dir or git_sources.default_cache_dir(os.environ)
         result = publishing.publish(
             source,
             repo_url,
-            render=publishing.default_render(settings, clusters_path),
-            cache_dir=cache_dir or git_sources.default_cache_dir(os.environ),
+            render=publishing.default_render(settings, clusters_path, cache_dir=caches),
+            cache_dir=caches,
             options=publishing.PublishOptions(
                 branch=branch,
                 pull_request=pull_request,

@@ -15,6 +15,7 @@ from nova_gitops.api import loading
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.errors import UserError
+from nova_gitops.sources.parsecache import ParseCache
 
 SKIPPED_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -45,10 +46,10 @@ def yaml_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def read_source(root: Path, prefix: str = "") -> SourceFiles:
+def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -> SourceFiles:
     """Read and parse every YAML file below ``root``; file names in problems are ``prefix`` + the path
-    relative to ``root`` (a prefix keeps two directories' files apart). Raises UserError when ``root``
-    does not exist."""
+    relative to ``root`` (a prefix keeps two directories' files apart). ``cache`` skips parsing files seen
+    before with the same bytes. Raises UserError when ``root`` does not exist."""
     if not root.exists():
         raise UserError(f"source {root} does not exist: give a directory of YAML manifests")
     base = root.parent if root.is_file() else root
@@ -65,7 +66,14 @@ def read_source(root: Path, prefix: str = "") -> SourceFiles:
                     Problem(SourceLocation(name, 1), f"file is {size} bytes, over the {MAX_FILE_BYTES} limit")
                 )
                 continue
-            text = path.read_bytes().decode("utf-8")
+            data = path.read_bytes()
+            cached = cache.get(name, data) if cache is not None else None
+            if cached is not None:
+                texts[name] = data.decode("utf-8")
+                documents += cached[0]
+                problems += cached[1]
+                continue
+            text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             problems.append(Problem(SourceLocation(name, 1), f"not UTF-8 text: {error.reason}"))
             continue
@@ -76,4 +84,8 @@ def read_source(root: Path, prefix: str = "") -> SourceFiles:
         found, file_problems = loading.load_documents(name, text)
         documents += found
         problems += file_problems
+        if cache is not None:
+            cache.put(name, data, (tuple(found), tuple(file_problems)))
+    if cache is not None:
+        cache.save()
     return SourceFiles(tuple(documents), texts, tuple(problems))

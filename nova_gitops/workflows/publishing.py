@@ -30,6 +30,7 @@ from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import git as git_sources
+from nova_gitops.sources.parsecache import ParseCache
 
 RenderFiles = Callable[[Path, SourceInfo, PreviousPlacement], Mapping[str, bytes]]
 README_FILE = "README.md"
@@ -72,14 +73,23 @@ class RenderedFiles(dict[str, bytes]):
     placement: PreviousPlacement | None = None
 
 
-def default_render(settings: PlanSettings, clusters_path: Path | None = None) -> RenderFiles:
-    """The real renderer: read, validate, plan and render a source directory in memory."""
+def default_render(
+    settings: PlanSettings, clusters_path: Path | None = None, *, cache_dir: Path | None = None
+) -> RenderFiles:
+    """The real renderer: read, validate, plan and render a source directory in memory. With ``cache_dir``,
+    files seen before with the same bytes are not parsed again (``sources.parsecache``)."""
 
     def render(root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         from nova_gitops.workflows import rendering
 
+        parse_cache = ParseCache.for_source(cache_dir, source.repo) if cache_dir is not None else None
         tree = rendering.render_source(
-            root, source=source, previous=previous, settings=settings, clusters_path=clusters_path
+            root,
+            source=source,
+            previous=previous,
+            settings=settings,
+            clusters_path=clusters_path,
+            parse_cache=parse_cache,
         )
         files = RenderedFiles(tree.files)
         files.placement = reports.previous_of(tree.plan)

@@ -24,6 +24,7 @@ from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.sources import git as git_sources
+from nova_gitops.sources.parsecache import ParseCache
 
 
 def _is_cluster(document: Document) -> bool:
@@ -40,9 +41,12 @@ def _name(document: Document) -> object:
     return metadata.get("name") if isinstance(metadata, dict) else None
 
 
-def load_source(root: Path, clusters_path: Path | None = None) -> inputs.SourceSet:
-    """Read and validate a source; ``InputError`` lists every problem of every file."""
-    files = directory.read_source(root)
+def load_source(
+    root: Path, clusters_path: Path | None = None, *, parse_cache: ParseCache | None = None
+) -> inputs.SourceSet:
+    """Read and validate a source; ``InputError`` lists every problem of every file. ``parse_cache`` skips
+    parsing files whose bytes it has seen (``sources.parsecache``)."""
+    files = directory.read_source(root, cache=parse_cache)
     documents = list(files.documents)
     texts: Mapping[str, str] = files.texts
     problems: list[Problem] = list(files.problems)
@@ -80,9 +84,10 @@ def render_source(
     previous: PreviousPlacement,
     settings: PlanSettings,
     clusters_path: Path | None = None,
+    parse_cache: ParseCache | None = None,
 ) -> RenderedTree:
     """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory."""
-    source_set = load_source(root, clusters_path)
+    source_set = load_source(root, clusters_path, parse_cache=parse_cache)
     plan = plan_source(source_set, previous=previous, settings=settings)
     return renders.render(plan, source, policy_locations=policy_locations(source_set))
 
