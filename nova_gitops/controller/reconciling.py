@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, errors
-from nova_gitops.controller import rescheduling
+from nova_gitops.controller import rescheduling, statusreading
 from nova_gitops.controller.ports import (
     Clock,
     ClusterReport,
@@ -78,9 +78,13 @@ class _Attempt:
     failed_back: tuple[str, ...] = ()
 
 
-def source_set(snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]) -> inputs.SourceSet:
+def source_set(
+    snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]
+) -> tuple[inputs.SourceSet, dict[str, ClusterReport]]:
     """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
-    ``InputError`` lists every problem of the source."""
+    ``InputError`` lists every problem of the source. Also returns every report: the status branch's, plus
+    the source's own Clusters that carry agents' fields (a control plane's Cluster CRs, whose status agents
+    write), so reschedule requests and workload health are read in both modes."""
     problems: list[Problem] = []
     texts: dict[str, str] = dict(snapshot.texts)
     if snapshot.root is not None:
@@ -91,6 +95,16 @@ def source_set(snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]) -
     else:
         documents = list(snapshot.documents or ())
     reported = set(reports)
+    every_report = dict(reports)
+    for document in documents:
+        if (
+            _is_cluster(document)
+            and _name(document) not in reported
+            and statusreading.has_report_fields(document)
+        ):
+            report, _problems = statusreading.report_from_document(document)
+            if report is not None:
+                every_report[report.name] = report
     documents = [
         document for document in documents if not (_is_cluster(document) and _name(document) in reported)
     ]
@@ -103,7 +117,7 @@ def source_set(snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]) -
         except InputError as more:
             problems += more.problems
         raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
-    return inputs.build_source_set(documents, texts=texts)
+    return inputs.build_source_set(documents, texts=texts), every_report
 
 
 def _is_cluster(document: Document) -> bool:
@@ -147,14 +161,13 @@ class Reconciler:
     def reconcile(self) -> ReconcileOutcome:
         started = self.clock.now()
         status = self.status.read()
-        reports = status.reports
-        requests = [request for report in reports.values() for request in report.reschedule_requests]
-        capacities = {name: report.capacity for name, report in reports.items()}
-        update = rescheduling.update(
-            self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
-        )
         with self.source.read() as snapshot:
-            inputs_set = source_set(snapshot, reports)
+            inputs_set, reports = source_set(snapshot, status.reports)
+            requests = [request for report in reports.values() for request in report.reschedule_requests]
+            capacities = {name: report.capacity for name, report in reports.items()}
+            update = rescheduling.update(
+                self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
+            )
             attempt = _Attempt()
 
             def render(previous: PreviousPlacement) -> Rendered:

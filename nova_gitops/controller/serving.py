@@ -149,7 +149,9 @@ class Server:
     def __init__(self, address: Address, handler: type[BaseHTTPRequestHandler]) -> None:
         self.httpd = ThreadingHTTPServer((address.host, address.port), handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="nova-http", daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="nova-http", daemon=True
+        )
 
     @property
     def port(self) -> int:

@@ -1,4 +1,4 @@
-"""The two sources this module reads: a local directory (watched) and a git repository (polled).
+"""Sources as the loop reads them: a local directory (watched), a git repository (polled), a control plane.
 
 A directory is read as it is on disk, recorded like ``publish`` records it (origin URL and HEAD when the work
 tree is clean, else its name and no revision). Its changes come from watchfiles, debounced, so a burst of
@@ -7,18 +7,22 @@ saves from an editor or a ``git pull`` is one render, not twenty.
 A git source is fetched into the shared clone cache and exported at one commit for each reconcile, so what is
 rendered is exactly one revision, never a work tree half-way through an update. It has no push channel of its
 own: the loop polls it at ``--interval`` and the webhook receiver wakes the loop early.
+
+A control plane (``sources.controlplane``) lists documents; ``ControlPlaneReader`` adapts it to the port.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from watchfiles import Change, watch
 
+from nova_gitops.api.objects import Document
 from nova_gitops.controller.ports import SourceSnapshot
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.sources import git as git_sources
@@ -91,3 +95,40 @@ class GitSource:
 
     def changes(self) -> Iterator[None] | None:
         return None
+
+
+class SnapshotSource(Protocol):
+    """What a control-plane source offers (``sources.controlplane.ControlPlaneSource``)."""
+
+    def snapshot(self) -> DocumentsSnapshot: ...
+
+    def changes(self) -> Iterator[None]: ...
+
+    def close(self) -> None: ...
+
+
+class DocumentsSnapshot(Protocol):
+    @property
+    def documents(self) -> tuple[Document, ...]: ...
+
+    @property
+    def texts(self) -> Mapping[str, str]: ...
+
+    @property
+    def source(self) -> SourceInfo: ...
+
+
+class ControlPlaneReader:
+    """A control plane as a ``SourceReader``: each read is one listing of every kind; its watches are the
+    push channel (the loop still polls, which also re-reads the Clusters' reported status)."""
+
+    def __init__(self, source: SnapshotSource) -> None:
+        self.source = source
+
+    @contextmanager
+    def read(self) -> Iterator[SourceSnapshot]:
+        snapshot = self.source.snapshot()
+        yield SourceSnapshot(None, tuple(snapshot.documents), dict(snapshot.texts), snapshot.source)
+
+    def changes(self) -> Iterator[None] | None:
+        return self.source.changes()

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType
 
 from nova_gitops import errors
 from nova_gitops.controller import leaderelection, looping, serving, statusreading, webhook
 from nova_gitops.controller.logs import JsonLog
-from nova_gitops.controller.ports import MonotonicClock, SourceReader, StatusReader, Triggers
+from nova_gitops.controller.ports import MonotonicClock, PlanObserver, SourceReader, StatusReader, Triggers
 from nova_gitops.controller.settings import ControllerSettings
-from nova_gitops.controller.sourcereading import DirectorySource, GitSource
+from nova_gitops.controller.sourcereading import ControlPlaneReader, DirectorySource, GitSource
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.git import public_url
 
@@ -60,19 +60,33 @@ def run(
 ) -> int:
     stop = threading.Event()
     log = JsonLog(secrets=_secrets(settings), debug=verbose)
-    if source_spec == CONTROLPLANE:
-        raise errors.UserError(
-            "--source controlplane is not wired into this build yet; use a directory or a git URL"
-        )
     triggers = Triggers()
     metrics = serving.Metrics()
+    stop_hooks: list[Callable[[], None]] = []
     elector = None
     if leader_elect and not once:
         elector = _elector(leader_namespace, kubeconfig, kube_context, environ)
+    source: SourceReader
+    observers: list[PlanObserver] = []
+    if source_spec == CONTROLPLANE:
+        from nova_gitops.controller import writeback
+        from nova_gitops.sources import controlplane, kubeapi
+
+        api = kubeapi.KubeApi(kubeapi.build_api_client(kubeconfig, kube_context))
+        control_plane = controlplane.ControlPlaneSource(api, f"controlplane:{kube_context or 'in-cluster'}")
+        source = ControlPlaneReader(control_plane)
+        observers.append(writeback.WriteBack(api))
+        stop_hooks.append(control_plane.close)
+    else:
+        source = source_reader(source_spec, settings, stop)
+    status: StatusReader = statusreading.NoStatus()
+    if source_spec != CONTROLPLANE or settings.status_repo is not None:
+        status = status_reader(settings)
     controller = looping.Controller(
         settings,
-        source=source_reader(source_spec, settings, stop),
-        status=status_reader(settings),
+        source=source,
+        status=status,
+        observers=observers,
         clock=MonotonicClock(),
         triggers=triggers,
         metrics=metrics,
@@ -127,6 +141,8 @@ def run(
         controller.run(stop)
     finally:
         stop.set()
+        for hook in stop_hooks:
+            hook()
         for server in servers:
             server.close()
         if elector_thread is not None:

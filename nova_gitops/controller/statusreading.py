@@ -21,6 +21,7 @@ from typing import Any
 
 from nova_gitops.api import clusters, loading
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.controller.ports import ClusterReport, RescheduleRequest, StatusSnapshot
 from nova_gitops.publishing import gitwriting
@@ -62,20 +63,28 @@ def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Pro
         return None, [Problem(where, f"holds {len(documents)} documents; a report is one Cluster")]
     document = documents[0]
     body = document.body
-    if body.get("kind") != "Cluster" or body.get("apiVersion") != nova_labels.CLUSTER_API_VERSION:
-        return None, [Problem(document.location, f"is not a {nova_labels.CLUSTER_API_VERSION} Cluster")]
     metadata = body.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     if name != expected:
         message = f"describes cluster {name!r}; {path} may only report cluster {expected!r}; ignored"
         return None, [Problem(document.location, message, "metadata.name")]
+    return report_from_document(document, text)
+
+
+def report_from_document(document: Document, text: str = "") -> tuple[ClusterReport | None, list[Problem]]:
+    """A Cluster document (a status file, or a Cluster CR of a control plane whose status agents write)
+    as a report; (None, problems) when it is not a usable Cluster."""
+    body: Mapping[str, Any] = document.body if isinstance(document.body, dict) else {}
+    if body.get("kind") != "Cluster" or body.get("apiVersion") != nova_labels.CLUSTER_API_VERSION:
+        return None, [Problem(document.location, f"is not a {nova_labels.CLUSTER_API_VERSION} Cluster")]
     found: list[Problem] = []
     cluster = clusters.parse_cluster(document, found)
     blocking = [problem for problem in found if problem.is_error]
     if cluster is None or blocking:
         return None, blocking or found
-    status = body.get("status") if isinstance(body.get("status"), Mapping) else {}
-    requests, request_problems = _requests(expected, status.get("rescheduleRequests"), document.location)
+    raw_status = body.get("status")
+    status: Mapping[str, Any] = raw_status if isinstance(raw_status, Mapping) else {}
+    requests, request_problems = _requests(cluster.name, status.get("rescheduleRequests"), document.location)
     workloads = status.get("workloads")
     return (
         ClusterReport(
@@ -91,6 +100,13 @@ def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Pro
         ),
         request_problems,
     )
+
+
+def has_report_fields(document: Document) -> bool:
+    """Whether a source's Cluster carries what agents report (a control plane's Cluster CRs do)."""
+    body = document.body if isinstance(document.body, dict) else {}
+    status = body.get("status")
+    return isinstance(status, Mapping) and ("rescheduleRequests" in status or "workloads" in status)
 
 
 def _requests(

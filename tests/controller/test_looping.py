@@ -1,0 +1,183 @@
+"""The loop: when to reconcile (pure), and a real run that starts, reacts to triggers and stops.
+
+Behaviours covered:
+- at start a reconcile is due at once; after success the next is at the poll interval;
+- a trigger makes a reconcile due after the debounce; a burst of triggers is one reconcile, but a steady
+  stream cannot push it beyond 10 × debounce after the first;
+- backoff: TemporaryError retries after its delay; invalid input waits for the next trigger or poll;
+  other failures back off exponentially up to max_backoff;
+- run(): reconciles at start, reconciles again on a trigger, survives a failing reconcile, only reconciles
+  while leading, and returns promptly when stop is set;
+- a directory source's watcher turns file saves into triggers (and ignores .git churn).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nova_gitops import errors
+from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.controller import looping
+from nova_gitops.controller.looping import (
+    LoopState,
+    after_failure,
+    after_success,
+    after_trigger,
+    backoff_delay,
+)
+from nova_gitops.controller.ports import MonotonicClock
+from nova_gitops.controller.sourcereading import DirectorySource, is_source_file
+from tests.controller.helpers import Fleet, cluster_report, deployment, policy
+
+
+def test_start_poll_and_success() -> None:
+    state = looping.start(100.0)
+    assert looping.is_due(state, 100.0)
+    state = after_success(state, 101.0, interval=30.0)
+    assert not looping.is_due(state, 130.9)
+    assert looping.is_due(state, 131.0)
+    assert looping.wait_time(state, 121.0) == pytest.approx(10.0)
+
+
+def test_a_burst_of_triggers_is_one_reconcile_but_cannot_starve_it() -> None:
+    state = after_success(looping.start(0.0), 0.0, interval=30.0)
+    state = after_trigger(state, 1.0, debounce=0.5)
+    assert state.due_at == pytest.approx(1.5)
+    state = after_trigger(state, 1.4, debounce=0.5)
+    assert state.due_at == pytest.approx(1.9)  # pushed back by the second save
+    for moment in (1.8, 2.2, 2.6, 3.0, 3.4, 3.8, 4.2, 4.6, 5.0, 5.4, 5.8, 6.2):
+        state = after_trigger(state, moment, debounce=0.5)
+    assert state.due_at == pytest.approx(6.0)  # 10 × debounce after the first trigger
+    assert not looping.is_due(state, 5.9) and looping.is_due(state, 6.0)
+    assert after_success(state, 6.0, 30.0).first_trigger is None
+
+
+@pytest.mark.parametrize(
+    ("error", "failures", "delay"),
+    [
+        (errors.TemporaryError("busy", delay=7.0), 1, 7.0),
+        (errors.TemporaryError("busy", delay=900.0), 1, 300.0),
+        (errors.InputError([Problem(SourceLocation("a.yaml", 1), "bad")]), 3, None),
+        (errors.PermanentError("no"), 1, None),
+        (errors.SafetyError("mass delete"), 1, None),
+        (errors.RepoError("host down"), 1, 2.0),
+        (errors.RepoError("host down"), 3, 8.0),
+        (RuntimeError("bug"), 20, 300.0),
+    ],
+)
+def test_backoff(error: BaseException, failures: int, delay: float | None) -> None:
+    assert backoff_delay(error, failures, max_backoff=300.0) == delay
+
+
+def test_after_failure_keeps_polling() -> None:
+    state = after_failure(LoopState(None, 0.0), 10.0, errors.InputError([]), interval=30.0, max_backoff=300.0)
+    assert state.due_at is None and state.next_poll == 40.0 and state.failures == 1
+    state = after_failure(state, 40.0, errors.RepoError("down"), interval=30.0, max_backoff=300.0)
+    assert state.due_at == 44.0 and state.failures == 2
+
+
+def wait_for(condition: object, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Fleet:
+    fleet = Fleet(tmp_path)
+    fleet.write_source("policy.yaml", policy())
+    fleet.write_source("web.yaml", deployment())
+    fleet.report(cluster_report("wlc-1"), cluster_report("wlc-2", cpu="8"))
+    return fleet
+
+
+def test_run_reconciles_on_start_and_on_triggers_survives_errors_and_stops(fleet: Fleet) -> None:
+    controller = fleet.controller(interval=3600.0, debounce=0.0)
+    controller.clock = MonotonicClock()
+    controller.reconciler.clock = controller.clock
+    stop = threading.Event()
+    thread = threading.Thread(target=controller.run, args=(stop,))
+    thread.start()
+    try:
+        wait_for(lambda: controller.metrics.commits == 1)
+        (fleet.source / "broken.yaml").write_text("kind: [\n")
+        controller.triggers.put("test")
+        wait_for(lambda: controller.metrics.reconciles["failed"] == 1)
+        (fleet.source / "broken.yaml").unlink()
+        fleet.write_source("web.yaml", deployment(replicas=3))
+        controller.triggers.put("test")
+        wait_for(lambda: controller.metrics.commits == 2)
+        assert thread.is_alive()
+        assert controller.metrics.alive()
+    finally:
+        stop.set()
+        controller.triggers.put(looping.STOP_REASON)
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert not controller.metrics.alive()
+
+
+def test_only_the_leader_reconciles(fleet: Fleet) -> None:
+    leading = threading.Event()
+    controller = fleet.controller(interval=3600.0, debounce=0.0)
+    controller.clock = MonotonicClock()
+    controller.reconciler.clock = controller.clock
+    controller.is_leader = leading.is_set
+    stop = threading.Event()
+    thread = threading.Thread(target=controller.run, args=(stop,))
+    thread.start()
+    try:
+        controller.triggers.put("test")
+        time.sleep(0.3)  # gives a follower the chance to misbehave; no timing is asserted
+        assert controller.metrics.reconciles["published"] == 0
+        leading.set()
+        wait_for(lambda: controller.metrics.commits == 1)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def test_the_directory_watcher_turns_saves_into_triggers(tmp_path: Path) -> None:
+    root = tmp_path / "source"
+    (root / ".git").mkdir(parents=True)
+    stop = threading.Event()
+    source = DirectorySource(root, debounce_ms=50, stop=stop)
+    changes = source.changes()
+    assert changes is not None
+    seen = threading.Event()
+
+    def consume() -> None:
+        for _ in changes:
+            seen.set()
+            return
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    time.sleep(0.2)  # let the watcher start
+    (root / "app.yaml").write_text("kind: ConfigMap\n")
+    assert seen.wait(20)
+    stop.set()
+    thread.join(timeout=5)
+
+
+@pytest.mark.parametrize(
+    ("path", "counts"),
+    [
+        ("app.yaml", True),
+        ("apps/web/deploy.yml", True),
+        (".git/index", False),
+        (".github/ci.yaml", False),
+        ("README.md", False),
+    ],
+)
+def test_which_files_are_source_files(path: str, counts: bool) -> None:
+    from watchfiles import Change
+
+    assert is_source_file(Change.modified, path) is counts
