@@ -148,16 +148,18 @@ class LocalLoop:
         sim = SimulatedCluster(server, self.agent_clock.now)
         api_client = client_for(server)
         clienting.request(api_client, "POST", "/api/v1/namespaces", {"metadata": {"name": AGENT_NAMESPACE}})
+        chosen: dict[str, Any] = {
+            "interval": 1.0,
+            "orchestration_enabled": not self.delegated,
+            "pending_timeout": timedelta(seconds=30),
+            **overrides,
+        }
         settings = AgentSettings(
             cluster=name,
             repo=self.rendered_url,
             cache_dir=self.root / f"agent-cache-{name}",
             namespace=AGENT_NAMESPACE,
-            interval=1.0,
-            orchestration_enabled=not self.delegated,
-            pending_timeout=overrides.pop("pending_timeout", timedelta(seconds=30)),
-            heartbeat_interval=overrides.pop("heartbeat_interval", timedelta(minutes=5)),
-            **overrides,
+            **chosen,
         )
         agent = Agent(settings, ApiClientKube(api_client), self.agent_clock)
         return SimCluster(name, server, sim, agent, api_client)
