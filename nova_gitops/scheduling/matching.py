@@ -56,6 +56,36 @@ def policy_matches(
     return _selects_resource(policy.resource_selectors, manifest)
 
 
+class Matcher:
+    """``match`` for many objects: each policy's namespace selector is evaluated once per namespace."""
+
+    def __init__(
+        self, policies: Sequence[SchedulePolicy], namespace_labels: Mapping[str, Mapping[str, str]]
+    ) -> None:
+        self.policies = sorted(policies, key=precedence)
+        self._namespace_labels = namespace_labels
+        self._namespace_ok: dict[tuple[str, str], bool] = {}
+
+    def _in_namespace(self, policy: SchedulePolicy, manifest: Manifest) -> bool:
+        if not manifest.namespaced or policy.namespace_selector is None:
+            return True
+        key = (policy.name, manifest.namespace)
+        found = self._namespace_ok.get(key)
+        if found is None:
+            labels_of = namespace_labels_of(manifest.namespace, self._namespace_labels)
+            found = self._namespace_ok[key] = policy.namespace_selector.matches(labels_of)
+        return found
+
+    def match(self, manifest: Manifest) -> Match:
+        """The policy for ``manifest``, as ``match`` decides it."""
+        matching = [
+            policy
+            for policy in self.policies
+            if self._in_namespace(policy, manifest) and _selects_resource(policy.resource_selectors, manifest)
+        ]
+        return _choose(manifest, matching)
+
+
 def precedence(policy: SchedulePolicy) -> tuple[int, str]:
     """Sort key: highest priority first, then the lexically first name."""
     return (-policy.priority, policy.name)
@@ -67,7 +97,12 @@ def match(
     namespace_labels: Mapping[str, Mapping[str, str]],
 ) -> Match:
     """Choose the policy for ``manifest`` among ``policies`` (already sorted by ``precedence``)."""
-    matching = [policy for policy in policies if policy_matches(policy, manifest, namespace_labels)]
+    return _choose(
+        manifest, [policy for policy in policies if policy_matches(policy, manifest, namespace_labels)]
+    )
+
+
+def _choose(manifest: Manifest, matching: Sequence[SchedulePolicy]) -> Match:
     if not matching:
         return Match(None)
     chosen = matching[0]

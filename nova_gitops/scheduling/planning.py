@@ -76,6 +76,7 @@ def plan(
     unscheduled: list[Unscheduled] = []
     overlaps: list[str] = []
 
+    matcher = matching.Matcher(policies, source.namespace_labels)
     by_policy: dict[str, list[Manifest]] = {}
     annotated: list[tuple[Manifest, intents.Pin | intents.SpreadOnto]] = []
     for manifest in source.workloads:
@@ -83,7 +84,7 @@ def plan(
         if intent is not None:
             annotated.append((manifest, intent))
             continue
-        found = matching.match(manifest, policies, source.namespace_labels)
+        found = matcher.match(manifest)
         if found.overlap_warning:
             overlaps.append(found.overlap_warning)
         if found.policy is None:

@@ -360,3 +360,33 @@ def test_several_untolerated_taints_are_all_named() -> None:
     assert fitting.fit(rooms, [pods(1, shape(cpu=1))]).shortfall == (
         "no node tolerates any of the taints dedicated=gpu:NoSchedule, spot:NoExecute"
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_first_node_shortcut_gives_what_packing_gives(data: st.DataObject) -> None:
+    """The shortcut for groups that fit whole on the first node that takes any of them must equal first-fit
+    decreasing's result."""
+    nodes = [
+        fitting.NodeRoom(
+            f"n{i}", {"cpu": data.draw(st.integers(0, 4000)), "memory": 8 * 2**30 * 1000}, {}, ()
+        )
+        for i in range(data.draw(st.integers(1, 4)))
+    ]
+    shapes = [
+        demand.PodShape({"cpu": data.draw(st.integers(1, 1500))}, {}, (), ())
+        for _ in range(data.draw(st.integers(1, 3)))
+    ]
+    demands = [demand.PodDemand(shape, data.draw(st.integers(0, 3))) for shape in shapes]
+    shortcut = fitting._all_on_first_node(nodes, demands)
+    if shortcut is None:
+        return
+    packed = fitting._pack(
+        nodes,
+        [(str(i), d.shape, d.count) for i, d in enumerate(demands)],
+        {str(i): list(range(len(nodes))) for i in range(len(demands))},
+    )
+    assert not isinstance(packed, tuple)
+    assert [dict(room.free) for room in shortcut.after] == [
+        {key: value for key, value in free.items()} for free in packed
+    ]
