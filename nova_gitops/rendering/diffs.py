@@ -268,7 +268,8 @@ def unified(path: str, old_text: str, new_text: str) -> str:
 
 
 def bookkeeping_only(changes: Sequence[FileChange]) -> bool:
-    """True when the only difference is the source revision recorded in placement.yaml / PLACEMENT.md."""
+    """True when the only differences are the source revision and the clusters' capacity figures recorded in
+    placement.yaml / PLACEMENT.md."""
     return all(change.path in SUMMARY_FILES for change in changes) and not any(
         change.path == PLACEMENT_FILE and not same_apart_from_source(change.old, change.new)
         for change in changes
@@ -431,9 +432,16 @@ def group_changes(
     return tuple(changes), tuple(replicas)
 
 
+VOLATILE_SECTIONS = ("source", "clusters")
+"""placement.yaml sections that describe rather than decide: the source revision, and each cluster's
+capacity (which agents report as it moves, so it alone must not make a commit every few minutes)."""
+
+
 def same_apart_from_source(old: bytes | None, new: bytes | None) -> bool:
-    """Whether two placement.yaml texts differ only in their ``source`` (the revision they came from)."""
+    """Whether two placement.yaml texts differ only in their ``source`` (the revision they came from) and the
+    clusters' capacity figures: then no decision changed and nothing is committed."""
     old_sections, new_sections = top_sections(text(old)), top_sections(text(new))
-    old_sections.pop("source", None)
-    new_sections.pop("source", None)
+    for section in VOLATILE_SECTIONS:
+        old_sections.pop(section, None)
+        new_sections.pop(section, None)
     return old_sections == new_sections

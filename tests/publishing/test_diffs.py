@@ -165,3 +165,20 @@ def test_markdown_table_moves_deletions_and_details() -> None:
     assert "<details><summary>Full manifest diff (2 files)</summary>" in markdown
     document = json.loads(diffformats.to_json(diff(old, new)))
     assert document["summary"] == {"added": 1, "changed": 0, "deleted": 1, "groupsMoved": 1, "changes": True}
+
+
+def test_capacity_figures_alone_are_no_change() -> None:
+    """Agents report capacity as it moves: that alone must not make a rendered commit every few minutes."""
+    base = placement([group("a", ["c1"])], "a" * 40).decode()
+    fuller = base + "clusters:\n- name: c1\n  available:\n    cpu: 1500m\n"
+    emptier = base + "clusters:\n- name: c1\n  available:\n    cpu: 3500m\n"
+    changes = diffs.changed_files(
+        {"placement.yaml": fuller.encode(), "PLACEMENT.md": b"cpu 1500m\n"},
+        {"placement.yaml": emptier.encode(), "PLACEMENT.md": b"cpu 3500m\n"},
+    )
+    assert diffs.bookkeeping_only(changes)
+    moved = diffs.changed_files(
+        {"placement.yaml": fuller.encode()},
+        {"placement.yaml": placement([group("a", ["c2"])], "a" * 40) + b"clusters: []\n"},
+    )
+    assert not diffs.bookkeeping_only(moved)
