@@ -11,6 +11,9 @@ MATCHING_POLICY: Final = "nova.elotl.co/matching-policy"
 """Annotation on rendered objects (label on ScheduleGroups): the SchedulePolicy that placed it."""
 SCHEDULE_GROUP: Final = "nova.elotl.co/schedule-group"
 """Annotation on rendered objects: the ScheduleGroup the object belongs to."""
+TARGET_CLUSTERS: Final = "nova.elotl.co/target-clusters"
+"""Annotation ``c1,c2`` on a control-plane object or ScheduleGroup spread over several clusters (a label value
+cannot hold a list)."""
 SCHEDULE: Final = "nova.elotl.co/schedule"
 """Label ``"true"`` on objects an external orchestrator applied (delegated mode)."""
 

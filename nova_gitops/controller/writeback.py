@@ -41,7 +41,7 @@ from nova_gitops.sources.kubeapi import Body, KubeApi, KubeApiError, ResourceKin
 
 FIELD_MANAGER = "nova-gitops"
 COMPONENT = "nova-gitops"
-TARGET_CLUSTERS = "nova.elotl.co/target-clusters"
+TARGET_CLUSTERS = labels.TARGET_CLUSTERS
 MANAGED_BY = "app.kubernetes.io/managed-by"
 SCHEDULE_GROUPS = ResourceKind("policy.elotl.co", "v1alpha1", "schedulegroups", "ScheduleGroup", False)
 EVENTS = ResourceKind("", "v1", "events", "Event", True)

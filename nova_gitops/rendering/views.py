@@ -17,14 +17,15 @@ def schedule_group(group: GroupPlan) -> dict[str, Any]:
         group_labels[group.group_by[0]] = group.group_by[1]
     if group.policy is not None:
         group_labels[labels.MATCHING_POLICY] = group.policy
-    if group.clusters:
-        group_labels[labels.TARGET_CLUSTER] = (
-            ",".join(group.clusters) if len(group.clusters) > 1 else group.clusters[0]
-        )
+    metadata: dict[str, Any] = {"name": group.name, "labels": group_labels}
+    if len(group.clusters) == 1:
+        group_labels[labels.TARGET_CLUSTER] = group.clusters[0]
+    elif group.clusters:  # a label value cannot hold a list
+        metadata["annotations"] = {labels.TARGET_CLUSTERS: ",".join(group.clusters)}
     return {
         "apiVersion": labels.POLICY_API_VERSION,
         "kind": "ScheduleGroup",
-        "metadata": {"name": group.name, "labels": group_labels},
+        "metadata": metadata,
         "policy": {"name": group.policy},
         "objectRefs": [
             {
