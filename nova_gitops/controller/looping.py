@@ -131,6 +131,7 @@ class Controller:
         )
         self.is_leader = is_leader or (lambda: True)
         self._running = False
+        self._status_problems: tuple[str, ...] = ()
         self.metrics.alive = lambda: self._running
 
     def reconcile_once(self) -> ReconcileOutcome:
@@ -157,8 +158,11 @@ class Controller:
                 self.metrics.rescheduled(action, count)
         if outcome.failed_back:
             self.metrics.failed_back(len(outcome.failed_back))
-        for problem in outcome.status_problems:
-            self.log.warning("status report refused", problem=str(problem))
+        problems = tuple(str(problem) for problem in outcome.status_problems)
+        if problems != self._status_problems:  # a bad report is logged when it appears, not every poll
+            for problem in problems:
+                self.log.warning("status report refused", problem=problem)
+            self._status_problems = problems
         for request in outcome.reported_only:
             self.log.info(
                 "reschedule request for a spread group reported, not acted on",
