@@ -7,11 +7,14 @@ come from files (a mounted Secret) or from the environment.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nova_gitops.cli import options
-from nova_gitops.controller.settings import Address, ControllerSettings, WebhookSecrets, parse_address
+
+if TYPE_CHECKING:  # the settings module pulls in the scheduler's types: imported when the command runs
+    from nova_gitops.controller.settings import Address
 
 SECRET_ENVIRONMENT = {
     "github": "NOVA_WEBHOOK_GITHUB_SECRET",
@@ -23,6 +26,8 @@ SECRET_ENVIRONMENT = {
 def _address(context: click.Context, parameter: click.Parameter, value: str | None) -> Address | None:
     if value is None:
         return None
+    from nova_gitops.controller.settings import parse_address
+
     try:
         return parse_address(value)
     except ValueError as error:
@@ -158,6 +163,8 @@ def controller_command(
           --webhook-github-secret-file /etc/nova/webhook-secret --metrics-listen 0.0.0.0:8080
     """
     import os
+
+    from nova_gitops.controller.settings import ControllerSettings, WebhookSecrets
 
     environ = dict(os.environ)
     secrets = WebhookSecrets(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from nova_gitops import __version__
-from nova_gitops.cli import diff, explain, get, publish, render, validate
+from nova_gitops.cli import controller, diff, explain, get, publish, render, validate
 
 CONTEXT_SETTINGS = {
     "help_option_names": ["-h", "--help"],
@@ -41,6 +41,7 @@ cli.add_command(explain.explain_command)
 cli.add_command(get.get_command)
 cli.add_command(publish.publish_command)
 cli.add_command(diff.diff_command)
+cli.add_command(controller.controller_command)
 
 
 def main() -> None:
