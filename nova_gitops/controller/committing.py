@@ -20,22 +20,8 @@ from nova_gitops.publishing import gitwriting, guard, messages
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.scheduling.plans import PreviousPlacement
+from nova_gitops.workflows import publishing
 from nova_gitops.workflows.publishing import Outcome, PublishOptions, PublishResult, with_repository_files
-
-
-def previous_placement(repo: RenderedRepo, head: str | None) -> PreviousPlacement:
-    """The placement the branch head records (empty for a new branch): stickiness starts from it."""
-    text = repo.read(head, diffs.PLACEMENT_FILE)
-    if text is None:
-        return PreviousPlacement.empty()
-    try:
-        return reports.parse_previous(text.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as error:
-        raise errors.RepoError(
-            f"the branch head {head} of {repo.url} has an unreadable placement.yaml ({error}); "
-            "fix or remove it there, the controller will publish again"
-        ) from None
 
 
 class GitPublisher:
@@ -49,6 +35,7 @@ class GitPublisher:
     ) -> None:
         self.options = options = options or PublishOptions()
         self.environ = os.environ if environ is None else environ
+        self.cache_dir = cache_dir
         self.repo = RenderedRepo(
             gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout
         )
@@ -72,20 +59,12 @@ class GitPublisher:
     def _once(self, render: RenderOnto, source: SourceInfo, attempt: int) -> Publication | None:
         branch = self.options.branch
         head = self.repo.fetch(branch)
-        rendered = render(previous_placement(self.repo, head))
-        files = with_repository_files(rendered.files, source)
         listing = self.repo.listing(head)
-        changes = gitwriting.tree_changes(listing, files)
-        paths = [listing[path] for path in (*changes.written, *changes.deleted) if path in listing]
-        old = self.repo.read_blobs(paths)
-        file_changes = [
-            *(
-                diffs.FileChange(path, old.get(listing.get(path, "")), data)
-                for path, data in changes.written.items()
-            ),
-            *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
-        ]
-        if changes.is_empty or diffs.bookkeeping_only(file_changes):
+        rendered = render(publishing.previous_placement(self.repo, head, listing, self.cache_dir))
+        files = with_repository_files(rendered.files, source)
+        comparison = publishing.compare_with_head(self.repo, listing, files)
+        changes, file_changes = comparison.changes, comparison.file_changes
+        if comparison.unchanged:
             result = PublishResult(
                 Outcome.UNCHANGED, branch, head, diffs.RenderDiff(), source, attempts=attempt
             )
@@ -104,6 +83,7 @@ class GitPublisher:
         commit = self.repo.commit(head, changes, message, environ=self.environ)
         if self.repo.push(commit, branch) is PushOutcome.REJECTED:
             return None
+        publishing.remember_placement(self.cache_dir, files, reports.previous_of(rendered.plan))
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
 

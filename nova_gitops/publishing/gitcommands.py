@@ -1,12 +1,8 @@
 """The one way publishing runs git: through GitPython, with a cleaned environment and a deadline.
 
-Why a cleaned environment: when nova-gitops runs inside a git hook or a CI step, the parent exports
-variables such as ``GIT_DIR``, ``GIT_INDEX_FILE`` or ``GIT_OBJECT_DIRECTORY`` that would silently point our
-git commands at someone else's repository (pre-commit's ``no_git_env`` exists for the same reason). We keep
-only the variables that configure *how* git talks to the world — identity, credentials, transport policy —
-and drop those that say *which* repository to use. GitPython always starts a child's environment from
-``os.environ`` and cannot unset a variable, so inherited variables are removed with ``env -u`` in front of
-the command.
+Why a cleaned environment: see ``nova_gitops.gitenvironment``, which decides what is kept. GitPython always
+starts a child's environment from ``os.environ`` and cannot unset a variable, so inherited variables are
+removed with ``env -u`` in front of the command.
 
 Why a deadline: a remote that accepts the connection and never answers would hang a publish forever; every
 network command gets ``timeout`` seconds and then fails with a message that names the remote.
@@ -23,42 +19,7 @@ from typing import IO, Any
 
 import git
 
-KEPT_GIT_VARIABLES = frozenset(
-    {
-        # identity of the commits we write (tests pin these)
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_AUTHOR_DATE",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-        "GIT_COMMITTER_DATE",
-        # transport policy, prompts and system configuration
-        "GIT_ALLOW_PROTOCOL",
-        "GIT_CONFIG_NOSYSTEM",
-        "GIT_TERMINAL_PROMPT",
-        "GIT_EXEC_PATH",
-        # credentials and network settings (as pre-commit keeps them)
-        "GIT_ASKPASS",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_SSL_CAINFO",
-        "GIT_SSL_NO_VERIFY",
-        "GIT_HTTP_PROXY_AUTHMETHOD",
-        "GIT_CONFIG_COUNT",
-    }
-)
-
-
-def is_kept(name: str) -> bool:
-    """Whether an inherited ``GIT_*`` variable is passed on to git (``GIT_CONFIG_KEY_n``/``VALUE_n`` too)."""
-    if not name.startswith("GIT_") or name in KEPT_GIT_VARIABLES:
-        return True
-    return name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
-
-
-def stripped_variables(environ: Mapping[str, str]) -> list[str]:
-    """The inherited ``GIT_*`` variables that git must not see, sorted."""
-    return sorted(name for name in environ if not is_kept(name))
+from nova_gitops.gitenvironment import stripped_variables
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,28 +28,8 @@ from pathlib import Path
 import git
 
 from nova_gitops import errors
+from nova_gitops.gitenvironment import stripped_variables
 
-KEPT = frozenset(
-    [
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_AUTHOR_DATE",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-        "GIT_COMMITTER_DATE",
-        "GIT_ALLOW_PROTOCOL",
-        "GIT_CONFIG_NOSYSTEM",
-        "GIT_TERMINAL_PROMPT",
-        "GIT_EXEC_PATH",
-        "GIT_ASKPASS",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_SSL_CAINFO",
-        "GIT_SSL_NO_VERIFY",
-        "GIT_HTTP_PROXY_AUTHMETHOD",
-        "GIT_CONFIG_COUNT",
-    ]
-)
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
 
 
@@ -103,14 +83,7 @@ class Repository:
     def __init__(self, git_dir: Path, *, timeout: float = 120.0) -> None:
         self.git_dir = git_dir
         self.timeout = timeout
-        self._strip = sorted(
-            name
-            for name in os.environ
-            if name.startswith("GIT_")
-            and name not in KEPT
-            and not name.startswith("GIT_CONFIG_KEY_")
-            and not name.startswith("GIT_CONFIG_VALUE_")
-        )
+        self._strip = stripped_variables(os.environ)
         self._git = git.Git(str(git_dir.parent))
 
     def run(

@@ -140,6 +140,42 @@ def previous_placement(
         ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A render against the branch head: which files change, with their old and new bytes."""
+
+    listing: Mapping[str, str]
+    changes: gitwriting.TreeChanges
+    file_changes: list[diffs.FileChange]
+
+    @property
+    def unchanged(self) -> bool:
+        """No file changes, or only bookkeeping (source revision, capacity figures): nothing to commit."""
+        return self.changes.is_empty or diffs.bookkeeping_only(self.file_changes)
+
+
+def compare_with_head(
+    repo: RenderedRepo, listing: Mapping[str, str], files: Mapping[str, bytes]
+) -> Comparison:
+    """Compare ``files`` with the head's ``listing``, reading only the old blobs that changed."""
+    changes = gitwriting.tree_changes(listing, files)
+    old = repo.read_blobs([listing[path] for path in (*changes.written, *changes.deleted) if path in listing])
+    file_changes = [
+        *(
+            diffs.FileChange(path, old.get(listing.get(path, "")), data)
+            for path, data in changes.written.items()
+        ),
+        *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
+    ]
+    return Comparison(listing, changes, file_changes)
+
+
+def remember_placement(cache_dir: Path, files: Mapping[str, bytes], placement: object) -> None:
+    """After a push: keep the placement just committed for the next publish (``placementcache``)."""
+    if isinstance(placement, PreviousPlacement) and diffs.PLACEMENT_FILE in files:
+        placementcache.store(cache_dir, gitwriting.blob_id(files[diffs.PLACEMENT_FILE]), placement)
+
+
 def publish(
     source_spec: str,
     repo_url: str,
@@ -200,16 +236,9 @@ def publish_once(
     listing = repo.listing(head)
     rendered = render(checkout.root, source, previous_placement(repo, head, listing, cache_dir))
     files = with_repository_files(rendered, source)
-    changes = gitwriting.tree_changes(listing, files)
-    old = repo.read_blobs([listing[path] for path in (*changes.written, *changes.deleted) if path in listing])
-    file_changes = [
-        *(
-            diffs.FileChange(path, old.get(listing.get(path, "")), data)
-            for path, data in changes.written.items()
-        ),
-        *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
-    ]
-    if changes.is_empty or diffs.bookkeeping_only(file_changes):
+    comparison = compare_with_head(repo, listing, files)
+    changes, file_changes = comparison.changes, comparison.file_changes
+    if comparison.unchanged:
         return PublishResult(Outcome.UNCHANGED, target, head, diffs.RenderDiff(), source, attempts=attempt)
     allowed: list[guard.MassDeletion] = []
     if changes.deleted:  # the guard reads every path: only worth it when something is deleted
@@ -230,9 +259,7 @@ def publish_once(
         outcome = repo.push(commit, target)
     if outcome is PushOutcome.REJECTED:
         return None
-    placement = getattr(rendered, "placement", None)
-    if isinstance(placement, PreviousPlacement) and diffs.PLACEMENT_FILE in files:
-        placementcache.store(cache_dir, gitwriting.blob_id(files[diffs.PLACEMENT_FILE]), placement)
+    remember_placement(cache_dir, files, getattr(rendered, "placement", None))
     body = None
     if options.pull_request:
         body = messages.pull_request_body(
