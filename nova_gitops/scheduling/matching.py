@@ -29,7 +29,9 @@ def namespace_labels_of(namespace: str, defined: Mapping[str, Mapping[str, str]]
     return defined.get(namespace) or {labels.METADATA_NAME: namespace}
 
 
-def _selects_resource(selectors: ResourceSelectors, manifest: Manifest) -> bool:
+def _selects_resource(
+    selectors: ResourceSelectors, manifest: Manifest, object_labels: Mapping[str, str] | None = None
+) -> bool:
     if selectors.kinds and not any(
         kind.kind == manifest.kind
         and kind.group == manifest.group
@@ -39,8 +41,8 @@ def _selects_resource(selectors: ResourceSelectors, manifest: Manifest) -> bool:
         return False
     if not selectors.label_selectors:
         return True
-    object_labels = manifest.labels
-    return any(selector.matches(object_labels) for selector in selectors.label_selectors)
+    found = manifest.labels if object_labels is None else object_labels
+    return any(selector.matches(found) for selector in selectors.label_selectors)
 
 
 def policy_matches(
@@ -78,10 +80,12 @@ class Matcher:
 
     def match(self, manifest: Manifest) -> Match:
         """The policy for ``manifest``, as ``match`` decides it."""
+        object_labels = manifest.labels
         matching = [
             policy
             for policy in self.policies
-            if self._in_namespace(policy, manifest) and _selects_resource(policy.resource_selectors, manifest)
+            if self._in_namespace(policy, manifest)
+            and _selects_resource(policy.resource_selectors, manifest, object_labels)
         ]
         return _choose(manifest, matching)
 

@@ -83,14 +83,14 @@ class Ledger:
         in units of 1/SCORE_SCALE (exact integer arithmetic: the same order on every machine)."""
         allocatable = self.allocatable[cluster]
         free = self._free[cluster]
-        return min(
-            (
-                (free.get(resource, 0) - need.get(resource, 0)) * SCORE_SCALE // allocatable[resource]
-                for resource in (need or DEFAULT_SCORED_RESOURCES)
-                if allocatable.get(resource, 0) > 0
-            ),
-            default=0,
-        )
+        lowest: int | None = None
+        for resource in need or DEFAULT_SCORED_RESOURCES:  # a plain loop: this runs groups x clusters times
+            total = allocatable.get(resource, 0)
+            if total > 0:
+                left = (free.get(resource, 0) - need.get(resource, 0)) * SCORE_SCALE // total
+                if lowest is None or left < lowest:
+                    lowest = left
+        return 0 if lowest is None else lowest
 
     def _add(self, cluster: str, need: Mapping[str, int]) -> None:
         free, placed = self._free[cluster], self.placed[cluster]
