@@ -311,7 +311,13 @@ def test_previous_of_a_plan_equals_parsing_its_placement_yaml() -> None:
     from nova_gitops.scheduling import planning
     from tests.builders import cluster, deployment, policy, source_set
 
-    documents = (cluster("a", cpu="1"), cluster("b"), policy("p"), deployment("web", cpu="2"), deployment("x"))
+    documents = (
+        cluster("a", cpu="1"),
+        cluster("b"),
+        policy("p"),
+        deployment("web", cpu="2"),
+        deployment("x"),
+    )
     plan = planning.plan(source_set(*documents))
     text = renders.render(plan, SourceInfo("src", None)).files["placement.yaml"].decode()
     assert parse_previous(text) == previous_of(plan)
