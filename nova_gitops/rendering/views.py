@@ -68,10 +68,7 @@ def placement_items(plan: Plan) -> list[dict[str, Any]]:
             manifest = object_plan.manifest
             items.append(
                 {
-                    "apiVersion": manifest.api_version,
-                    "kind": manifest.kind,
-                    "namespace": manifest.namespace,
-                    "name": manifest.name,
+                    **_identity(manifest.api_version, manifest.kind, manifest.namespace, manifest.name),
                     "group": group.name,
                     "policy": group.policy,
                     "status": group.status,
@@ -83,20 +80,13 @@ def placement_items(plan: Plan) -> list[dict[str, Any]]:
                     },
                 }
             )
+    placed = {(item["kind"], item.get("namespace", ""), item["name"]) for item in items}
     for entry in plan.unscheduled:
-        if any(
-            item["kind"] == entry.key.kind
-            and item["name"] == entry.key.name
-            and item["namespace"] == entry.key.namespace
-            for item in items
-        ):
+        if (entry.key.kind, entry.key.namespace, entry.key.name) in placed:
             continue
         items.append(
             {
-                "apiVersion": entry.api_version,
-                "kind": entry.key.kind,
-                "namespace": entry.key.namespace,
-                "name": entry.key.name,
+                **_identity(entry.api_version, entry.key.kind, entry.key.namespace, entry.key.name),
                 "group": None,
                 "policy": entry.policy,
                 "status": "unschedulable",
@@ -105,7 +95,17 @@ def placement_items(plan: Plan) -> list[dict[str, Any]]:
                 "reason": entry.reason,
             }
         )
-    return sorted(items, key=lambda item: (item["kind"], item["namespace"], item["name"]))
+    return sorted(items, key=lambda item: (item["kind"], item.get("namespace", ""), item["name"]))
+
+
+def _identity(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any]:
+    """apiVersion, kind, namespace and name; a cluster-scoped object has no namespace key, as in
+    placement.yaml, so ``-o yaml`` does not print ``namespace: ''``."""
+    identity: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
+    if namespace:
+        identity["namespace"] = namespace
+    identity["name"] = name
+    return identity
 
 
 PLACEMENT_HEADERS = ["KIND", "NAMESPACE", "NAME", "GROUP", "CLUSTERS", "STATUS"]
@@ -118,7 +118,7 @@ def placement_row(item: dict[str, Any]) -> list[str]:
     )
     return [
         item["kind"],
-        item["namespace"] or "",
+        item.get("namespace", ""),
         item["name"],
         item["group"] or "<none>",
         clusters or "<none>",
@@ -126,14 +126,17 @@ def placement_row(item: dict[str, Any]) -> list[str]:
     ]
 
 
+# Nova's own columns first, in ``kubectl get clusters`` order, then what nova-gitops adds.
 CLUSTER_HEADERS = [
     "NAME",
     "K8S-VERSION",
-    "PROVIDER",
+    "K8S-CLUSTER",
     "REGION",
     "ZONE",
     "READY",
+    "IDLE",
     "STANDBY",
+    "PROVIDER",
     "AUTOSCALED",
     "NODES",
     "CPU FREE/ALLOC",
@@ -186,11 +189,13 @@ def cluster_row(cluster: Cluster) -> list[str]:
     return [
         cluster.name,
         cluster.labels.get(labels.CLUSTER_VERSION, ""),
-        cluster.labels.get(labels.CLUSTER_PROVIDER, ""),
+        cluster.name,  # K8S-CLUSTER: Nova shows spec.name; parse_cluster ignores one that differs
         cluster.labels.get(labels.CLUSTER_REGION, ""),
         cluster.labels.get(labels.CLUSTER_ZONE, ""),
         ready,
+        "-",  # IDLE: Nova's Idle condition is not read into Cluster, so it is not known here
         str(cluster.standby),
+        cluster.labels.get(labels.CLUSTER_PROVIDER, ""),
         str(cluster.autoscaled),
         str(len(cluster.nodes)),
         _free_of(cluster, "cpu"),
