@@ -160,6 +160,14 @@ def format_quantity(resource: str, milli: int) -> str:
     return f"{sign}{whole}"
 
 
+def in_words(resource: str, milli: int) -> str:
+    """A quantity as scheduling reasons write it: cpu always in millicores (``"900m"``, ``"1000m"``, as Nova's
+    messages do, so amounts in one sentence compare at a glance), anything else as ``format_quantity``."""
+    if resource == "cpu":
+        return f"{milli}m"
+    return format_quantity(resource, milli)
+
+
 def format_resources(resources: ResourceList) -> str:
     """``"1500m cpu, 2Gi memory"``: every resource, sorted by name, for reasons and warnings."""
     return ", ".join(f"{format_quantity(name, resources[name])} {name}" for name in sorted(resources))

@@ -107,11 +107,15 @@ def _capacity_warnings(objects: Sequence[ObjectPlan], ledger: Ledger, clusters: 
         need = demand.total_requests(pods)
         free = dict(ledger.free(cluster))
         shortfall = ledger.consume_regardless(cluster, pods, need)
-        if shortfall:
-            short = [res for res in sorted(need) if need[res] > free.get(res, 0)] or sorted(need)[:1]
-            detail = ", ".join(f"{quantities.format_quantity(res, need[res])} {res}" for res in short)
-            has = ", ".join(f"{quantities.format_quantity(res, max(free.get(res, 0), 0))}" for res in short)
-            warnings.append(f"{cluster} needs {detail} for its {replicas} replicas, has {has} ({shortfall})")
+        if not shortfall:
+            continue
+        short = [resource for resource in sorted(need) if need[resource] > free.get(resource, 0)]
+        if short:  # Nova's wording: "wlc-2 needs 2500m cpu for its 5 replicas, has 1000m"
+            needs = " and ".join(f"{quantities.in_words(res, need[res])} {res}" for res in short)
+            has = " and ".join(quantities.in_words(res, max(free.get(res, 0), 0)) for res in short)
+            warnings.append(f"{cluster} needs {needs} for its {replicas} replicas, has {has}")
+        else:  # enough in total, but no node can take a pod (selectors, taints, one pod too big)
+            warnings.append(f"{cluster} cannot run its {replicas} replicas: {shortfall}")
     return warnings
 
 

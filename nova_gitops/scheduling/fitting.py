@@ -303,7 +303,7 @@ def _shortfall(
     if short:
         needs = " and ".join(_amount(resource, shape.requests[resource]) for resource in short)
         if len(short) == 1:
-            has = quantities.format_quantity(short[0], max(0, best.free.get(short[0], 0)))
+            has = quantities.in_words(short[0], max(0, best.free.get(short[0], 0)))
         else:
             has = " and ".join(_amount(resource, max(0, best.free.get(resource, 0))) for resource in short)
         return f"needs {needs} on one node, best node has {has}"
@@ -370,4 +370,4 @@ def _format_taint(taint: clusters.Taint) -> str:
 
 
 def _amount(resource: str, milli: int) -> str:
-    return f"{quantities.format_quantity(resource, milli)} {resource}"
+    return f"{quantities.in_words(resource, milli)} {resource}"

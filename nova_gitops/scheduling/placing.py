@@ -41,16 +41,20 @@ class Ledger:
         return self._free[cluster]
 
     def fit(self, cluster: str, demands: Sequence[PodDemand], need: Mapping[str, int]) -> fitting.Fit:
-        """Whether the pods pack onto the cluster's nodes now; a cheap check on totals goes first."""
+        """Whether the pods pack onto the cluster's nodes now. A check on totals goes first; when it fails,
+        packing still runs for its per-node words ("needs 1500m cpu on one node, best node has 900m")."""
         free = self._free[cluster]
-        for resource, amount in need.items():
-            if amount > free.get(resource, 0):
-                shortfall = (
-                    f"needs {quantities.format_quantity(resource, amount)} {resource} in total, "
-                    f"has {quantities.format_quantity(resource, max(free.get(resource, 0), 0))} free"
-                )
-                return fitting.Fit(False, self._rooms[cluster], shortfall)
-        return fitting.fit(self._rooms[cluster], demands)
+        if all(amount <= free.get(resource, 0) for resource, amount in need.items()):
+            return fitting.fit(self._rooms[cluster], demands)
+        refused = fitting.fit(self._rooms[cluster], demands)
+        if refused.ok:  # cannot happen (nodes never hold more than the totals); never place on it regardless
+            short = next(resource for resource, amount in need.items() if amount > free.get(resource, 0))
+            shortfall = (
+                f"needs {quantities.in_words(short, need[short])} {short} in total, "
+                f"has {quantities.in_words(short, max(free.get(short, 0), 0))} free"
+            )
+            return fitting.Fit(False, self._rooms[cluster], shortfall)
+        return refused
 
     def commit(self, cluster: str, fit: fitting.Fit, need: Mapping[str, int]) -> None:
         self._rooms[cluster] = fit.after

@@ -35,6 +35,10 @@ from nova_gitops.scheduling.plans import (
 )
 
 NO_POLICY = "no SchedulePolicy matches"
+MAX_REPLICAS = 2**31 - 1
+"""Replicas are an int32 in the Kubernetes API."""
+MAX_DIVIDED_REPLICAS = 1_000_000
+"""Divide hands out replicas one at a time (the quota method's definition): beyond this it takes seconds."""
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces every cluster has: never synthesized to follow objects (an agent would come to own them)."""
 
@@ -195,11 +199,27 @@ def _measure(
     problems: list[Problem],
 ) -> _Work:
     pods: list[demand.PodDemand] = []
+    divides = isinstance(intent, intents.SpreadOnto) and intent.mode == "Divide"
+    divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
     for member in group.members:
+        count = distributing.replica_count(member)
+        if count is not None and count > MAX_REPLICAS:
+            problems.append(
+                Problem(member.location, f"{count} replicas is more than Kubernetes allows ({MAX_REPLICAS})")
+            )
+            continue
+        if count is not None and divides and count > MAX_DIVIDED_REPLICAS:
+            problems.append(
+                Problem(
+                    member.location,
+                    f"{count} replicas is too many to divide (at most {MAX_DIVIDED_REPLICAS:,})",
+                )
+            )
+            continue
         try:
             pods += demand.pod_demands(member.body)
         except demand.DemandError as error:
-            problems.append(Problem(member.location, str(error)))
+            problems += [Problem(member.location, defect) for defect in error.problems]
     return _Work(group, policy, intent, tuple(pods), demand.total_requests(pods))
 
 

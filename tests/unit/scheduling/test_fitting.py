@@ -70,7 +70,7 @@ def test_pods_must_each_fit_on_one_node() -> None:
     rooms = [node("n1", cpu=1500), node("n2", cpu=1500), node("n3", cpu=1500)]
     result = fitting.fit(rooms, [pods(3, shape(cpu=2000))])
     assert not result.ok
-    assert result.shortfall == "needs 2 cpu on one node, best node has 1500m"
+    assert result.shortfall == "needs 2000m cpu on one node, best node has 1500m"
     assert result.after == tuple(rooms)
 
 
@@ -86,7 +86,7 @@ def test_room_is_consumed_first_fit_by_name() -> None:
 
 def test_count_shortfall_names_pods_and_room() -> None:
     result = fitting.fit([node("n1", cpu=4000), node("n2", cpu=1000)], [pods(3, shape(cpu=2000))])
-    assert result.shortfall == "needs 3 pods of 2 cpu, room for 2"
+    assert result.shortfall == "needs 3 pods of 2000m cpu, room for 2"
 
 
 @pytest.mark.parametrize(
@@ -348,7 +348,7 @@ def test_equal_shapes_pack_as_one_whatever_their_mapping_order() -> None:
     rooms = [node("n1", cpu=3000, memory=8 * GIB, labels={"a": "1", "b": "2"})]
     assert fitting.fit(rooms, [pods(2, first), pods(1, second)]) == fitting.fit(rooms, [pods(3, first)])
     assert fitting.fit(rooms, [pods(2, first), pods(2, second)]).shortfall == (
-        "needs 4 pods of 1 cpu, 1Gi memory, room for 3"
+        "needs 4 pods of 1000m cpu, 1Gi memory, room for 3"
     )
 
 

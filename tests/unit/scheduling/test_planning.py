@@ -347,3 +347,41 @@ def test_namespaces_follow_their_objects() -> None:
 
     off = plan(cluster("c1"), policy("p"), deployment("web"), settings=PlanSettings(namespace_follow=False))
     assert off.followed_namespaces == ()
+
+
+def test_skipped_cluster_reason_uses_designs_words() -> None:
+    """DESIGN §3: "Cluster wlc-2 skipped, does not have enough resources: needs 1500m cpu on one node, best
+    node has 900m" — the per-node words even when the cluster's total is short too."""
+    result = plan(cluster("wlc-2", cpu="900m"), policy("p"), deployment("web", cpu="1500m"))
+    (entry,) = result.unscheduled
+    expected = "Cluster wlc-2 skipped, does not have enough resources: needs 1500m cpu on one node, best node"
+    assert f"{expected} has 900m;" in entry.reason
+
+
+def test_spread_shortfall_warning_uses_designs_words() -> None:
+    """DESIGN §3: "wlc-2 needs 2500m cpu for its 5 replicas, has 1000m"."""
+    spread = {"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"}
+    result = plan(
+        cluster("wlc-1", cpu="8"),
+        cluster("wlc-2", cpu="1"),
+        policy("p", spreadConstraints=spread),
+        deployment("web", replicas=5, cpu="500m"),
+    )
+    assert "wlc-2 needs 2500m cpu for its 5 replicas, has 1000m" in group_of(result, "web").warnings
+
+
+def test_replica_counts_kubernetes_refuses_or_that_cannot_be_divided_are_input_errors() -> None:
+    import pytest
+
+    from nova_gitops.errors import InputError
+
+    with pytest.raises(InputError, match="more than Kubernetes allows"):
+        plan(cluster("c1"), policy("p"), deployment("web", replicas=2**31))
+    split = {"spreadMode": "Divide", "topologyKey": "kubernetes.io/metadata.name"}
+    with pytest.raises(InputError, match="too many to divide"):
+        plan(
+            cluster("c1"),
+            cluster("c2"),
+            policy("p", spreadConstraints=split),
+            deployment("web", replicas=2**31 - 1),
+        )
