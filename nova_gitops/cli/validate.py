@@ -46,12 +46,31 @@ def validate_command(context: click.Context, source: str, clusters_path: Path | 
             for entry in plan.unscheduled:
                 click.echo(f"warning: {entry.key} is not scheduled: {entry.reason}", err=True)
             count = len(source_set.warnings) + len(plan.warnings) + len(plan.unscheduled)
-            strict_failures = len(source_set.warnings) + len(plan.policy_overlaps) + len(plan.unscheduled)
+            unknown_fields = sum(1 for w in source_set.warnings if w.message.startswith("unknown field"))
+            strict_failures = {
+                "unknown field": unknown_fields,
+                "other input warning": len(source_set.warnings) - unknown_fields,
+                "policy overlap": len(plan.policy_overlaps),
+                "unscheduled object": len(plan.unscheduled),
+            }
+            failed = strict and any(strict_failures.values())
+            verdict = "valid, but not strict" if failed else "valid"
             click.echo(
-                f"{source}: valid: {len(source_set.policies)} policies, {len(source_set.clusters)} clusters, "
-                f"{len(source_set.workloads)} objects; {len(plan.groups)} groups, "
+                f"{source}: {verdict}: {len(source_set.policies)} policies, {len(source_set.clusters)} "
+                f"clusters, {len(source_set.workloads)} objects; {len(plan.groups)} groups, "
                 f"{len(plan.unscheduled)} unscheduled, {count} warnings"
             )
-            return EXIT_STRICT_WARNINGS if strict and strict_failures else 0
+            if not failed:
+                return 0
+            kinds = ", ".join(_counted(n, kind) for kind, n in strict_failures.items() if n)
+            total = sum(strict_failures.values())
+            verb = "fails" if total == 1 else "fail"
+            click.echo(f"strict: {_counted(total, 'warning')} {verb} --strict: {kinds}", err=True)
+            return EXIT_STRICT_WARNINGS
 
     options.finish(context, action)
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 policy overlap``, ``2 unknown fields``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

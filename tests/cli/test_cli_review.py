@@ -3,7 +3,9 @@
 - `get placements -o yaml|json` omits `namespace` for cluster-scoped objects, as placement.yaml does; the
   table prints an empty cell;
 - `get clusters` prints Nova's columns in `kubectl get clusters` order (NAME K8S-VERSION K8S-CLUSTER REGION
-  ZONE READY IDLE STANDBY), then PROVIDER, AUTOSCALED, NODES and capacity.
+  ZONE READY IDLE STANDBY), then PROVIDER, AUTOSCALED, NODES and capacity;
+- `validate --strict` that fails says why on a last stderr line (how many warnings of which kinds) and calls
+  the source "valid, but not strict"; without --strict, or when nothing fails it, it stays "valid".
 """
 
 from __future__ import annotations
@@ -85,3 +87,28 @@ def _cells(header: str, row: str) -> dict[str, str]:
         name: row[start:end].strip()
         for name, start, end in zip(header.split(), bounds, bounds[1:], strict=False)
     }
+
+
+def test_validate_strict_says_which_warnings_fail_it(tmp_path: Path) -> None:
+    unknown = deployment("web")
+    unknown["metadata"]["colour"] = "blue"
+    unknown["metadata"]["flavour"] = "mint"
+    huge = deployment("huge", cpu="64")
+    namespaced_cluster = cluster("c1")
+    namespaced_cluster["metadata"]["namespace"] = "nova"
+    source = write_source(tmp_path / "src", namespaced_cluster, policy("a"), policy("b"), unknown, huge)
+    code, stdout, stderr = run("validate", str(source))
+    assert code == 0 and ": valid: " in stdout and "strict" not in stderr
+    code, stdout, stderr = run("validate", str(source), "--strict")
+    assert code == 1
+    assert ": valid, but not strict: " in stdout
+    assert stderr.splitlines()[-1] == (
+        "strict: 6 warnings fail --strict: 2 unknown fields, 1 other input warning, 2 policy overlaps, "
+        "1 unscheduled object"
+    )
+
+
+def test_validate_strict_passes_quietly_on_a_clean_source(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src", cluster("c1"), policy("p"), deployment("web"))
+    code, stdout, stderr = run("validate", str(source), "--strict")
+    assert code == 0 and ": valid: " in stdout and "strict" not in stderr
