@@ -12,6 +12,12 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
   line of a field (``spec.percentageSplit[1].percentage``) is found only on the error path, by
   ``locate_field``, which composes the file again and walks its nodes.
 
+- Only Kubernetes data (DESIGN §9): what the API server sees is JSON, so a value YAML can type but JSON
+  cannot (``!!binary``, ``!!set``, ``!!omap``, ``!!pairs``, an explicit ``!!timestamp``, ``!!python/...``, any
+  custom tag) is a Problem at its line rather than bytes or a set that would crash the render later. And an
+  unquoted ``2024-01-01T00:00:00Z`` stays that string, as kube's YAML → JSON keeps it; PyYAML would read a
+  datetime and write it back as ``2024-01-01 00:00:00+00:00``. So is a bare ``=`` (PyYAML's ``!!value``).
+
 A ``kind: List`` (``v1``) document is unwrapped into its items, as ``kubectl apply -f`` does.
 """
 
@@ -19,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -32,6 +38,40 @@ MAX_ALIASES = 64
 MAX_EXPANDED_NODES = 1_000_000
 
 _Node = yaml.Node
+
+_YAML_TAG = "tag:yaml.org,2002:"
+_JSON_TAGS = tuple(_YAML_TAG + name for name in ("str", "int", "float", "bool", "null", "map", "seq"))
+_NOT_JSON_RESOLVED = (_YAML_TAG + "timestamp", _YAML_TAG + "value")
+
+
+class _KubernetesLoader(yaml.CSafeLoader):
+    """``CSafeLoader`` that reads only JSON-compatible data: plain scalars never resolve to timestamps
+    (they stay strings), and a node with any other tag is recorded in ``foreign_nodes`` and read as None;
+    ``load_documents`` turns each into a Problem and drops the document."""
+
+    yaml_implicit_resolvers: dict[Any, Any] = {  # noqa: RUF012 (the stubs declare an instance variable)
+        first: [(tag, pattern) for tag, pattern in resolvers if tag not in _NOT_JSON_RESOLVED]
+        for first, resolvers in yaml.CSafeLoader.yaml_implicit_resolvers.items()
+    }
+    yaml_constructors: ClassVar[dict[Any, Any]] = {
+        tag: yaml.CSafeLoader.yaml_constructors[tag] for tag in _JSON_TAGS
+    }
+    yaml_multi_constructors: ClassVar[dict[Any, Any]] = {}
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.foreign_nodes: list[_Node] = []
+
+
+def _construct_foreign(loader: _KubernetesLoader, node: _Node) -> None:
+    loader.foreign_nodes.append(node)
+
+
+_KubernetesLoader.yaml_constructors[None] = _construct_foreign
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 
 
 def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Problem]]:
@@ -47,7 +87,7 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
         return [], [Problem(SourceLocation(file_name, 1), message)]
     documents: list[Document] = []
     may_alias = "*" in text
-    loader = yaml.CSafeLoader(text)
+    loader = _KubernetesLoader(text)
     try:
         while True:
             try:
@@ -71,6 +111,16 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
                 problems.append(
                     Problem(SourceLocation(file_name, _error_line(error, location.line)), _error_text(error))
                 )
+                continue
+            if loader.foreign_nodes:
+                problems += [
+                    Problem(
+                        SourceLocation(file_name, foreign.start_mark.line + 1),
+                        f"{_short_tag(foreign.tag)} is not Kubernetes data (use a string)",
+                    )
+                    for foreign in loader.foreign_nodes
+                ]
+                loader.foreign_nodes.clear()
                 continue
             for item_body, item_line in _unwrap_list(body, node):
                 _append_document(documents, problems, item_body, SourceLocation(file_name, item_line))

@@ -6,7 +6,12 @@ Behaviours covered:
 - a document that is not a mapping, or lacks a string apiVersion/kind, is a Problem naming file:line;
 - a YAML syntax error is a Problem at the error's line, and the documents before it are still returned;
 - unsafe input is refused with a Problem: files over 8 MiB, more than 64 aliases, recursive aliases,
-  aliases that expand beyond a million nodes (billion laughs), Python-object tags;
+  aliases that expand beyond a million nodes (billion laughs);
+- a value JSON cannot hold (``!!binary``, ``!!set``, ``!!omap``, ``!!pairs``, explicit ``!!timestamp``,
+  Python and custom tags) is a Problem at its own line, every one in the document, and the document is
+  dropped while later documents still load;
+- unquoted timestamps, dates and a bare ``=`` stay the exact strings written (as kube's YAML → JSON reads
+  them), while explicit ``!!str``/``!!int`` and ordinary ints, floats, bools and nulls keep their types;
 - ordinary aliases and merge keys still load;
 - ``locate_field`` finds the line of dotted, indexed and quoted field paths, keys containing dots, and falls
   back to the deepest present parent, or the document line;
@@ -88,9 +93,70 @@ def test_python_tags_are_refused_and_later_documents_still_load() -> None:
     text = "apiVersion: v1\nkind: A\nx: !!python/object/apply:os.system [ls]\n---\napiVersion: v1\nkind: B\n"
     documents, problems = loading.load_documents("f.yaml", text)
     assert [d.body["kind"] for d in documents] == ["B"]
-    assert len(problems) == 1
-    assert problems[0].location.line == 3
-    assert "could not determine a constructor" in problems[0].message
+    assert [str(p) for p in problems] == [
+        "f.yaml:3: !!python/object/apply:os.system is not Kubernetes data (use a string)"
+    ]
+
+
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (
+            "binaryData:\n  x: !!binary aGVsbG8=\n",
+            ["f.yaml:5: !!binary is not Kubernetes data (use a string)"],
+        ),
+        ("data:\n  x: !!set {a, b}\n", ["f.yaml:5: !!set is not Kubernetes data (use a string)"]),
+        ("data: !!omap [{a: '1'}]\n", ["f.yaml:4: !!omap is not Kubernetes data (use a string)"]),
+        ("data: !!pairs [{a: '1'}]\n", ["f.yaml:4: !!pairs is not Kubernetes data (use a string)"]),
+        (
+            "data:\n  x: !!timestamp 2024-01-01\n",
+            ["f.yaml:5: !!timestamp is not Kubernetes data (use a string)"],
+        ),
+        ("data:\n  x: !vault secret/x\n", ["f.yaml:5: !vault is not Kubernetes data (use a string)"]),
+        (
+            "data:\n  x: !<tag:example.com,2024:x> {}\n",
+            ["f.yaml:5: tag:example.com,2024:x is not Kubernetes data (use a string)"],
+        ),
+        (
+            "binaryData:\n  x: !!binary aGVsbG8=\n  y: !!binary aGVsbG8=\ndata: {z: !!set {a}}\n",
+            [
+                "f.yaml:5: !!binary is not Kubernetes data (use a string)",
+                "f.yaml:6: !!binary is not Kubernetes data (use a string)",
+                "f.yaml:7: !!set is not Kubernetes data (use a string)",
+            ],
+        ),
+    ],
+)
+def test_values_json_cannot_hold_are_problems_at_their_line(values: str, expected: list[str]) -> None:
+    text = CONFIG_MAP + values + "---\n" + CONFIG_MAP
+    documents, problems = loading.load_documents("f.yaml", text)
+    assert [str(p) for p in problems] == expected
+    assert [d.location.line for d in documents] == [text[: text.index("---")].count("\n") + 2]
+
+
+def test_timestamps_dates_and_equals_stay_the_strings_written() -> None:
+    text = CONFIG_MAP + (
+        "data:\n"
+        "  at: 2024-01-01T00:00:00Z\n"
+        "  spaced: 2024-01-01 10:00:00.5 +02:00\n"
+        "  day: 2024-01-01\n"
+        "  equals: =\n"
+        "  tagged: !!str 7\n"
+        "other: [7, !!int '8', 1.5, true, null, ~, 0x1F]\n"
+    )
+    documents, problems = loading.load_documents("f.yaml", text)
+    assert problems == []
+    assert documents[0].body["data"] == {
+        "at": "2024-01-01T00:00:00Z",
+        "spaced": "2024-01-01 10:00:00.5 +02:00",
+        "day": "2024-01-01",
+        "equals": "=",
+        "tagged": "7",
+    }
+    assert documents[0].body["other"] == [7, 8, 1.5, True, None, None, 31]
 
 
 def test_files_over_8_mib_are_refused() -> None:
