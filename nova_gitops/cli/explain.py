@@ -16,8 +16,10 @@ from nova_gitops.cli import options
 @options.clusters_option
 @click.option(
     "--previous",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A previous render whose placement.yaml gives stickiness.",
+    metavar="DIR|REF",
+    help="The previous render, for stickiness: a directory holding its placement.yaml, git-url[@ref] of "
+    "the rendered repository, or a ref (branch, tag, commit, HEAD~1) of the git repository holding the "
+    "current directory, whose placement.yaml at that ref is read.",
 )
 @click.option(
     "-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True
@@ -29,7 +31,7 @@ def explain_command(
     source: str,
     reference: str,
     clusters_path: Path | None,
-    previous: Path | None,
+    previous: str | None,
     output: str,
     luna_management: bool,
     namespace_follow: bool,
@@ -51,7 +53,14 @@ def explain_command(
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
             source_set = rendering.load_source(root, clusters_path)
-            before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
+            with rendering.previous_directory(
+                previous, repository_of=Path.cwd(), environ=os.environ
+            ) as previous_dir:
+                before = (
+                    rendering.previous_from_directory(previous_dir)
+                    if previous_dir is not None
+                    else PreviousPlacement.empty()
+                )
             plan = rendering.plan_source(
                 source_set,
                 previous=before,

@@ -28,8 +28,10 @@ RESOURCES = {
 )
 @click.option(
     "--previous",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A previous render whose placement.yaml gives stickiness.",
+    metavar="DIR|REF",
+    help="The previous render, for stickiness: a directory holding its placement.yaml, git-url[@ref] of "
+    "the rendered repository, or a ref (branch, tag, commit, HEAD~1) of the git repository holding the "
+    "current directory, whose placement.yaml at that ref is read.",
 )
 @options.plan_options
 @click.pass_context
@@ -39,7 +41,7 @@ def get_command(
     source: str,
     clusters_path: Path | None,
     output: str,
-    previous: Path | None,
+    previous: str | None,
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
@@ -69,7 +71,14 @@ def get_command(
                 items = [views.cluster_item(cluster) for cluster in clusters]
                 printing.emit(output, items, views.CLUSTER_HEADERS, [views.cluster_row(c) for c in clusters])
                 return 0
-            before = rendering.previous_from_directory(previous) if previous else PreviousPlacement.empty()
+            with rendering.previous_directory(
+                previous, repository_of=Path.cwd(), environ=os.environ
+            ) as previous_dir:
+                before = (
+                    rendering.previous_from_directory(previous_dir)
+                    if previous_dir is not None
+                    else PreviousPlacement.empty()
+                )
             plan = rendering.plan_source(
                 source_set,
                 previous=before,

@@ -21,8 +21,10 @@ from nova_gitops.cli import options
 @options.clusters_option
 @click.option(
     "--previous",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A previous render whose placement.yaml gives stickiness (default: the output directory).",
+    metavar="DIR|REF",
+    help="The previous render, for stickiness: a directory holding its placement.yaml, git-url[@ref] of "
+    "the rendered repository, or a ref (branch, tag, commit, HEAD~1) of the git repository holding the "
+    "output directory, read from git (default: the output directory itself).",
 )
 @click.option("--no-previous", is_flag=True, help="Ignore any previous render: place every group afresh.")
 @click.option("--source-name", help="How placement.yaml names the source (default: the directory's name).")
@@ -33,7 +35,7 @@ def render_command(
     source: str,
     output: Path,
     clusters_path: Path | None,
-    previous: Path | None,
+    previous: str | None,
     no_previous: bool,
     source_name: str | None,
     luna_management: bool,
@@ -50,6 +52,7 @@ def render_command(
     Examples:
       nova-gitops render examples/repo-layout/source -o rendered/
       nova-gitops render ./source -o rendered/ --clusters status/ --no-luna-management
+      nova-gitops render ./source -o rendered/ --previous HEAD~1
     """
 
     def action() -> int:
@@ -59,13 +62,17 @@ def render_command(
         from nova_gitops.workflows import rendering
 
         settings = PlanSettings(luna_management, namespace_follow, delegated)
-        with rendering.opened_source(source, environ=os.environ) as (root, source_info):
+        wanted = None if no_previous else previous
+        with (
+            rendering.opened_source(source, environ=os.environ) as (root, source_info),
+            rendering.previous_directory(wanted, repository_of=output, environ=os.environ) as previous_dir,
+        ):
             result = rendering.render_to_directory(
                 root,
                 output,
                 settings=settings,
                 clusters_path=clusters_path,
-                previous=previous,
+                previous=previous_dir,
                 use_previous=not no_previous,
                 source_name=source_name,
                 source_info=source_info,

@@ -7,6 +7,7 @@ than whatever the source says about a cluster.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, errors
-from nova_gitops.errors import InputError, UserError
+from nova_gitops.errors import InputError, RepoError, UserError
 from nova_gitops.publishing import directories
 from nova_gitops.rendering import renders, reports
 from nova_gitops.rendering.renders import RenderedTree
@@ -109,6 +110,78 @@ def previous_from_directory(directory: Path) -> PreviousPlacement:
         return reports.parse_previous(path.read_text(encoding="utf-8"))
     except ValueError as error:
         raise UserError(f"{path}: cannot read the previous placement: {error}") from error
+
+
+@contextmanager
+def previous_directory(
+    value: str | None, *, repository_of: Path, environ: Mapping[str, str]
+) -> Iterator[Path | None]:
+    """``--previous DIR|REF`` as a directory holding that previous ``placement.yaml`` (none in it when the
+    revision has none, as for a directory without one), for the block; None when ``value`` is None.
+
+    - an existing directory (not a bare repository) is the previous render itself;
+    - ``git-url[@ref]`` (or a bare repository) is fetched through the clone cache like a source, and its
+      ``placement.yaml`` at that revision is read from the top of the export;
+    - anything else is a ref (branch, tag, commit, ``HEAD~1``) of the git repository that holds
+      ``repository_of`` (the output directory): ``git show REF:<repository_of>/placement.yaml``.
+
+    The placement is parsed here, so a bad one is reported as ``REF:path``, not by a temporary path.
+    """
+    if value is None:
+        yield None
+        return
+    path = Path(value)
+    if path.is_dir() and not git_sources.is_bare_repository(path):
+        yield path
+        return
+    if path.is_file():
+        raise UserError(
+            f"--previous {value}: is a file; give the directory holding placement.yaml, git-url[@ref], "
+            "or a ref of the output directory's git repository"
+        )
+    if git_sources.is_git_spec(value):
+        with opened_source(value, environ=environ) as (root, _):
+            placement = root / PLACEMENT_FILE
+            if placement.is_file():
+                _check_previous(placement.read_text(encoding="utf-8"), f"{value}: {PLACEMENT_FILE}")
+            yield root
+        return
+    top = _repository_top(repository_of, value)
+    repository = git_sources.Repository(git_sources.git_dir_of(top))
+    revision = repository.resolve(value)
+    if revision is None:
+        raise RepoError(
+            f"--previous {value!r}: not a directory, and the git repository at {top} has no branch, tag "
+            "or commit of that name"
+        )
+    relative = (repository_of.resolve() / PLACEMENT_FILE).relative_to(top).as_posix()
+    with tempfile.TemporaryDirectory(prefix="nova-previous-") as scratch:
+        if repository.run("ls-tree", "--name-only", revision, "--", relative).strip():
+            text = repository.run("cat-file", "blob", f"{revision}:{relative}")
+            _check_previous(text, f"{value}:{relative}")
+            (Path(scratch) / PLACEMENT_FILE).write_text(text + "\n", encoding="utf-8")
+        yield Path(scratch)
+
+
+def _repository_top(path: Path, ref: str) -> Path:
+    """The top of the git work tree (or bare repository) holding ``path``, which may not exist yet."""
+    start = path.resolve()
+    for candidate in (start, *start.parents):
+        if candidate.is_dir() and (
+            (candidate / ".git").exists() or git_sources.is_bare_repository(candidate)
+        ):
+            return candidate
+    raise RepoError(
+        f"--previous {ref!r}: not a directory or a git URL, and {path} is not inside a git repository "
+        "whose ref it could name"
+    )
+
+
+def _check_previous(text: str, where: str) -> None:
+    try:
+        reports.parse_previous(text)
+    except ValueError as error:
+        raise UserError(f"{where}: cannot read the previous placement: {error}") from error
 
 
 @contextmanager

@@ -5,15 +5,21 @@
 - `get clusters` prints Nova's columns in `kubectl get clusters` order (NAME K8S-VERSION K8S-CLUSTER REGION
   ZONE READY IDLE STANDBY), then PROVIDER, AUTOSCALED, NODES and capacity;
 - `validate --strict` that fails says why on a last stderr line (how many warnings of which kinds) and calls
-  the source "valid, but not strict"; without --strict, or when nothing fails it, it stays "valid".
+  the source "valid, but not strict"; without --strict, or when nothing fails it, it stays "valid";
+- `render/get/explain --previous` takes a directory, a ref of the output's git repository (`HEAD~1`, a
+  branch, a commit; for get/explain the repository of the current directory), or `git-url[@ref]`, and keeps
+  the groups where that placement.yaml put them; a ref that names nothing exits 2 naming it; a ref whose tree
+  has no placement.yaml is a first render; a bad placement.yaml there is reported as REF:path.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -112,3 +118,138 @@ def test_validate_strict_passes_quietly_on_a_clean_source(tmp_path: Path) -> Non
     source = write_source(tmp_path / "src", cluster("c1"), policy("p"), deployment("web"))
     code, stdout, stderr = run("validate", str(source), "--strict")
     assert code == 0 and ": valid: " in stdout and "strict" not in stderr
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def placed_on(output: Path) -> dict[str, list[str]]:
+    placement = yaml.load((output / "placement.yaml").read_text(), Loader=yaml.CSafeLoader)
+    return {group["name"]: group["clusters"] for group in placement["groups"]}
+
+
+def rendered_history(tmp_path: Path, output: Path) -> tuple[Path, str]:
+    """A rendered repository whose HEAD~1 placed the group on c1 and HEAD on c2; the source now offers both.
+    Returns the source and the commit that placed on c1."""
+    repository = output if (output / ".git").exists() else output.parent
+    source = tmp_path / "src"
+    write_source(source, cluster("c1"), policy("p"), deployment("web"))
+    assert run("render", str(source), "-o", str(output))[0] == 0
+    git(repository, "add", "-A")
+    git(repository, "commit", "-qm", "render on c1")
+    on_c1 = git(repository, "rev-parse", "HEAD")
+    write_source(source, cluster("c2"), policy("p"), deployment("web"))
+    assert run("render", str(source), "-o", str(output), "--no-previous")[0] == 0
+    git(repository, "add", "-A")
+    git(repository, "commit", "-qm", "render on c2")
+    write_source(source, cluster("c1"), cluster("c2"), policy("p"), deployment("web"))
+    return source, on_c1
+
+
+@pytest.fixture
+def rendered_repository(tmp_path: Path) -> Path:
+    repository = tmp_path / "rendered"
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    return repository
+
+
+def test_previous_ref_of_the_output_repository_gives_stickiness(
+    tmp_path: Path, rendered_repository: Path
+) -> None:
+    output = rendered_repository
+    source, _ = rendered_history(tmp_path, output)
+    [(group, before)] = placed_on(output).items()
+    assert before == ["c2"]
+    code, _, stderr = run("render", str(source), "-o", str(output), "--previous", "HEAD~1")
+    assert code == 0, stderr
+    assert placed_on(output) == {group: ["c1"]}
+    code, _, stderr = run("render", str(source), "-o", str(output), "--previous", "main")
+    assert code == 0, stderr
+    assert placed_on(output) == {group: ["c2"]}
+
+
+def test_previous_ref_reads_placement_yaml_below_the_repository_top(
+    tmp_path: Path, rendered_repository: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = rendered_repository / "gitops"
+    source, on_c1 = rendered_history(tmp_path, output)
+    for previous, expected in ((on_c1[:10], "c1"), ("HEAD", "c2")):
+        monkeypatch.chdir(tmp_path)
+        code, stdout, stderr = run("get", "placements", str(source), "--previous", previous, "-o", "json")
+        assert code == 2 and "not inside a git repository" in stderr
+        monkeypatch.chdir(output)
+        code, stdout, stderr = run("get", "placements", str(source), "--previous", previous, "-o", "json")
+        assert code == 0, stderr
+        assert json.loads(stdout)["items"][0]["clusters"] == [expected]
+    code, _, stderr = run("render", str(source), "-o", str(output), "--previous", on_c1)
+    assert code == 0, stderr
+    assert list(placed_on(output).values()) == [["c1"]]
+
+
+def test_previous_git_url_at_ref_is_read_through_the_clone_cache(
+    tmp_path: Path, rendered_repository: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source, on_c1 = rendered_history(tmp_path, rendered_repository)
+    elsewhere = tmp_path / "elsewhere"
+    url = f"file://{rendered_repository}"
+    for previous, expected in ((f"{url}@{on_c1}", "c1"), (url, "c2"), (f"{url}@main", "c2")):
+        code, _, stderr = run("render", str(source), "-o", str(elsewhere), "--previous", previous)
+        assert code == 0, stderr
+        assert list(placed_on(elsewhere).values()) == [[expected]]
+    code, stdout, stderr = run(
+        "explain", str(source), "deploy/demo/web", "--previous", f"{url}@{on_c1}", "-o", "json"
+    )
+    assert code == 0, stderr
+    assert list(json.loads(stdout)["clusters"]) == ["c1"]
+    code, _, stderr = run("render", str(source), "-o", str(elsewhere), "--previous", f"{url}@nope")
+    assert code == 2 and "nope" in stderr
+
+
+def test_previous_ref_that_names_nothing_exits_2_naming_it(tmp_path: Path, rendered_repository: Path) -> None:
+    source, _ = rendered_history(tmp_path, rendered_repository)
+    before = (rendered_repository / "placement.yaml").read_bytes()
+    code, _, stderr = run(
+        "render", str(source), "-o", str(rendered_repository), "--previous", "no-such-branch"
+    )
+    assert code == 2
+    assert "'no-such-branch'" in stderr and "no branch, tag or commit" in stderr
+    assert (rendered_repository / "placement.yaml").read_bytes() == before
+
+
+def test_previous_ref_without_placement_is_a_first_render_and_a_bad_one_is_named(
+    tmp_path: Path, rendered_repository: Path
+) -> None:
+    (rendered_repository / "README.md").write_text("rendered manifests\n")
+    git(rendered_repository, "add", "README.md")
+    git(rendered_repository, "commit", "-qm", "empty")
+    (rendered_repository / "placement.yaml").write_text("kind: Something\n")
+    git(rendered_repository, "add", "placement.yaml")
+    git(rendered_repository, "commit", "-qm", "not a placement")
+    source = write_source(tmp_path / "src", cluster("c1"), policy("p"), deployment("web"))
+    output = rendered_repository
+    code, _, stderr = run("render", str(source), "-o", str(output), "--previous", "HEAD~1")
+    assert code == 0, stderr
+    assert list(placed_on(output).values()) == [["c1"]]
+    code, _, stderr = run("render", str(source), "-o", str(output), "--previous", "HEAD")
+    assert code == 2
+    assert stderr.startswith("error: HEAD:placement.yaml: cannot read the previous placement: ")
+    file = str(tmp_path / "src" / "source.yaml")
+    code, _, stderr = run("get", "placements", str(source), "--previous", file)
+    assert code == 2 and "is a file" in stderr
+
+
+def test_previous_directory_still_works(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src", cluster("c1"), policy("p"), deployment("web"))
+    first = tmp_path / "first"
+    assert run("render", str(source), "-o", str(first))[0] == 0
+    write_source(
+        source, cluster("c1"), cluster("c2", cpu="64", memory="256Gi"), policy("p"), deployment("web")
+    )
+    code, _, stderr = run("render", str(source), "-o", str(tmp_path / "second"), "--previous", str(first))
+    assert code == 0, stderr
+    assert placed_on(tmp_path / "second") == placed_on(first)
+    code, _, stderr = run("render", str(source), "-o", str(tmp_path / "fresh"), "--no-previous")
+    assert placed_on(tmp_path / "fresh") != placed_on(first)
