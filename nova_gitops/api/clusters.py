@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nova_gitops.api import labels as labels_module
-from nova_gitops.api import names
+from nova_gitops.api import names, selectors
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.api.quantities import ResourceList, parse_resource_list
@@ -63,7 +63,7 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
     check.unknown(body, "", _TOP_FIELDS)
     metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
     check.unknown(metadata, "metadata", names.OBJECT_META_FIELDS)
-    name = check.name(metadata.get("name"), "metadata.name")
+    name = _cluster_name(metadata.get("name"), check)
     if metadata.get("namespace") not in (None, ""):
         check.warning("metadata.namespace", "a Cluster is cluster-scoped; the namespace is ignored")
     check.annotations(metadata.get("annotations"), "metadata.annotations")
@@ -122,6 +122,31 @@ _DERIVED_LABELS = (
 _NO_CAPACITY = "has no capacity in status; only objects without resource requests can be placed there"
 _CONDITION_STATUS = {"True": True, "False": False, "Unknown": None, True: True, False: False}
 _TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _cluster_name(raw: object, check: names.Fields) -> str | None:
+    """metadata.name: a DNS-1123 subdomain, or (with a warning) any valid label value without ``..``.
+
+    Nova's own examples name clusters ``onprem-cluster-oregon-A``; the API server would refuse that as an
+    object name, but Nova uses it, so a user copying them is warned rather than stuck. It must still be a
+    label value, because it becomes the ``kubernetes.io/metadata.name`` label that cluster selectors match,
+    and a single safe path segment, because it names the cluster's directory under ``clusters/``.
+    """
+    field = "metadata.name"
+    text = check.text(raw, field, required=True)
+    if text is None:
+        return None
+    if selectors.is_dns1123_subdomain(text):
+        return text
+    if text and ".." not in text and not label_value_errors(text):
+        check.warning(
+            field,
+            f"Cluster name {text!r} is not a valid Kubernetes object name (DNS-1123); "
+            "it is used as is, as Nova's examples do",
+        )
+        return text
+    check.error(field, f"{text!r} is not a valid name: {names.DNS1123_SUBDOMAIN_RULE}")
+    return None
 
 
 def _labels(

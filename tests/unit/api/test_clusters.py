@@ -8,6 +8,9 @@ Behaviours covered:
 - conditions: Ready True/False/Unknown → True/False/None, absent → None; Standby True → standby;
 - cluster totals become one pseudo-node named after the cluster;
 - no status: no nodes and a warning; an agent's status report (extra fields) parses without warnings;
+- a cluster name that is a label value but not a DNS-1123 subdomain (``onprem-cluster-oregon-A``, as in
+  Nova's examples) is used as is with a warning, and becomes the metadata.name label; empty names, '/',
+  '..', over 63 characters or other characters are errors;
 - one table row per rule, with the exact ``file:line: field: message`` text, and all problems at once.
 """
 
@@ -256,3 +259,26 @@ def test_each_rule_reports_its_field(body: dict[str, Any], expected: list[str]) 
     cluster, problems = parse(body)
     assert [str(problem) for problem in problems] == expected
     assert (cluster is None) == any(problem.is_error for problem in problems)
+
+
+NOT_DNS1123 = "is not a valid Kubernetes object name (DNS-1123); it is used as is, as Nova's examples do"
+
+
+@pytest.mark.parametrize("name", ["onprem-cluster-oregon-A", "Wlc_1", "A", "gpu.Pool-2", "x" * 62 + "Y"])
+def test_a_label_value_cluster_name_is_used_with_a_warning(name: str) -> None:
+    cluster, problems = parse(cluster_body({"capacityResources": {"cpu": 1}}, name=name))
+    assert [str(problem) for problem in problems] == [
+        f"c.yaml:2: warning: metadata.name: Cluster name {name!r} {NOT_DNS1123}"
+    ]
+    assert cluster is not None and cluster.name == name
+    assert cluster.labels["kubernetes.io/metadata.name"] == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", "a/b", "..", "a..b", "Oregon-", "-Oregon", "_a", "oregon A", "Ä", "x" * 63 + "Y", ".A"]
+)
+def test_a_cluster_name_that_is_no_label_value_is_an_error(name: str) -> None:
+    cluster, problems = parse(cluster_body({"capacityResources": {"cpu": 1}}, name=name))
+    assert cluster is None
+    assert [problem.field for problem in problems] == ["metadata.name"]
+    assert problems[0].is_error and f"{name!r} is not a valid name: " in problems[0].message
