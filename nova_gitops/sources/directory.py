@@ -1,8 +1,11 @@
 """A source directory: every ``*.yaml``/``*.yml`` below it, read in path order.
 
 Hidden directories (``.git``, ``.github``) are skipped, and so are kustomize's own files
-(``kustomization.yaml``), which are build instructions rather than objects. File names in problems are
-relative to the directory, with ``/`` separators, so messages read the same on every machine.
+(``kustomization.yaml``), which are build instructions rather than objects. So is any subdirectory that
+holds a previous render (a ``placement.yaml`` of ours next to a ``clusters/`` directory): rendering into
+``src/rendered`` is a natural layout, and reading the output back as source would double every object on the
+next render. File names in problems are relative to the directory, with ``/`` separators, so messages read
+the same on every machine.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from nova_gitops.sources.parsecache import ParseCache
 
 SKIPPED_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 MAX_FILE_BYTES = 8 * 1024 * 1024
+RENDER_MARKER_FILE = "placement.yaml"
+RENDER_API_VERSION_PREFIX = "apiVersion: gitops.nova.elotl.co/"
+_RENDER_MARKER_BYTES = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +40,11 @@ def yaml_files(root: Path) -> list[str]:
         return [root.name]
     found = []
     for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(name for name in subdirectories if not name.startswith("."))
+        subdirectories[:] = sorted(
+            name
+            for name in subdirectories
+            if not name.startswith(".") and not is_previous_render(Path(directory, name))
+        )
         relative = os.path.relpath(directory, root)
         for name in files:
             if (
@@ -44,6 +54,24 @@ def yaml_files(root: Path) -> list[str]:
             ):
                 found.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
     return sorted(found)
+
+
+def is_previous_render(directory: Path) -> bool:
+    """Whether ``directory`` holds a nova-gitops render: a ``clusters/`` directory and a ``placement.yaml``
+    whose first line that is not blank, a comment or ``---`` is ``apiVersion: gitops.nova.elotl.co/...``.
+    Reads only the first few hundred bytes of the file."""
+    if not (directory / "clusters").is_dir():
+        return False
+    try:
+        with open(directory / RENDER_MARKER_FILE, "rb") as marker:
+            head = marker.read(_RENDER_MARKER_BYTES)
+    except OSError:
+        return False
+    for line in head.decode("utf-8", "replace").splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped != "---":
+            return stripped.startswith(RENDER_API_VERSION_PREFIX)
+    return False
 
 
 def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -> SourceFiles:

@@ -2,7 +2,10 @@
 
 - YAML that is valid but not Kubernetes data (``!!binary``, ``!!set``) fails the render with exit 2 and a
   ``file:line`` problem, instead of crashing the emitter; unquoted timestamps and dates reach the rendered
-  manifest as the exact strings written, and reading the rendered file back gives those strings.
+  manifest as the exact strings written, and reading the rendered file back gives those strings;
+- rendering into a subdirectory of the source (``-o src/rendered``) works again and again with the same
+  output: the previous render is not read back as source, while a user's own directory holding a
+  ``placement.yaml`` of another kind next to ``clusters/`` is still read, and kustomization.yaml is skipped;
 """
 
 from __future__ import annotations
@@ -13,7 +16,13 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
-from tests.builders import cluster, policy
+from tests.builders import cluster, deployment, policy
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()
+    }
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -56,3 +65,31 @@ def test_unquoted_timestamps_and_dates_render_as_the_strings_written(tmp_path: P
     assert "2024-01-01T00:00:00Z" in rendered and "+00:00" not in rendered
     data = yaml.load(rendered, Loader=yaml.CSafeLoader)["data"]
     assert data == {"at": "2024-01-01T00:00:00Z", "day": "2024-01-01"}
+
+
+def test_rendering_into_a_subdirectory_of_the_source_can_be_repeated(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src", yaml.dump(deployment("web"), Dumper=yaml.CSafeDumper))
+    (source / "kustomization.yaml").write_text("resources: [source.yaml]\n")
+    out = source / "rendered"
+    code, stderr = run("render", str(source), "-o", str(out))
+    assert code == 0, stderr
+    first = tree(out)
+    assert "clusters/c1/demo/deployment-web.yaml" in first
+    for _ in range(2):
+        code, stderr = run("render", str(source), "-o", str(out))
+        assert code == 0, stderr
+        assert "0 written" in stderr
+        assert tree(out) == first
+
+
+def test_a_users_own_placement_directory_is_still_read(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src")
+    own = source / "team"
+    (own / "clusters").mkdir(parents=True)
+    (own / "placement.yaml").write_text(
+        "# not a render\n" + yaml.dump(deployment("web"), Dumper=yaml.CSafeDumper, sort_keys=False)
+    )
+    out = tmp_path / "out"
+    code, stderr = run("render", str(source), "-o", str(out))
+    assert code == 0, stderr
+    assert (out / "clusters/c1/demo/deployment-web.yaml").exists()
