@@ -265,8 +265,11 @@ def public_url(url: str) -> str:
 def is_git_spec(text: str) -> bool:
     """Whether SOURCE names a git repository (URL, ``url@ref``, or a bare repository) rather than a
     directory of manifests. A path that exists nowhere and looks like no URL is a (missing) directory,
-    so the user hears "does not exist" rather than a fetch error."""
+    so the user hears "does not exist" rather than a fetch error. An existing regular file is a single
+    manifest file, which ``read_source`` reads, never a repository."""
     path = Path(text)
     if path.is_dir():
         return is_bare_repository(path)
+    if path.is_file():
+        return False
     return is_url_like(parse_spec(text).url) or path.exists()

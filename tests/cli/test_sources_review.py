@@ -6,12 +6,14 @@
 - rendering into a subdirectory of the source (``-o src/rendered``) works again and again with the same
   output: the previous render is not read back as source, while a user's own directory holding a
   ``placement.yaml`` of another kind next to ``clusters/`` is still read, and kustomization.yaml is skipped;
+- a single YAML file given as SOURCE (relative or absolute) is read as manifests, not fetched as a git URL.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -93,3 +95,16 @@ def test_a_users_own_placement_directory_is_still_read(tmp_path: Path) -> None:
     code, stderr = run("render", str(source), "-o", str(out))
     assert code == 0, stderr
     assert (out / "clusters/c1/demo/deployment-web.yaml").exists()
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_a_single_yaml_file_is_a_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: bool
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_source(tmp_path / "path/to", yaml.dump(deployment("web"), Dumper=yaml.CSafeDumper))
+    single = (tmp_path / "path/to/source.yaml").rename(tmp_path / "path/to/deploy.yaml")
+    code, stderr = run("render", "path/to/deploy.yaml" if relative else str(single), "-o", "out")
+    assert code == 0, stderr
+    assert "cannot fetch" not in stderr
+    assert (tmp_path / "out/clusters/c1/demo/deployment-web.yaml").exists()
