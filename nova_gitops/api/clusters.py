@@ -47,8 +47,9 @@ class Cluster:
 
     @property
     def is_candidate(self) -> bool:
-        """Ready is not False (a Standby cluster is a candidate: placing there wakes it)."""
-        return self.ready is not False
+        """Ready is not False, or the cluster is on Standby: DESIGN §3 "a Standby cluster is a candidate
+        (placing there wakes it)", whatever its Ready condition says while it sleeps."""
+        return self.ready is not False or self.standby
 
 
 def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None:
@@ -124,6 +125,13 @@ _CONDITION_STATUS = {"True": True, "False": False, "Unknown": None, True: True, 
 _TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
+def is_cluster_name(text: str) -> bool:
+    """A name a cluster may have: a DNS-1123 subdomain, or any label value without ``..`` (see below)."""
+    return selectors.is_dns1123_subdomain(text) or bool(
+        text and ".." not in text and not label_value_errors(text)
+    )
+
+
 def _cluster_name(raw: object, check: names.Fields) -> str | None:
     """metadata.name: a DNS-1123 subdomain, or (with a warning) any valid label value without ``..``.
 
@@ -138,7 +146,7 @@ def _cluster_name(raw: object, check: names.Fields) -> str | None:
         return None
     if selectors.is_dns1123_subdomain(text):
         return text
-    if text and ".." not in text and not label_value_errors(text):
+    if is_cluster_name(text):
         check.warning(
             field,
             f"Cluster name {text!r} is not a valid Kubernetes object name (DNS-1123); "

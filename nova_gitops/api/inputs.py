@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nova_gitops.api import clusters, kinds, labels, loading, names, policies, selectors
-from nova_gitops.api.clusters import Cluster
+from nova_gitops.api.clusters import Cluster, is_cluster_name
 from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
 from nova_gitops.api.problems import Problem, Severity, SourceLocation
@@ -223,7 +223,7 @@ def _check_placement_annotations(annotations: Mapping[str, str], check: names.Fi
     pin_field = names.child("metadata.annotations", labels.CLUSTER_PIN)
     spread_field = names.child("metadata.annotations", labels.SPREAD_ONTO)
     pin = annotations.get(labels.CLUSTER_PIN)
-    if pin is not None and not selectors.is_dns1123_subdomain(pin.strip()):
+    if pin is not None and not is_cluster_name(pin.strip()):
         check.error(pin_field, f"{pin!r} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
     spread = annotations.get(labels.SPREAD_ONTO)
     if spread is None:
@@ -254,7 +254,7 @@ def parse_spread_onto(text: str) -> tuple[tuple[str, ...], SpreadMode]:
     for name in cluster_names:
         if not name:
             raise ValueError(f"{text!r} has an empty cluster name: write c1,c2 or c1,c2::Duplicate")
-        if not selectors.is_dns1123_subdomain(name):
+        if not is_cluster_name(name):
             raise ValueError(f"{name!r} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
     return cluster_names, mode
 

@@ -71,8 +71,8 @@ def _domains(
             )
             continue
         members.setdefault(value, []).append(cluster.name)
-    if not spread.percentage_split:
-        return [(value, 1, members[value]) for value in sorted(members)]
+    if not spread.percentage_split:  # equal weights; ties in the order the clusters were given
+        return [(value, 1, names) for value, names in members.items()]
     domains: list[tuple[str, int, list[str]]] = []
     for split in spread.percentage_split:
         if split.topology_value not in members:
@@ -125,14 +125,14 @@ def _share(shares: Mapping[int, Mapping[str, int]], index: int, cluster: str) ->
 
 
 def spread_group(
-    policy_name: str,
-    description: str,
+    chosen_by: str,
     spread: SpreadConstraints,
     clusters: Sequence[Cluster],
     members: Sequence[Manifest],
     ledger: Ledger,
 ) -> Spread | None:
-    """Spread ``members`` over ``clusters`` (the policy's ready candidates, by name). None: no cluster."""
+    """Spread ``members`` over ``clusters`` (the policy's ready candidates by name, or the clusters an
+    annotation names, in its order); ``chosen_by`` says which, for the reason. None: no cluster."""
     warnings: list[str] = []
     topology = {cluster.name: cluster.labels.get(spread.topology_key) for cluster in clusters}
     if spread.mode == "Duplicate":
@@ -168,9 +168,7 @@ def spread_group(
         for index, manifest in enumerate(members)
     )
     warnings += _capacity_warnings(objects, ledger, names)
-    reason = (
-        f"Spread over clusters matching policy {policy_name} ({description}): {','.join(names)} ({detail});"
-    )
+    reason = f"Spread over {chosen_by}: {','.join(names)} ({detail});"
     return Spread(
         "duplicate" if spread.mode == "Duplicate" else "divide", names, objects, reason, tuple(warnings)
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nova_gitops.api import labels
+from nova_gitops.api import inputs
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import SpreadMode
 
@@ -27,13 +27,8 @@ class SpreadOnto:
 
 def intent(manifest: Manifest) -> Pin | SpreadOnto | None:
     """The annotation intent of ``manifest``; the pin wins when both annotations are present."""
-    annotations = manifest.annotations
-    pinned = annotations.get(labels.CLUSTER_PIN)
-    if isinstance(pinned, str) and pinned.strip():
-        return Pin(pinned.strip())
-    spread = annotations.get(labels.SPREAD_ONTO)
-    if isinstance(spread, str) and spread.strip():
-        names, _, mode = spread.partition("::")
-        clusters = tuple(dict.fromkeys(name.strip() for name in names.split(",") if name.strip()))
-        return SpreadOnto(clusters, "Duplicate" if mode.strip() == "Duplicate" else "Divide")
-    return None
+    pinned = inputs.pinned_cluster(manifest)
+    if pinned is not None:
+        return Pin(pinned)
+    spread = inputs.spread_onto(manifest)
+    return SpreadOnto(*spread) if spread is not None else None

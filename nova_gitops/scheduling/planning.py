@@ -1,9 +1,12 @@
 """The planner: a validated source in, a Plan out — match → group → place/spread → namespaces follow.
 
-Order of placement, so that explicit intent and stability come first: groups placed by annotation or by a
-spread policy (they take their room whatever it costs), then groups the previous render knew (sticky where
-placed; those that grew last), then new groups, each in name order. Capacity is consumed in that order
-within this render, so a render never oversubscribes a cluster with single placements.
+Order of placement, so that stability comes first (DESIGN: "Sticky groups are placed first, then new
+groups"): groups the previous render placed and that did not grow keep their room; then groups placed by
+annotation or by a spread policy (they take their room whatever it costs, with a warning where it is short);
+then groups the previous render could not place, then those that grew, then new groups — each stage in
+name order, so the order repeats exactly when the input does not change. Capacity is consumed in that
+order within this render, so a render never oversubscribes a cluster with single placements, and a change
+to one workload never pushes an unchanged neighbour off its cluster.
 """
 
 from __future__ import annotations
@@ -117,20 +120,20 @@ def plan(
     ledger = Ledger(clusters)
     status: Status = "delegated" if settings.delegated else "scheduled"
 
-    def stage(item: _Work) -> tuple[int, int, str]:
+    def stage(item: _Work) -> tuple[int, str]:
         name = item.group.name
+        known = name in previous.groups
         if item.explicit:
-            return (0, 0, name)
-        if name not in previous.groups:
-            return (2, 0, name)
-        # Groups the previous render knew go before new ones, so the order repeats when the input does not
-        # change: first those it placed (sticky), then those that did not fit, then those that grew — so that
-        # a change to one workload never pushes an unchanged neighbour off its cluster.
+            return (1, name)
+        if not known:
+            return (4, name)
         before = previous.requests.get(name, {})
         grown = name in previous.requests and any(
             amount > before.get(resource, 0) for resource, amount in item.need.items()
         )
-        return (1, 2 if grown else (0 if previous.groups[name] else 1), name)
+        if grown:
+            return (3, name)
+        return (0 if previous.groups[name] else 2, name)
 
     warnings += overlaps
     groups: list[GroupPlan] = []
@@ -256,17 +259,16 @@ def _spread(
     item: _Work,
     spread: SpreadConstraints,
     chosen: Sequence[Cluster],
-    description: str,
-    owner: str,
+    chosen_by: str,
     ledger: Ledger,
     status: Status,
     extra_warnings: Sequence[str] = (),
 ) -> GroupPlan:
-    result = distributing.spread_group(owner, description, spread, chosen, item.group.members, ledger)
+    result = distributing.spread_group(chosen_by, spread, chosen, item.group.members, ledger)
     policy = item.policy.name if item.policy else None
     mode: Mode = "duplicate" if spread.mode == "Duplicate" else "divide"
     if result is None:
-        reason = f"No cluster to spread onto for {owner} ({description});"
+        reason = f"No cluster to spread onto among {chosen_by};"
         return GroupPlan(
             item.group.name,
             policy,
@@ -321,13 +323,11 @@ def _place(
             for name in missing
         ]
         spread = SpreadConstraints(item.intent.mode, labels.METADATA_NAME, (), ())
-        description = f"annotation {labels.SPREAD_ONTO}"
         return _spread(
             item,
             spread,
-            sorted(found, key=lambda c: c.name),
-            description,
-            description,
+            found,  # in the annotation's order: ties of an equal split go to the first named
+            f"clusters named by annotation {labels.SPREAD_ONTO}",
             ledger,
             status,
             warnings,
@@ -339,8 +339,7 @@ def _place(
             item,
             item.policy.spread,
             sorted(chosen.clusters, key=lambda c: c.name),
-            chosen.description,
-            item.policy.name,
+            f"clusters matching policy {item.policy.name} ({chosen.description})",
             ledger,
             status,
         )

@@ -22,7 +22,8 @@ from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem
 
 Parsed = tuple[tuple[Document, ...], tuple[Problem, ...]]
-FORMAT = 1
+FORMAT = 2
+"""Bumped whenever parsing itself changes (2: timestamps stay strings, non-JSON tags are problems)."""
 
 
 class ParseCache:

@@ -213,9 +213,9 @@ SPREAD = "metadata.annotations[nova.elotl.co/spread-onto]"
             ],
         ),
         (
-            workload("  name: web\n  annotations:\n    nova.elotl.co/cluster: WLC_1\n"),
+            workload("  name: web\n  annotations:\n    nova.elotl.co/cluster: wlc/1\n"),
             [
-                f"w.yaml:6: {PIN}: 'WLC_1' is not a cluster name: at most 253 lower-case letters, digits, "
+                f"w.yaml:6: {PIN}: 'wlc/1' is not a cluster name: at most 253 lower-case letters, digits, "
                 "'-' and '.', starting and ending with a letter or digit"
             ],
         ),

@@ -385,3 +385,30 @@ def test_replica_counts_kubernetes_refuses_or_that_cannot_be_divided_are_input_e
             policy("p", spreadConstraints=split),
             deployment("web", replicas=2**31 - 1),
         )
+
+
+def test_a_new_pin_does_not_push_a_sticky_group_off_its_cluster() -> None:
+    documents = [cluster("c1", cpu="1"), cluster("c2", cpu="1"), policy("p"), deployment("web", cpu="600m")]
+    first = plan(*documents)
+    name = group_of(first, "web").name
+    before = placed_on(first, "web")
+    (sticky_cluster,) = before
+    pinned = deployment("admin", cpu="600m", annotations={"nova.elotl.co/cluster": sticky_cluster})
+    second = plan(*documents, pinned, previous={name: tuple(before)})
+    assert placed_on(second, "web") == before  # the sticky group stays
+    assert placed_on(second, "admin") == {sticky_cluster: None}  # the pin lands regardless, with a warning
+    assert any("does not have enough resources" in warning for warning in group_of(second, "admin").warnings)
+
+
+def test_spread_onto_ties_go_to_the_cluster_named_first() -> None:
+    spread = deployment("web", replicas=3, annotations={"nova.elotl.co/spread-onto": "small,big"})
+    result = plan(cluster("big"), cluster("small"), spread)
+    assert placed_on(result, "web") == {"big": 1, "small": 2}
+    assert group_of(result, "web").reason.startswith(
+        "Spread over clusters named by annotation nova.elotl.co/spread-onto: big,small"
+    )
+
+
+def test_a_standby_cluster_is_a_candidate_even_while_not_ready() -> None:
+    result = plan(cluster("sleepy", ready="False", standby=True), policy("p"), deployment("web"))
+    assert placed_on(result, "web") == {"sleepy": None}
