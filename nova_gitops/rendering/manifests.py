@@ -13,7 +13,7 @@ The steps, in order (DESIGN §3–§4):
    annotate ``nova.elotl.co/matching-policy`` and ``nova.elotl.co/schedule-group``;
 3. with Luna management, label pod templates ``elotl-luna: "true"`` (an existing value is kept: a user who
    wrote another value meant it);
-4. set the cluster's replicas (Jobs: parallelism, and completions split in proportion);
+4. set the cluster's replicas (Jobs: parallelism, and completions as the planner split them);
 5. apply the policy's overrides in order, last, so an override can change anything above.
 
 Steps 1–3 depend on the cluster only through the target-cluster label, so ``renders`` prepares each object
@@ -209,10 +209,14 @@ def source_replicas(manifest: Manifest) -> int | None:
 def completions_by_cluster(object_plan: ObjectPlan) -> dict[str, int]:
     """Each copy's share of a Job's (or CronJob's) ``completions``, for copies whose replicas are set.
 
-    The total is split in proportion to the copies' parallelism by largest remainder (ties: larger
-    parallelism, then cluster name), so the parts sum exactly to the source's completions; with a total
-    parallelism of 0 it is split equally. Empty for other kinds and Jobs without completions.
+    The planner's split when it made one (a Divide splits completions over domains like parallelism,
+    DESIGN §3). Otherwise the total is split in proportion to the copies' parallelism by largest remainder
+    (ties: larger parallelism, then cluster name), so the parts sum exactly to the source's completions;
+    with a total parallelism of 0 it is split equally. Empty for other kinds and Jobs without completions.
     """
+    planned = {copy.cluster: copy.completions for copy in object_plan.copies if copy.completions is not None}
+    if planned:
+        return planned
     manifest = object_plan.manifest
     job_spec = _JOB_SPEC.get((manifest.group, manifest.kind))
     total = _lookup(manifest.body, (*job_spec, "completions")) if job_spec else None
@@ -234,7 +238,9 @@ def completions_by_cluster(object_plan: ObjectPlan) -> dict[str, int]:
 
 
 def _identify(metadata: dict[str, Any], manifest: Manifest, cluster: str, settings: PlanSettings) -> None:
-    if manifest.namespaced and not metadata.get("namespace"):
+    if not manifest.namespaced:
+        metadata.pop("namespace", None)  # the source was warned that it is ignored: do not render it either
+    elif not metadata.get("namespace"):
         items = list(metadata.items())
         metadata.clear()
         for key, value in items:

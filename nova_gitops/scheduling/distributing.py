@@ -21,6 +21,17 @@ from nova_gitops.scheduling.placing import Ledger
 from nova_gitops.scheduling.plans import ClusterCopy, Mode, ObjectPlan
 
 
+def completion_count(manifest: Manifest) -> int | None:
+    """A Job's (or CronJob's job template's) ``completions`` when set: Divide splits it like parallelism."""
+    controller = kinds.POD_CONTROLLERS.get((manifest.group, manifest.kind))
+    if controller is None or controller.completions is None:
+        return None
+    node: object = manifest.body
+    for key in controller.completions:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, int) and not isinstance(node, bool) and node >= 0 else None
+
+
 def replica_count(manifest: Manifest) -> int | None:
     """The replicas Divide splits: spec.replicas of a replicated controller, a Job's parallelism (a
     CronJob's job template's); None for objects without a count (ConfigMaps, DaemonSets, bare Pods)."""
@@ -135,20 +146,22 @@ def spread_group(
     annotation names, in its order); ``chosen_by`` says which, for the reason. None: no cluster."""
     warnings: list[str] = []
     topology = {cluster.name: cluster.labels.get(spread.topology_key) for cluster in clusters}
+    shares: dict[int, dict[str, int]] = {}
+    completion_shares: dict[int, dict[str, int]] = {}
     if spread.mode == "Duplicate":
         names = tuple(cluster.name for cluster in clusters)
-        shares: dict[int, dict[str, int]] = {}
         detail = "Duplicate"
     else:
         domains = _domains(spread, clusters, warnings)
         names = tuple(sorted(name for _, _, domain in domains for name in domain))
-        shares = {}
         for index, manifest in enumerate(members):
             total = replica_count(manifest)
+            split_domains = [(value, weight, tuple(domain)) for value, weight, domain in domains]
             if total is not None and names:
-                shares[index] = spreading.split_replicas(
-                    total, [(value, weight, tuple(domain)) for value, weight, domain in domains]
-                )
+                shares[index] = spreading.split_replicas(total, split_domains)
+                completions = completion_count(manifest)
+                if completions is not None:
+                    completion_shares[index] = spreading.split_replicas(completions, split_domains)
         weights = ", ".join(f"{value} {weight}" for value, weight, _ in domains)
         detail = f"Divide by {spread.topology_key}: {weights}"
     if not names:
@@ -161,12 +174,20 @@ def spread_group(
                     name,
                     _share(shares, index, name),
                     overrides_for(spread.overrides, topology[name], manifest),
+                    _share(completion_shares, index, name),
                 )
                 for name in names
             ),
         )
         for index, manifest in enumerate(members)
     )
+    warnings += [
+        f"{copy.cluster} gets {copy.completions} completions of {plan.manifest.kind} "
+        f"{plan.manifest.namespace}/{plan.manifest.name} but parallelism 0: they will not run there"
+        for plan in objects
+        for copy in plan.copies
+        if copy.completions and not copy.replicas
+    ]
     warnings += _capacity_warnings(objects, ledger, names)
     reason = f"Spread over {chosen_by}: {','.join(names)} ({detail});"
     return Spread(

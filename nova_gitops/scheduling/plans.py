@@ -30,6 +30,7 @@ class ClusterCopy:
     cluster: str
     replicas: int | None = None
     overrides: tuple[FieldOverride, ...] = ()
+    completions: int | None = None  # a divided Job's share of its completions (DESIGN §3), None: as in source
 
 
 @dataclass(frozen=True, slots=True)

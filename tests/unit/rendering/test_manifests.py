@@ -332,3 +332,20 @@ def test_source_replicas(body: dict[str, Any], expected: int | None) -> None:
 def test_a_created_pod_template_metadata_comes_before_the_spec() -> None:
     rendered = render(job(3))
     assert list(rendered["spec"]["template"]) == ["metadata", "spec"]
+
+
+def test_a_cluster_scoped_object_loses_the_namespace_it_should_not_have() -> None:
+    from tests.builders import cluster, plan, policy
+
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "reader", "namespace": "oops", "labels": {"app": "demo"}},
+        "rules": [],
+    }
+    result = plan(cluster("c1"), policy("p"), role)
+    (group,) = result.groups
+    body = manifests.render_object(
+        group.objects[0].manifest, group.objects[0].copies[0], group, result.settings
+    )
+    assert "namespace" not in body["metadata"]

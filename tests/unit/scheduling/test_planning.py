@@ -412,3 +412,38 @@ def test_spread_onto_ties_go_to_the_cluster_named_first() -> None:
 def test_a_standby_cluster_is_a_candidate_even_while_not_ready() -> None:
     result = plan(cluster("sleepy", ready="False", standby=True), policy("p"), deployment("web"))
     assert placed_on(result, "web") == {"sleepy": None}
+
+
+def test_divide_splits_a_jobs_completions_by_the_percentages_too() -> None:
+    """DESIGN §3: "pod controllers' replicas (Jobs: parallelism, and completions when set) are split over
+    domains by percentageSplit"."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "etl", "namespace": "demo", "labels": {"app": "demo"}},
+        "spec": {
+            "parallelism": 1,
+            "completions": 10,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "10m"}}}
+                    ],
+                }
+            },
+        },
+    }
+    split = {
+        "spreadMode": "Divide",
+        "topologyKey": "kubernetes.io/metadata.name",
+        "percentageSplit": [
+            {"topologyValue": "a", "percentage": 70},
+            {"topologyValue": "b", "percentage": 30},
+        ],
+    }
+    result = plan(cluster("a"), cluster("b"), policy("p", spreadConstraints=split), job)
+    copies = {copy.cluster: copy for copy in group_of(result, "etl").objects[0].copies}
+    assert {name: copy.completions for name, copy in copies.items()} == {"a": 7, "b": 3}
+    assert {name: copy.replicas for name, copy in copies.items()} == {"a": 1, "b": 0}
+    assert any("b gets 3 completions" in warning for warning in group_of(result, "etl").warnings)
