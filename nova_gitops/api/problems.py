@@ -26,14 +26,23 @@ class SourceLocation:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
-    """One thing wrong with the input. ``field`` is a dotted path inside the document, when known."""
+    """One thing wrong with the input. ``field`` is a dotted path inside the document, when known.
+
+    Problems sort by file, line, message, field and severity (``sort_key``): a generated ordering would
+    compare a missing field with a present one, or two severities, and raise on a full tie."""
 
     location: SourceLocation
     message: str
     field: str | None = None
     severity: Severity = Severity.ERROR
+
+    def sort_key(self) -> tuple[SourceLocation, str, str, str]:
+        return (self.location, self.message, self.field or "", self.severity.value)
+
+    def __lt__(self, other: Problem) -> bool:
+        return self.sort_key() < other.sort_key()
 
     def __str__(self) -> str:
         where = f"{self.location}: "

@@ -297,3 +297,19 @@ def test_property_documents_come_back_in_order_at_their_lines(
         assert (
             loading.locate_field(text, document.location.line, "metadata.name") == document.location.line + 3
         )
+
+
+def test_problems_sort_even_when_they_tie_on_file_line_and_message() -> None:
+    from nova_gitops.api.problems import Problem, Severity, SourceLocation
+
+    here = SourceLocation("a.yaml", 3)
+    tied = [
+        Problem(here, "bad", "spec.x", Severity.WARNING),
+        Problem(here, "bad", None, Severity.ERROR),
+        Problem(here, "bad", "spec.x", Severity.ERROR),
+    ]
+    assert [(p.field, p.severity) for p in sorted(tied)] == [
+        (None, Severity.ERROR),
+        ("spec.x", Severity.ERROR),
+        ("spec.x", Severity.WARNING),
+    ]
