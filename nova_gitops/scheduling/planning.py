@@ -211,11 +211,13 @@ def _measure(
                 Problem(member.location, f"{count} replicas is more than Kubernetes allows ({MAX_REPLICAS})")
             )
             continue
-        if count is not None and divides and count > MAX_DIVIDED_REPLICAS:
+        completions = distributing.completion_count(member)
+        largest = max(count or 0, completions or 0)
+        if divides and largest > MAX_DIVIDED_REPLICAS:
             problems.append(
                 Problem(
                     member.location,
-                    f"{count} replicas is too many to divide (at most {MAX_DIVIDED_REPLICAS:,})",
+                    f"{largest} replicas is too many to divide (at most {MAX_DIVIDED_REPLICAS:,})",
                 )
             )
             continue
@@ -229,28 +231,17 @@ def _measure(
 def _single(
     item: _Work, cluster: str | None, reason: str, warnings: Sequence[str], status: Status
 ) -> GroupPlan:
-    owner = item.policy.name if item.policy else None
-    if cluster is None:
-        return GroupPlan(
-            item.group.name,
-            owner,
-            item.group.group_by,
-            "single",
-            "unschedulable",
-            (),
-            reason,
-            tuple(ObjectPlan(member, ()) for member in item.group.members),
-            tuple(warnings),
-        )
+    """The group placed on ``cluster``, or unschedulable when it is None."""
+    copies: tuple[ClusterCopy, ...] = (ClusterCopy(cluster),) if cluster is not None else ()
     return GroupPlan(
         item.group.name,
-        owner,
+        item.policy.name if item.policy else None,
         item.group.group_by,
         "single",
-        status,
-        (cluster,),
+        status if cluster is not None else "unschedulable",
+        (cluster,) if cluster is not None else (),
         reason,
-        tuple(ObjectPlan(member, (ClusterCopy(cluster),)) for member in item.group.members),
+        tuple(ObjectPlan(member, copies) for member in item.group.members),
         tuple(warnings),
     )
 
