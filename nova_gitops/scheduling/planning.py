@@ -1,12 +1,12 @@
 """The planner: a validated source in, a Plan out — match → group → place/spread → namespaces follow.
 
-Order of placement, so that stability comes first (DESIGN: "Sticky groups are placed first, then new
-groups"): groups the previous render placed and that did not grow keep their room; then groups placed by
-annotation or by a spread policy (they take their room whatever it costs, with a warning where it is short);
-then groups the previous render could not place, then those that grew, then new groups — each stage in
-name order, so the order repeats exactly when the input does not change. Capacity is consumed in that
-order within this render, so a render never oversubscribes a cluster with single placements, and a change
-to one workload never pushes an unchanged neighbour off its cluster.
+Order of placement (DESIGN: "Sticky groups are placed first, then new groups"): groups the previous render
+placed and that did not grow — single placements, pins and spreads alike — keep their room; then groups
+the previous render could not place, then those that grew, then new groups; each stage in name order. A
+first render has only new groups, and a re-render of the same input only sticky ones in the same name
+order, so it gives the same plan (no commit churn); a change to one workload, or a new pin, never pushes
+an unchanged neighbour off its cluster. Pins and spreads take their room whatever it costs, with a warning
+where it is short; capacity is consumed in placement order, so single placements never oversubscribe.
 """
 
 from __future__ import annotations
@@ -121,19 +121,19 @@ def plan(
     status: Status = "delegated" if settings.delegated else "scheduled"
 
     def stage(item: _Work) -> tuple[int, str]:
+        """Groups the previous render placed (sticky, pins and spreads alike) first, then those it could not
+        place, then those that grew, then new groups; each stage in name order. A first render has only new
+        groups and a re-render of the same input only sticky ones: the same order, so the same plan."""
         name = item.group.name
-        known = name in previous.groups
-        if item.explicit:
-            return (1, name)
-        if not known:
-            return (4, name)
+        if name not in previous.groups:
+            return (3, name)
         before = previous.requests.get(name, {})
         grown = name in previous.requests and any(
             amount > before.get(resource, 0) for resource, amount in item.need.items()
         )
         if grown:
-            return (3, name)
-        return (0 if previous.groups[name] else 2, name)
+            return (2, name)
+        return (0 if previous.groups[name] else 1, name)
 
     warnings += overlaps
     groups: list[GroupPlan] = []

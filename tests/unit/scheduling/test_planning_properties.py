@@ -2,8 +2,8 @@
 
 - single placements never oversubscribe a cluster: what a plan places fits in what was available;
 - the plan does not depend on the order of the source's documents;
-- stickiness: re-planning never moves a placed group and reaches a fixed point at once (exactly the same
-  plan when nothing is pinned), and changing one workload moves no other group.
+- stickiness: re-planning with its own placement changes nothing (pins included), and changing one workload
+  moves no other group.
 """
 
 from __future__ import annotations
@@ -78,29 +78,11 @@ def previous_of(result: Plan) -> PreviousPlacement:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(fleets())
-def test_replanning_keeps_placed_groups_and_reaches_a_fixed_point(documents: list[dict[str, Any]]) -> None:
-    """Re-rendering unchanged input never moves a placed group, and the second re-render changes nothing at
-    all (no commit churn). The first re-render may differ only where explicit intents (pins) overcommit a
-    cluster: it places sticky groups first, as DESIGN asks, while a first render has none."""
+def test_replanning_with_its_own_placement_changes_nothing(documents: list[dict[str, Any]]) -> None:
+    """Re-rendering unchanged input (pins included) gives the same plan: no commit churn."""
     sources = source_set(*documents)
-    first = planning.plan(sources)
-    second = planning.plan(sources, previous=previous_of(first))
-    for name, clusters in placements(first).items():
-        if clusters:
-            assert placements(second)[name] == clusters, name
-    third = planning.plan(sources, previous=previous_of(second))
-    assert placements(third) == placements(second)
-    assert [group.reason for group in third.groups] == [group.reason for group in second.groups]
-    assert third.warnings == second.warnings
-
-
-@settings(max_examples=60, deadline=None)
-@given(fleets())
-def test_without_pins_replanning_changes_nothing(documents: list[dict[str, Any]]) -> None:
-    unpinned = [doc for doc in documents if not doc["metadata"].get("annotations")]
-    sources = source_set(*unpinned)
     first = planning.plan(sources)
     again = planning.plan(sources, previous=previous_of(first))
     assert placements(again) == placements(first)
