@@ -82,6 +82,13 @@ class Ledger:
         self._add(cluster, need)
         return fit.shortfall
 
+    def scale_up_for(self, cluster: str, need: Mapping[str, int]) -> None:
+        """Record a group placed on an autoscaled cluster because it fits nowhere: the autoscaler adds nodes
+        for it, so the room the cluster has now stays free for other groups."""
+        placed = self.placed[cluster]
+        for resource, amount in need.items():
+            placed[resource] = placed.get(resource, 0) + amount
+
     def score(self, cluster: str, need: Mapping[str, int]) -> int:
         """The minimum, over the resources asked for, of the fraction left free after placing ``need``,
         in units of 1/SCORE_SCALE (exact integer arithmetic: the same order on every machine)."""
@@ -173,7 +180,8 @@ def place_single(
 
     for cluster in clusters:
         if cluster.autoscaled and cluster.name not in avoid:
-            shortfall = ledger.consume_regardless(cluster.name, demands, need)
+            shortfall = ledger.fit(cluster.name, demands, need).shortfall
+            ledger.scale_up_for(cluster.name, need)
             lines.append(
                 f"Picked cluster {cluster.name} because no cluster has enough resources and it is autoscaled;"
             )

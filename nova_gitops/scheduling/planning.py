@@ -11,7 +11,7 @@ where it is short; capacity is consumed in placement order, so single placements
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from nova_gitops.api import labels
@@ -65,14 +65,14 @@ def plan(
     previous: PreviousPlacement | None = None,
     settings: PlanSettings | None = None,
     avoid: Mapping[str, Mapping[str, str]] | None = None,
-    failback: bool = True,
+    failback: bool | Collection[str] = True,
 ) -> Plan:
     """Decide where every object of ``source`` goes.
 
     ``previous`` gives stickiness; ``avoid`` maps a group name to clusters it must not be placed on, with the
-    reason (reschedule requests); ``failback=False`` keeps a sticky group on a lower tier even when a higher
-    one fits (the controller, while it waits out ``--failback-after``). Raises ``InputError`` for objects
-    whose resource requests cannot be read.
+    reason (reschedule requests); ``failback=False`` keeps sticky groups on a lower tier even when a higher
+    one fits (the controller, while it waits out ``--failback-after``), and a collection of group names lets
+    only those fail back. Raises ``InputError`` for objects whose resource requests cannot be read.
     """
     previous = previous or PreviousPlacement.empty()
     settings = settings or PlanSettings()
@@ -149,7 +149,8 @@ def plan(
             )
 
     def place(item: _Work) -> GroupPlan:
-        return _place(item, clusters, ledger, previous, avoid.get(item.group.name, {}), failback, status)
+        fails_back = failback if isinstance(failback, bool) else item.group.name in failback
+        return _place(item, clusters, ledger, previous, avoid.get(item.group.name, {}), fails_back, status)
 
     deferred: list[_Work] = []
     for item in sorted(work, key=stage):

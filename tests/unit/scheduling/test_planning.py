@@ -297,6 +297,12 @@ def test_a_group_that_spilled_fails_back_when_the_higher_tier_fits_again() -> No
     assert placed_on(result, "web") == {"primary": None}
     held = plan(*documents, previous={name: ("overflow",)}, failback=False)
     assert placed_on(held, "web") == {"overflow": None}
+    assert placed_on(plan(*documents, previous={name: ("overflow",)}, failback={name}), "web") == {
+        "primary": None
+    }
+    assert placed_on(plan(*documents, previous={name: ("overflow",)}, failback={"other"}), "web") == {
+        "overflow": None
+    }
 
 
 def test_avoided_clusters_are_skipped_with_the_reason() -> None:
