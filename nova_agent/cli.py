@@ -62,6 +62,30 @@ def _default_cache_dir() -> str:
     return str(Path(base) / "nova-agent")
 
 
+def _switch(name: str, help_text: str) -> tuple[Any, Any]:
+    """A boolean option spelled as Nova's install flags are (``--NAME=false``, ``--NAME false``, bare
+    ``--NAME``) plus click's ``--no-NAME``; ``--no-NAME`` wins over ``--NAME`` (see ``_switched``)."""
+    dest = name.replace("-", "_")
+    return (
+        click.option(
+            f"--{name}",
+            dest,
+            type=click.BOOL,
+            default=True,
+            is_flag=False,
+            flag_value=True,
+            metavar="true|false",
+            show_default=True,
+            help=help_text,
+        ),
+        click.option(f"--no-{name}", f"no_{dest}", is_flag=True, help=f"Same as --{name}=false."),
+    )
+
+
+def _switched(options: dict[str, Any], dest: str) -> bool:
+    return bool(options[dest]) and not options[f"no_{dest}"]
+
+
 def common_options(function: Any) -> Any:
     options = [
         click.option("--cluster", required=True, help="This cluster's name (its directory clusters/<name>)."),
@@ -80,8 +104,8 @@ def common_options(function: Any) -> Any:
         click.option(
             "--interval", type=Duration(), default="30s", show_default=True, help="Time between passes."
         ),
-        click.option("--orchestration-enabled/--no-orchestration-enabled", default=True, show_default=True),
-        click.option("--rescheduling-enabled/--no-rescheduling-enabled", default=True, show_default=True),
+        *_switch("orchestration-enabled", "Apply and prune; false: only watch objects labelled for Nova."),
+        *_switch("rescheduling-enabled", "Ask the controller to move workloads whose pods stay Pending."),
         click.option("--pending-timeout", type=Duration(), default="2m", show_default=True),
         click.option("--max-prune-percent", type=click.IntRange(0, 100), default=30, show_default=True),
         click.option("--status-branch", default="nova-status", show_default=True),
@@ -118,8 +142,8 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
         path=options["path"],
         namespace=options["namespace"],
         interval=options["interval"].total_seconds(),
-        orchestration_enabled=options["orchestration_enabled"],
-        rescheduling_enabled=options["rescheduling_enabled"],
+        orchestration_enabled=_switched(options, "orchestration_enabled"),
+        rescheduling_enabled=_switched(options, "rescheduling_enabled"),
         pending_timeout=options["pending_timeout"],
         max_prune_percent=options["max_prune_percent"],
         status_repo=options["status_repo"],
