@@ -89,9 +89,10 @@ class Repository:
     def run(
         self, *args: str, network: bool = False, check: bool = True, env: Mapping[str, str] | None = None
     ) -> str:
-        prefix: list[str] = (
-            ["env", *[part for name in self._strip for part in ("-u", name)]] if self._strip else []
-        )
+        # Unset only inherited variables: one this call passes in ``env`` (the private index of ``export``)
+        # must reach git, or git falls back to the user's own .git/index and overwrites their staging area.
+        unset = [name for name in self._strip if not env or name not in env]
+        prefix: list[str] = ["env", *[part for name in unset for part in ("-u", name)]] if unset else []
         status, out, err = self._git.execute(
             [*prefix, "git", f"--git-dir={self.git_dir}", *args],
             with_extended_output=True,
@@ -246,7 +247,10 @@ def open_directory(path: Path) -> Checkout:
     except errors.RepoError:
         return Checkout(path, path.resolve().name, None)
     origin = repository.run("config", "--get", "remote.origin.url", check=False).strip()
-    status = repository.run(f"--work-tree={path}", "status", "--porcelain", check=False)
+    # --no-optional-locks: asking whether the tree is clean must not rewrite the user's index (a refresh)
+    status = repository.run(
+        "--no-optional-locks", f"--work-tree={path}", "status", "--porcelain", check=False
+    )
     head = repository.resolve(None)
     repo = public_url(origin) if origin else path.resolve().name
     return Checkout(path, repo, head if not status.strip() else None, repository)
