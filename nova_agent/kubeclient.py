@@ -54,6 +54,8 @@ class ApiClientKube:
         self._api_client = api_client
         self._timeout = request_timeout
         self._groups: dict[str, list[Resource]] | None = None
+        self._may_refresh = False
+        """Whether a discovery miss may rediscover (once per pass)."""
 
     def _call(
         self,
@@ -114,15 +116,28 @@ class ApiClientKube:
         return groups
 
     def resource_for(self, api_version: str, kind: str) -> Resource | None:
+        """From cached discovery; a miss rediscovers once per pass (see :meth:`new_pass`), so a CRD installed
+        by someone else, or discovery lagging behind ``Established``, is found without a restart, while a
+        kind that is really not served costs at most one rediscovery per pass."""
         if self._groups is None:
-            self._groups = self._discover()
-        for resource in self._groups.get(api_version, []):
+            self._groups, self._may_refresh = self._discover(), False
+        found = self._cached(api_version, kind)
+        if found is None and self._may_refresh:
+            self._groups, self._may_refresh = self._discover(), False
+            found = self._cached(api_version, kind)
+        return found
+
+    def _cached(self, api_version: str, kind: str) -> Resource | None:
+        for resource in (self._groups or {}).get(api_version, []):
             if resource.kind == kind:
                 return resource
         return None
 
     def forget_discovery(self) -> None:
         self._groups = None
+
+    def new_pass(self) -> None:
+        self._may_refresh = True
 
     # objects ---------------------------------------------------------------------------------------------
 

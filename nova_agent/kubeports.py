@@ -54,11 +54,16 @@ class KubeUnavailable(Exception):
 
 class KubePort(Protocol):
     def resource_for(self, api_version: str, kind: str) -> Resource | None:
-        """The resource serving ``kind`` at ``api_version``, or None when the server does not serve it."""
+        """The resource serving ``kind`` at ``api_version``, or None when the server does not serve it (after
+        at most one rediscovery per pass)."""
         ...
 
     def forget_discovery(self) -> None:
         """Drop cached discovery (after CRDs were applied)."""
+        ...
+
+    def new_pass(self) -> None:
+        """A pass starts: the next discovery miss may refresh the cached discovery once."""
         ...
 
     def apply(self, resource: Resource, body: Body, *, force: bool, dry_run: bool = False) -> Body:

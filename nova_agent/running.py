@@ -88,6 +88,7 @@ class Agent:
 
     def pass_once(self) -> PassOutcome:
         """One pass: sync (unless delegated), then observe and report. Git and API failures do not raise."""
+        self.kube.new_pass()
         try:
             outcome = self._sync()
             if outcome.sync is not None:

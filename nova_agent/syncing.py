@@ -114,12 +114,14 @@ def _resolved(kube: KubePort, desired: Sequence[DesiredObject]) -> tuple[list[De
 def prune(
     kube: KubePort, plan: Sequence[ObjectRef], cluster: str, *, dry_run: bool
 ) -> tuple[list[ObjectRef], list[ObjectKey], dict[ObjectRef, str]]:
-    """Delete planned objects that still carry our label; (deleted, keys to forget, failures)."""
+    """Delete planned objects that still carry our label; (deleted, keys to forget, failures).
+
+    An object whose kind is not discovered stays in the inventory: discovery may lag behind (or a CRD may
+    come back), and an entry once forgotten is never pruned."""
     deleted, forget, failed = [], [], {}
     for ref in plan:
         resource = kube.resource_for(ref.api_version, ref.kind)
         if resource is None:
-            forget.append(ref.key)  # its kind is gone (CRD deleted): so is the object
             continue
         try:
             live = kube.get(resource, ref.namespace, ref.name)
