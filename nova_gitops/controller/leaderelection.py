@@ -271,3 +271,42 @@ class LeaderElector:
             if leading:
                 self.release()
                 on_stopped()
+
+
+class Campaign:
+    """:meth:`LeaderElector.campaign` in a thread of its own, with a stop event of its own.
+
+    The loop's stop event is set by SIGTERM while a reconcile may still be running; if the election waited
+    on it, the Lease would be released mid-reconcile and a second replica could start leading while this
+    one still pushes. So the election ends only when :meth:`end` is called, after the loop returned."""
+
+    def __init__(
+        self,
+        elector: LeaderElector,
+        *,
+        on_started: Callable[[], None] = lambda: None,
+        on_stopped: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.elector = elector
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=elector.campaign,
+            args=(self.stop,),
+            kwargs={"on_started": on_started, "on_stopped": on_stopped},
+            name="nova-leader-election",
+            daemon=True,
+        )
+
+    def start(self) -> Campaign:
+        self.thread.start()
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.thread.is_alive()
+
+    def end(self, timeout: float = 5.0) -> None:
+        """Stop campaigning and release the Lease if held (call only once the loop has returned)."""
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=timeout)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -113,19 +113,13 @@ def run(
         for server in servers:
             server.close()
         raise errors.UserError(f"cannot listen: {error.strerror}; is the address free and local?") from None
-    elector_thread = None
+    campaign = None
     if elector is not None:
-        elector_thread = threading.Thread(
-            target=elector.campaign,
-            args=(stop,),
-            kwargs={
-                "on_started": lambda: triggers.put("leading"),
-                "on_stopped": lambda: log.info("not leading"),
-            },
-            name="nova-leader-election",
-            daemon=True,
-        )
-        elector_thread.start()
+        campaign = leaderelection.Campaign(
+            elector,
+            on_started=lambda: triggers.put("leading"),
+            on_stopped=lambda: log.info("not leading"),
+        ).start()
     _on_signals(stop, triggers, log)
     log.info(
         "started",
@@ -137,17 +131,27 @@ def run(
         metrics=str(settings.metrics_listen) if settings.metrics_listen else None,
         delegated=settings.delegated,
     )
+    serve(controller, stop, campaign=campaign, closers=[*stop_hooks, *(server.close for server in servers)])
+    return 0
+
+
+def serve(
+    controller: looping.Controller,
+    stop: threading.Event,
+    *,
+    campaign: leaderelection.Campaign | None = None,
+    closers: Sequence[Callable[[], None]] = (),
+) -> None:
+    """Run the loop until ``stop`` (a reconcile in progress finishes), close the sources and servers, and
+    only then end the election: the Lease is held until this replica can no longer push."""
     try:
         controller.run(stop)
     finally:
         stop.set()
-        for hook in stop_hooks:
-            hook()
-        for server in servers:
-            server.close()
-        if elector_thread is not None:
-            elector_thread.join(timeout=5.0)
-    return 0
+        for close in closers:
+            close()
+        if campaign is not None:
+            campaign.end()
 
 
 def _elector(

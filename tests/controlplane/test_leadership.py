@@ -1,0 +1,77 @@
+"""Leadership around a running controller: the Lease is held for as long as this replica may still push.
+
+Behaviours covered:
+- SIGTERM during a reconcile (the loop's stop event set): the election keeps the Lease until the reconcile
+  has finished and the loop returned; only then is the Lease released (empty holder);
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from nova_gitops.controller import leaderelection, looping, starting
+from nova_gitops.controller.leaderelection import KubeLeases, LeaderElector
+from nova_gitops.controller.ports import SourceSnapshot
+from nova_gitops.controller.sourcereading import DirectorySource
+from nova_gitops.sources.kubeapi import KubeApi
+from tests.controller.helpers import Fleet, deployment, policy
+from tests.fakekube.fixtures import KubeTarget
+
+
+class BlockingSource:
+    """A directory source whose read waits until ``release`` is set (a long reconcile)."""
+
+    def __init__(self, root: Path) -> None:
+        self.inner = DirectorySource(root, watch_changes=False)
+        self.reading, self.release = threading.Event(), threading.Event()
+
+    @contextmanager
+    def read(self) -> Iterator[SourceSnapshot]:
+        self.reading.set()
+        assert self.release.wait(30)
+        with self.inner.read() as snapshot:
+            yield snapshot
+
+    def changes(self) -> Iterator[None] | None:
+        return None
+
+
+def _fleet(tmp_path: Path) -> Fleet:
+    fleet = Fleet(tmp_path)
+    fleet.write_source("app.yaml", policy(clusterSelector={}), deployment())
+    return fleet
+
+
+def _elector(kube: KubeTarget, identity: str = "a") -> LeaderElector:
+    leases = KubeLeases(KubeApi(kube.api_client), kube.namespace, "leadership")
+    return LeaderElector(leases, identity, lease_duration=3, renew_deadline=2, retry_period=0.05)
+
+
+def test_sigterm_during_a_reconcile_keeps_the_lease_until_the_loop_returns(
+    tmp_path: Path, kube: KubeTarget
+) -> None:
+    fleet = _fleet(tmp_path)
+    source = BlockingSource(fleet.source)
+    elector = _elector(kube)
+    leading = threading.Event()
+    controller = fleet.controller(source=source)
+    controller.is_leader = lambda: elector.is_leader
+    campaign = leaderelection.Campaign(elector, on_started=leading.set).start()
+    assert leading.wait(10)
+    stop = threading.Event()
+    thread = threading.Thread(target=starting.serve, args=(controller, stop), kwargs={"campaign": campaign})
+    thread.start()
+    assert source.reading.wait(10)
+    stop.set()  # what the SIGTERM handler does
+    controller.triggers.put(looping.STOP_REASON)
+    thread.join(0.5)  # several retry periods: a campaign waiting on the loop's event would release now
+    record = elector.port.get()
+    assert record is not None and record.holder == "a" and elector.is_leader
+    source.release.set()
+    thread.join(30)
+    assert not thread.is_alive() and not campaign.alive
+    record = elector.port.get()
+    assert record is not None and record.holder == ""
