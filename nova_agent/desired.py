@@ -3,6 +3,10 @@
 A directory that does not parse is not applied at all (DESIGN §7: never apply a partial commit): every problem
 is collected and reported, and the cluster stays as it is. Objects the server later rejects one by one are a
 different matter; they are reported per object while the others are applied.
+
+YAML is read by the renderer's own loader (``nova_gitops.api.loading.load_documents``): the C loader, only
+JSON-compatible data, and bounded alias expansion, so a "billion laughs" file in the rendered repo
+is a refused render with a clear message rather than seconds of CPU and an out-of-memory kill in the digest.
 """
 
 from __future__ import annotations
@@ -11,11 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import yaml
-
 from nova_agent.gitrepos import MAX_FILE_BYTES, TreeFile
 from nova_agent.resources import Body, BodyError, ObjectRef, digest_of, labels_of, ref_of
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api.loading import load_documents
 
 SKIPPED_FILES: Final = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -51,16 +54,14 @@ def load_desired(files: Sequence[TreeFile], cluster: str) -> tuple[list[DesiredO
             )
             continue
         try:
-            documents = list(yaml.load_all(file.data, Loader=yaml.CSafeLoader))
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            problems.append(f"{file.path}{line}: not valid YAML: {getattr(error, 'problem', error)}")
+            text = file.data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            problems.append(f"{file.path}: not UTF-8 text (byte {error.start})")
             continue
-        for index, body in enumerate(documents):
-            if body is None:
-                continue
-            where = file.path if len(documents) == 1 else f"{file.path} (document {index + 1})"
+        documents, load_problems = load_documents(file.path, text)
+        problems += [str(problem) for problem in load_problems]
+        for document in documents:
+            body, where = document.body, str(document.location)
             try:
                 ref = ref_of(body)
             except BodyError as error:
