@@ -133,10 +133,15 @@ class RepoCache:
             )
         if not listing.stdout.strip():
             return None
-        run_git(
-            ["fetch", "--quiet", "--no-tags", "--depth=1", self.url, f"+refs/heads/{branch}:{local_ref}"],
-            self.path,
-        )
+        try:
+            run_git(
+                ["fetch", "--quiet", "--no-tags", "--depth=1", self.url, f"+refs/heads/{branch}:{local_ref}"],
+                self.path,
+            )
+        except GitError as error:  # the remote went away, or failed, between ls-remote and fetch
+            raise GitUnavailable(
+                f"cannot fetch {branch!r} from {redact(self.url)}: {error}; check the network and the remote"
+            ) from error
         return (
             run_git(["rev-parse", "--verify", f"{local_ref}^{{commit}}"], self.path).stdout.decode().strip()
         )

@@ -1,7 +1,9 @@
 """Git boundary (real repositories over file://): the agent reads a cluster directory from the resolved
 commit's tree (a push that lands afterwards does not leak into it); reads commit trailers; an unreachable
-remote or a missing branch is GitUnavailable; status reports from two agents racing on one branch both land,
-each agent rebuilding its one-file commit on the moved head; publishing unchanged bytes makes no commit."""
+remote, a missing branch, or a fetch that fails after the branch was listed is GitUnavailable (so the loop
+backs off as for an unreachable remote: exit 4, not a refusal); status reports from two agents racing on one
+branch both land, each agent rebuilding its one-file commit on the moved head; publishing unchanged bytes
+makes no commit."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import pytest
 
 from nova_agent.clocks import FakeClock
 from nova_agent.gitrepos import GitUnavailable, RepoCache
+from nova_agent.running import EXIT_UNREACHABLE
 from nova_agent.statuspushing import StatusBranch
+from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo, git
 
 
@@ -48,6 +52,22 @@ def test_unreachable_remote_and_missing_branch(tmp_path: Path) -> None:
     repo = RenderedRepo(tmp_path)
     repo.commit({"a": "x"})
     assert RepoCache(repo.url, tmp_path / "cache").fetch("nope", "refs/nova/rendered") is None
+
+
+def test_a_fetch_failing_after_the_listing_is_unavailable(
+    rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    rendered.commit({"clusters/c1/ns/configmap-a.yaml": cm("a")})
+    loose_objects = list((rendered.remote / "objects").glob("[0-9a-f][0-9a-f]/*"))
+    assert loose_objects  # a small push is unpacked into loose objects
+    for loose in loose_objects:
+        loose.unlink()  # the refs still list the branch; its objects cannot be sent
+    with pytest.raises(GitUnavailable, match="cannot fetch 'main'"):
+        RepoCache(rendered.url, rendered.remote.parent / "cache").fetch("main", "refs/nova/rendered")
+    agent = make_agent(report_enabled=False)
+    outcome = agent.pass_once()
+    assert outcome.exit_code == EXIT_UNREACHABLE, outcome.message
+    assert agent.state.consecutive_errors == 1
 
 
 def test_two_agents_racing_on_the_status_branch_both_land(tmp_path: Path) -> None:
