@@ -5,13 +5,15 @@ commit in the local cache, fast-forward push, redo on a lost race with the winne
 previous one), with two differences the loop needs: the render is a callback that receives the branch's
 previous placement (so the controller can plan with reschedule exclusions and its failback hold), and the
 commit message carries the controller's notes (a reschedule quotes the agent's reason). No commit is made
-when the render equals the branch head, which is what makes reconciles idempotent.
+when the render equals the branch head, which is what makes reconciles idempotent. With leader election,
+leadership is checked again right before the commit and the push: a replica that lost the Lease during a
+long reconcile gives up (``TemporaryError``) instead of pushing beside the new leader.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from nova_gitops import errors
@@ -32,7 +34,9 @@ class GitPublisher:
         cache_dir: Path,
         options: PublishOptions | None = None,
         environ: Mapping[str, str] | None = None,
+        is_leader: Callable[[], bool] | None = None,  # None: always (no leader election)
     ) -> None:
+        self.is_leader = is_leader or (lambda: True)
         self.options = options = options or PublishOptions()
         self.environ = os.environ if environ is None else environ
         self.cache_dir = cache_dir
@@ -80,12 +84,24 @@ class GitPublisher:
             allow_mass_prune=bool(allowed),
             notes=rendered.notes,
         )
+        self._still_leading()
         commit = self.repo.commit(head, changes, message, environ=self.environ)
+        self._still_leading()
         if self.repo.push(commit, branch) is PushOutcome.REJECTED:
             return None
         publishing.remember_placement(self.cache_dir, files, reports.previous_of(rendered.plan))
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
+
+    def _still_leading(self) -> None:
+        """A reconcile can outlast the renew deadline: a replica that lost the Lease meanwhile must not push
+        (the new leader may be publishing already); the new leader redoes the work."""
+        if not self.is_leader():
+            raise errors.TemporaryError(
+                f"not publishing to {self.repo.url} {self.options.branch}: this replica lost the leader "
+                "election during the reconcile",
+                delay=5.0,
+            )
 
     def _guard(
         self, listing: Mapping[str, str], files: Mapping[str, bytes], vacated: frozenset[str]

@@ -125,6 +125,7 @@ class Controller:
                 attempts=settings.attempts,
                 timeout=settings.git_timeout,
             ),
+            is_leader=is_leader,
         )
         self.reconciler = reconciling.Reconciler(
             settings, source=source, status=status, publisher=self.publisher, clock=clock, observers=observers

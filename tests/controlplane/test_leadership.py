@@ -3,21 +3,28 @@
 Behaviours covered:
 - SIGTERM during a reconcile (the loop's stop event set): the election keeps the Lease until the reconcile
   has finished and the loop returned; only then is the Lease released (empty holder);
+- a replica that loses the Lease during a reconcile pushes nothing (TemporaryError, the branch is untouched),
+  and publishes normally once leading again;
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from nova_gitops.controller import leaderelection, looping, starting
+import pytest
+
+from nova_gitops import errors
+from nova_gitops.controller import leaderelection, looping, starting, statusreading
 from nova_gitops.controller.leaderelection import KubeLeases, LeaderElector
+from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import SourceSnapshot
 from nova_gitops.controller.sourcereading import DirectorySource
 from nova_gitops.sources.kubeapi import KubeApi
-from tests.controller.helpers import Fleet, deployment, policy
+from tests.controller.helpers import Fleet, deployment, git, policy
 from tests.fakekube.fixtures import KubeTarget
 
 
@@ -75,3 +82,44 @@ def test_sigterm_during_a_reconcile_keeps_the_lease_until_the_loop_returns(
     assert not thread.is_alive() and not campaign.alive
     record = elector.port.get()
     assert record is not None and record.holder == ""
+
+
+class LosingSource:
+    """A directory source during whose read this replica loses the Lease (``leading`` is cleared)."""
+
+    def __init__(self, root: Path, leading: threading.Event) -> None:
+        self.inner = DirectorySource(root, watch_changes=False)
+        self.leading = leading
+
+    @contextmanager
+    def read(self) -> Iterator[SourceSnapshot]:
+        with self.inner.read() as snapshot:
+            self.leading.clear()
+            yield snapshot
+
+    def changes(self) -> Iterator[None] | None:
+        return None
+
+
+def test_a_replica_that_loses_the_lease_mid_reconcile_does_not_push(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path)
+    leading = threading.Event()
+    leading.set()
+    settings = fleet.settings()
+    controller = looping.Controller(
+        settings,
+        source=LosingSource(fleet.source, leading),
+        status=statusreading.GitStatusReader(
+            settings.status_url, settings.status_branch, cache_dir=settings.cache_dir
+        ),
+        clock=fleet.clock,
+        log=JsonLog(io.StringIO()),
+        is_leader=leading.is_set,
+    )
+    with pytest.raises(errors.TemporaryError, match="lost the leader election"):
+        controller.reconcile_once()
+    assert git(fleet.remote, "branch", "--list", "main") == ""
+    controller.source = controller.reconciler.source = DirectorySource(fleet.source, watch_changes=False)
+    leading.set()
+    controller.reconcile_once()
+    assert fleet.commit_count() == 1
