@@ -27,7 +27,23 @@ from nova_gitops.publishing.gitcommands import GitCommands, GitFailed
 
 FILE_MODE = "100644"
 STAGING_REF = "refs/nova/staging"
-RETRYABLE_REJECTIONS = ("non-fast-forward", "fetch first", "stale info", "cannot lock ref")
+# Push rejections that mean "another push got there first": fetch, re-render and retry. The first three are
+# git's own client-side refusals; the rest are the remote losing its ref-lock race to a concurrent push
+# (receive-pack reports "failed to update ref" or "failed to lock", the ref backend "cannot lock ref ... is
+# at X but expected Y" or "incorrect old value").
+RETRYABLE_REJECTIONS = (
+    "non-fast-forward",
+    "fetch first",
+    "stale info",
+    "cannot lock ref",
+    "failed to update ref",
+    "failed to lock",
+    "unable to lock",
+    "incorrect old value",
+    "but expected",
+)
+# Refusals by policy, which no retry can get past: only these are explained as branch protection.
+POLICY_REFUSALS = ("hook declined", "protected")
 DEFAULT_IDENTITY = ("nova-gitops", "nova-gitops@localhost")
 
 
@@ -227,10 +243,17 @@ class RenderedRepo:
             return (
                 PushOutcome.UP_TO_DATE if any(line.startswith("=") for line in lines) else PushOutcome.PUSHED
             )
-        if rejected and all(any(reason in line for reason in RETRYABLE_REJECTIONS) for line in rejected):
+        if rejected and all(is_retryable(line) for line in rejected):
             return PushOutcome.REJECTED
         failure = GitFailed(("push", self.url), result.status, "\n".join(rejected) or result.stderr)
         raise remote_error(self.url, "push to", failure)
+
+
+def is_retryable(rejection: str) -> bool:
+    """Whether a ``git push --porcelain`` rejection line means a lost race (retry) rather than a refusal."""
+    if any(reason in rejection for reason in POLICY_REFUSALS):
+        return False
+    return any(reason in rejection for reason in RETRYABLE_REJECTIONS)
 
 
 def remote_error(url: str, action: str, failure: GitFailed) -> errors.RepoError:
@@ -241,8 +264,10 @@ def remote_error(url: str, action: str, failure: GitFailed) -> errors.RepoError:
             f"(or raise --git-timeout)"
         )
     hint = "check the URL, your network and your credentials"
-    if "remote rejected" in failure.stderr or "hook declined" in failure.stderr:
+    if any(reason in failure.stderr for reason in POLICY_REFUSALS):
         hint = "the remote refused the push (branch protection or a hook): check the branch's rules"
+    elif "remote rejected" in failure.stderr:
+        hint = "the remote could not update the branch: check its logs, disk space and permissions"
     return errors.RepoError(f"cannot {action} {url}: {last_line(failure.stderr)}; {hint}")
 
 

@@ -5,11 +5,12 @@ mass-delete guard on that complete render, commit in the local cache, and only t
 at any step before the push leaves the remote untouched; the push is atomic (a ref update).
 
 Concurrency: publishers on different machines race on one branch. Each push is an ordinary fast-forward;
-a rejected push means someone else published first, so we fetch their head, plan again with *their*
-placement as the previous one (stickiness), render, commit and push again, a bounded number of times. A
-publisher whose source revision is older than the one already rendered on the branch (the branch head's
-``Nova-Source-Revision`` descends from ours) stops and reports ``superseded``: the branch always ends at a
-complete render of the newest source.
+a rejected push (a non-fast-forward, or a push that lost the remote's ref lock to a concurrent one: see
+``gitwriting.RETRYABLE_REJECTIONS``) means someone else published first, so we fetch their head, plan
+again with *their* placement as the previous one (stickiness), render, commit and push again, a bounded
+number of times. A publisher whose source revision is older than the one already rendered on the branch
+(the branch head's ``Nova-Source-Revision`` descends from ours) stops and reports ``superseded``: the
+branch always ends at a complete render of the newest source.
 """
 
 from __future__ import annotations
@@ -200,7 +201,8 @@ def publish(
             time.sleep(random.uniform(0.05, 0.2) * attempt)  # someone pushed first: let their push settle
     raise errors.RepoError(
         f"gave up publishing to {repo_url} {options.branch} after {options.attempts} attempts: other "
-        f"publishers kept moving the branch; try again, or run one publisher per branch"
+        f"publishers kept moving the branch (or a stale ref lock on the remote kept it locked); try again, "
+        f"or run one publisher per branch"
     )
 
 

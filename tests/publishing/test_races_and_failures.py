@@ -3,7 +3,10 @@
 Behaviours covered:
 - two publishers racing on one branch both finish and the branch ends at a complete render of the newest
   source: the older one, losing the race, reports ``superseded``; the newer one, losing the race, re-plans
-  on the new head and pushes on top of it;
+  on the new head and pushes on top of it; real concurrent publishers, round after round, both finish and
+  the branch ends at the newest source;
+- a push that loses the remote's ref lock to another push (``failed to update ref``, ``incorrect old
+  value``) is retried like a non-fast-forward; only hook and protection refusals name branch protection;
 - a process killed between commit and push leaves the remote untouched, and the next run still works
   (the cache lock dies with the process);
 - over git://: an unreachable remote, a remote that never answers (deadline) and a push refused by a hook
@@ -18,11 +21,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from nova_gitops import errors
+from nova_gitops.publishing import gitwriting
+from nova_gitops.publishing.gitcommands import GitFailed
 from nova_gitops.workflows import publishing
 from nova_gitops.workflows.publishing import Outcome, PublishOptions
 from tests.publishing.conftest import SourceRepo, fake_render, git, make_bare, workload
@@ -96,6 +102,89 @@ def test_newer_publisher_losing_the_race_publishes_on_top(
         "clusters/c1/default/web.yaml",
         "placement.yaml",
     ]
+
+
+def test_a_push_that_loses_the_remote_ref_lock_is_retried(
+    source_repo: SourceRepo, rendered_remote: str, cache_dir: Path
+) -> None:
+    source_repo.commit(BASE)
+    first = publishing.publish(source_repo.url, rendered_remote, render=fake_render, cache_dir=cache_dir)
+    newer = source_repo.commit({"c1/web.yaml": workload("web", 3)})
+    ref_lock = Path(rendered_remote.removeprefix("file://")) / "refs" / "heads" / "main.lock"
+    commits: list[str] = []
+
+    def another_push_holds_the_ref_lock(commit: str) -> None:  # as a concurrent receive-pack does
+        commits.append(commit)
+        if len(commits) == 1:
+            ref_lock.write_text(f"{first.commit}\n")
+        else:
+            ref_lock.unlink()
+
+    result = publishing.publish(
+        source_repo.url,
+        rendered_remote,
+        render=fake_render,
+        cache_dir=cache_dir,
+        on_committed=another_push_holds_the_ref_lock,
+    )
+    assert result.outcome is Outcome.PUBLISHED and result.attempts == 2
+    assert f"Nova-Source-Revision: {newer}" in head_message(rendered_remote)
+
+
+@pytest.mark.parametrize(
+    ("rejection", "retried"),
+    [
+        ("[rejected] (non-fast-forward)", True),
+        ("[rejected] (fetch first)", True),
+        ("[remote rejected] (failed to update ref)", True),
+        ("[remote rejected] (failed to lock)", True),
+        ("[remote rejected] (incorrect old value provided)", True),
+        ("[remote rejected] (cannot lock ref 'refs/heads/main': is at 1 but expected 2)", True),
+        ("[remote rejected] (pre-receive hook declined)", False),
+        ("[remote rejected] (protected branch hook declined)", False),
+        ("[remote rejected] (shallow update not allowed)", False),
+    ],
+)
+def test_which_push_rejections_are_retried(rejection: str, retried: bool) -> None:
+    assert gitwriting.is_retryable(f"!\tHEAD:refs/heads/main\t{rejection}") is retried
+
+
+@pytest.mark.parametrize(
+    ("stderr", "protection_hint"),
+    [
+        ("!\tHEAD:refs/heads/main\t[remote rejected] (pre-receive hook declined)", True),
+        ("!\tHEAD:refs/heads/main\t[remote rejected] (protected branch)", True),
+        ("!\tHEAD:refs/heads/main\t[remote rejected] (unpacker error)", False),
+    ],
+)
+def test_branch_protection_is_suggested_only_for_hooks_and_protection(
+    stderr: str, protection_hint: bool
+) -> None:
+    error = gitwriting.remote_error("file:///r.git", "push to", GitFailed(("push",), 1, stderr))
+    assert ("branch protection" in str(error)) is protection_hint
+
+
+def test_concurrent_publishers_end_at_the_newest_source_round_after_round(
+    source_repo: SourceRepo, rendered_remote: str, tmp_path: Path
+) -> None:
+    source_repo.commit(BASE)
+    for round_number in range(6):
+        older = source_repo.commit({"c1/api.yaml": workload("api", 2 * round_number + 2)})
+        newer = source_repo.commit({"c1/api.yaml": workload("api", 2 * round_number + 3)})
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            racing = [
+                pool.submit(
+                    publishing.publish,
+                    f"{source_repo.url}@{revision}",
+                    rendered_remote,
+                    render=fake_render,
+                    cache_dir=tmp_path / name,
+                )
+                for name, revision in (("older", older), ("newer", newer))
+            ]
+            outcomes = [future.result().outcome for future in racing]  # a lost race raises here
+        assert outcomes[1] is Outcome.PUBLISHED or outcomes[1] is Outcome.UNCHANGED, round_number
+        assert f"Nova-Source-Revision: {newer}" in head_message(rendered_remote), round_number
 
 
 KILLER = """
