@@ -256,20 +256,31 @@ class LeaderElector:
         stop: threading.Event,
         on_started: Callable[[], None] = lambda: None,
         on_stopped: Callable[[], None] = lambda: None,
+        on_error: Callable[[Exception], None] = lambda error: None,
     ) -> None:
         """Step every retry period until ``stop`` is set, calling ``on_started``/``on_stopped`` when
-        leadership begins or ends; releases the Lease when stopped while leading. Run it in a thread."""
+        leadership begins or ends; releases the Lease when stopped while leading. Run it in a thread.
+
+        An unexpected exception in a step (a bug, a malformed Lease) is given to ``on_error`` and counts as
+        a failed attempt: the election goes on, since a dead election thread would leave a leader that
+        never renews (it steps down at the renew deadline and nobody takes over until it is restarted)."""
         leading = False
         try:
             while not stop.is_set():
-                now_leading = self.step()
-                if now_leading != leading:
-                    leading = now_leading
-                    (on_started if leading else on_stopped)()
+                try:
+                    now_leading = self.step()
+                    if now_leading != leading:
+                        leading = now_leading
+                        (on_started if leading else on_stopped)()
+                except Exception as error:
+                    on_error(error)
                 stop.wait(self.retry_period)
         finally:
             if leading:
-                self.release()
+                try:
+                    self.release()
+                except Exception as error:
+                    on_error(error)
                 on_stopped()
 
 
@@ -286,13 +297,14 @@ class Campaign:
         *,
         on_started: Callable[[], None] = lambda: None,
         on_stopped: Callable[[], None] = lambda: None,
+        on_error: Callable[[Exception], None] = lambda error: None,
     ) -> None:
         self.elector = elector
         self.stop = threading.Event()
         self.thread = threading.Thread(
             target=elector.campaign,
             args=(self.stop,),
-            kwargs={"on_started": on_started, "on_stopped": on_stopped},
+            kwargs={"on_started": on_started, "on_stopped": on_stopped, "on_error": on_error},
             name="nova-leader-election",
             daemon=True,
         )

@@ -4,7 +4,8 @@ The metrics are a handful of counters and one histogram kept in a fixed-size str
 without bound: outcomes and reschedule actions are closed sets), so memory stays flat however long the
 controller runs. The server runs in a daemon thread and only reads these numbers under a lock.
 
-- ``/healthz``: 200 while the loop thread is alive (it is restarted by Kubernetes when this fails).
+- ``/healthz``: 200 while the loop thread (and, with leader election, the election thread) is alive; it is
+  restarted by Kubernetes when this fails.
 - ``/readyz``: 200 once a reconcile has succeeded since start, 503 before.
 """
 

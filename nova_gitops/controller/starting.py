@@ -119,6 +119,9 @@ def run(
             elector,
             on_started=lambda: triggers.put("leading"),
             on_stopped=lambda: log.info("not leading"),
+            on_error=lambda error: log.error(
+                "leader election step failed", error=str(error), kind=type(error).__name__
+            ),
         ).start()
     _on_signals(stop, triggers, log)
     log.info(
@@ -143,7 +146,11 @@ def serve(
     closers: Sequence[Callable[[], None]] = (),
 ) -> None:
     """Run the loop until ``stop`` (a reconcile in progress finishes), close the sources and servers, and
-    only then end the election: the Lease is held until this replica can no longer push."""
+    only then end the election: the Lease is held until this replica can no longer push. ``/healthz``
+    fails when the election thread has died, so Kubernetes restarts a replica that can no longer lead."""
+    if campaign is not None:
+        loop_alive, election = controller.metrics.alive, campaign
+        controller.metrics.alive = lambda: loop_alive() and election.alive
     try:
         controller.run(stop)
     finally:

@@ -5,12 +5,16 @@ Behaviours covered:
   has finished and the loop returned; only then is the Lease released (empty holder);
 - a replica that loses the Lease during a reconcile pushes nothing (TemporaryError, the branch is untouched),
   and publishes normally once leading again;
+- an unexpected exception in an election step is reported and the campaign goes on (it still leads);
+- /healthz fails once the election thread has died while the loop still runs;
 """
 
 from __future__ import annotations
 
 import io
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from nova_gitops import errors
-from nova_gitops.controller import leaderelection, looping, starting, statusreading
+from nova_gitops.controller import leaderelection, looping, serving, starting, statusreading
 from nova_gitops.controller.leaderelection import KubeLeases, LeaderElector
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import SourceSnapshot
+from nova_gitops.controller.settings import Address
 from nova_gitops.controller.sourcereading import DirectorySource
 from nova_gitops.sources.kubeapi import KubeApi
 from tests.controller.helpers import Fleet, deployment, git, policy
@@ -123,3 +128,69 @@ def test_a_replica_that_loses_the_lease_mid_reconcile_does_not_push(tmp_path: Pa
     leading.set()
     controller.reconcile_once()
     assert fleet.commit_count() == 1
+
+
+class FlakyLeases:
+    """A LeasePort whose first ``get`` fails with an exception the election does not expect."""
+
+    def __init__(self, inner: KubeLeases) -> None:
+        self.inner, self.failed = inner, False
+
+    def get(self) -> leaderelection.LeaseRecord | None:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("unexpected")
+        return self.inner.get()
+
+    def create(self, record: leaderelection.LeaseRecord) -> leaderelection.LeaseRecord:
+        return self.inner.create(record)
+
+    def update(self, record: leaderelection.LeaseRecord) -> leaderelection.LeaseRecord:
+        return self.inner.update(record)
+
+
+def test_an_unexpected_error_in_a_step_is_reported_and_the_campaign_goes_on(kube: KubeTarget) -> None:
+    leases = FlakyLeases(KubeLeases(KubeApi(kube.api_client), kube.namespace, "flaky"))
+    elector = LeaderElector(leases, "a", lease_duration=3, renew_deadline=2, retry_period=0.05)
+    reported: list[str] = []
+    leading = threading.Event()
+    campaign = leaderelection.Campaign(
+        elector, on_started=leading.set, on_error=lambda error: reported.append(str(error))
+    ).start()
+    assert leading.wait(10) and campaign.alive
+    campaign.end()
+    assert reported == ["unexpected"] and not campaign.alive
+
+
+def _healthz(port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_healthz_fails_when_the_election_thread_is_dead(tmp_path: Path, kube: KubeTarget) -> None:
+    fleet = _fleet(tmp_path)
+    elector = _elector(kube)
+    controller = fleet.controller()
+    campaign = leaderelection.Campaign(elector).start()
+    server = serving.metrics_server(Address("127.0.0.1", 0), controller.metrics).start()
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=starting.serve,
+        args=(controller, stop),
+        kwargs={"campaign": campaign, "closers": [server.close]},
+    )
+    thread.start()
+    try:
+        while controller.metrics.reconciles["published"] == 0 and thread.is_alive():
+            stop.wait(0.05)
+        assert _healthz(server.port) == 200
+        campaign.stop.set()  # the election thread ends while the loop goes on
+        campaign.thread.join(10)
+        assert _healthz(server.port) == 503
+    finally:
+        stop.set()
+        controller.triggers.put(looping.STOP_REASON)
+        thread.join(30)
