@@ -92,7 +92,7 @@ class RenderDiff:
     newly_unscheduled: tuple[str, ...] = ()  # "Deployment shop/web: reason"
     newly_scheduled: tuple[str, ...] = ()
     new_warnings: tuple[str, ...] = ()
-    summary_changed: bool = False  # placement.yaml differs elsewhere (e.g. cluster capacity figures)
+    summary_changed: bool = False  # placement.yaml differs outside decisions and VOLATILE_SECTIONS
     other_files: tuple[FileChange, ...] = field(default=(), repr=False)  # README.md, .gitattributes, ...
 
     @property
@@ -119,7 +119,8 @@ class RenderDiff:
 
     @property
     def is_empty(self) -> bool:
-        """Nothing changed but, perhaps, the source revision recorded in placement.yaml."""
+        """Nothing changed but, perhaps, placement.yaml's VOLATILE_SECTIONS (source revision, capacity
+        figures) and PLACEMENT.md: exactly when publish would make no commit."""
         return not (self.objects or self.placement_changed or self.other_files or self.summary_changed)
 
 
@@ -370,7 +371,7 @@ def compare_placements(old: bytes | None, new: bytes | None) -> Decisions:
     groups, replicas = group_changes(gone_groups, new_groups)
     before_keys = {object_title(item): item for item in gone_unscheduled if isinstance(item, dict)}
     after_keys = {object_title(item): item for item in new_unscheduled if isinstance(item, dict)}
-    ignored = {"source", *DECISION_SECTIONS}
+    ignored = {*VOLATILE_SECTIONS, *DECISION_SECTIONS}  # as publish: capacity figures alone are no change
     others = {key for key in old_sections.keys() | new_sections.keys() if key not in ignored}
     return Decisions(
         groups=groups,

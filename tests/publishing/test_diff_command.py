@@ -4,7 +4,9 @@ Behaviours covered:
 - exit 0 and "No changes" for identical renders; exit 1 when a file changed; exit 2 for a missing
   directory or a bad combination of arguments;
 - all three formats print placement changes and the manifest diff; JSON parses;
-- Secret values never appear in any format.
+- Secret values never appear in any format;
+- two renders that differ only in the volatile bookkeeping of placement.yaml (source revision, cluster
+  capacity in ``clusters:``) and PLACEMENT.md exit 0 with "No changes", as publish makes no commit for them.
 """
 
 from __future__ import annotations
@@ -82,3 +84,36 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
 def test_missing_directory_exits_2(tmp_path: Path) -> None:
     code, output = run(str(tmp_path / "nope"), str(tmp_path))
     assert code == 2 and "is not a directory holding a render" in output
+
+
+PLACEMENT = (
+    "apiVersion: gitops.nova.elotl.co/v1alpha1\nkind: Placement\n"
+    "source:\n  repo: src\n  revision: {revision}\n"
+    "groups:\n- name: web\n  policy: p\n  clusters:\n  - c1\nunscheduled: []\nwarnings: []\n"
+    "clusters:\n- name: c1\n  available:\n    cpu: {cpu}\n"
+)
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "json"])
+def test_capacity_figures_alone_are_no_change_as_for_publish(tmp_path: Path, output_format: str) -> None:
+    manifest = {"clusters/c1/shop/deployment-web.yaml": "kind: Deployment\nspec:\n  replicas: 1\n"}
+    old = write(
+        tmp_path / "old",
+        {
+            **manifest,
+            "placement.yaml": PLACEMENT.format(revision="a" * 40, cpu="1500m"),
+            "PLACEMENT.md": "1500m\n",
+        },
+    )
+    new = write(
+        tmp_path / "new",
+        {
+            **manifest,
+            "placement.yaml": PLACEMENT.format(revision="b" * 40, cpu="3500m"),
+            "PLACEMENT.md": "3500m\n",
+        },
+    )
+    code, output = run(str(old), str(new), "--format", output_format)
+    assert code == 0, output
+    if output_format == "json":
+        assert json.loads(output)["summary"]["changes"] is False
