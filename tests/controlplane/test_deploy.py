@@ -1,9 +1,11 @@
 """deploy/: the controller's kustomize base and the overlays build with `kubectl kustomize` and are sound.
 
 Behaviours covered (skipped when kubectl is not installed):
-- deploy/crds, deploy/controller/base, deploy/overlays/install and deploy/overlays/controlplane build;
-- the base runs `nova-gitops controller` with leader election, two replicas, probes on /healthz, the webhook
-  and metrics ports behind a Service, a non-root read-only container;
+- deploy/crds, deploy/controller/base and every overlay (install, webhook, controlplane) build;
+- the base runs `nova-gitops controller` with leader election, two replicas, probes on /healthz, the metrics
+  port behind a Service, a non-root read-only container, and no webhook (it would need a Secret);
+- wherever the controller listens for webhooks, the Secret nova-gitops-webhook is required (the pod waits
+  for it rather than crash-looping) and the Service has the webhook port;
 - least privilege: the base grants only its Lease (no cluster-wide rights); only the controlplane overlay
   adds a ClusterRole, which can read and patch but never create, update or delete workloads;
 - the install overlay holds the CRDs and the controller; the controlplane overlay sets --source controlplane;
@@ -80,8 +82,39 @@ def test_base_runs_the_controller_with_leader_election() -> None:
     )
     assert spec["serviceAccountName"] == "nova-gitops-controller"
     (service,) = by_kind(objects, "Service")
-    assert {p["name"]: p["port"] for p in service["spec"]["ports"]} == {"webhook": 9000, "metrics": 8080}
+    assert {p["name"]: p["port"] for p in service["spec"]["ports"]} == {"metrics": 8080}
+    assert not any(arg.startswith("--webhook") for arg in container["args"])
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+OVERLAYS = ("controller/base", "overlays/install", "overlays/webhook", "overlays/controlplane")
+
+
+@pytest.mark.parametrize("directory", OVERLAYS)
+def test_a_webhook_listener_always_has_its_secret(directory: str) -> None:
+    objects = build(directory)
+    (deployment,) = by_kind(objects, "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    if not any(arg.startswith("--webhook-listen") for arg in container["args"]):
+        assert directory != "overlays/webhook"
+        return
+    required = [
+        volume["name"]
+        for volume in spec.get("volumes", [])
+        if volume.get("secret", {}).get("secretName") == "nova-gitops-webhook"
+        and not volume["secret"].get("optional", False)
+    ]
+    mounted = {mount["name"] for mount in container.get("volumeMounts", [])}
+    assert required and set(required) <= mounted
+    keys = {
+        entry["valueFrom"]["secretKeyRef"]["key"]
+        for entry in container["env"]
+        if entry.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "nova-gitops-webhook"
+    }
+    assert keys == {"github", "gitlab", "generic"}
+    (service,) = by_kind(objects, "Service")
+    assert {p["name"]: p["port"] for p in service["spec"]["ports"]} == {"webhook": 9000, "metrics": 8080}
 
 
 def test_base_rights_are_only_its_lease() -> None:
