@@ -8,7 +8,7 @@ and say why in the result (and from there in the status report).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nova_agent import inventories, pruning
@@ -67,19 +67,57 @@ def write_inventory(kube: KubePort, settings: AgentSettings, inventory: Inventor
     kube.apply(CONFIGMAPS, body, force=True)
 
 
-def list_live(kube: KubePort, resources: Sequence[Resource], label_selector: str) -> dict[ObjectKey, Body]:
-    """Live objects carrying ``label_selector``, one cluster-wide list per resource."""
+def list_live(
+    kube: KubePort,
+    resources: Sequence[Resource],
+    label_selector: str,
+    namespaces: Mapping[Resource, Collection[str]] | None = None,
+) -> tuple[dict[ObjectKey, Body], dict[ObjectRef, str]]:
+    """Live objects carrying ``label_selector``, one cluster-wide list per resource; and a listing error per
+    kind that could not be listed.
+
+    A kind the agent may not list cluster-wide (403: RBAC narrowed to RoleBindings per namespace, see
+    docs/agent.md) is listed in each of its ``namespaces`` instead; when that is refused too, it is that
+    kind's error and the other kinds are still listed."""
     live: dict[ObjectKey, Body] = {}
+    errors: dict[ObjectRef, str] = {}
     for resource in sorted(set(resources), key=lambda r: (r.group, r.plural)):
         try:
-            items = kube.list(resource, None, label_selector)
+            items = list(kube.list(resource, None, label_selector))
         except KubeApiError as error:
             if error.status == 404:
                 continue
-            raise
+            if error.status != 403:
+                raise
+            where = (namespaces or {}).get(resource)
+            items, refusal = _list_per_namespace(kube, resource, label_selector, where)
+            if refusal:
+                errors[ObjectRef(resource.api_version, resource.kind, "", "*")] = (
+                    f"cannot list {resource.plural}: {error.status} {error.reason}: {error.message}{refusal}"
+                )
+                continue
         for item in items:
             live[ref_of(item).key] = item
-    return live
+    return live, errors
+
+
+def _list_per_namespace(
+    kube: KubePort, resource: Resource, label_selector: str, namespaces: Collection[str] | None
+) -> tuple[list[Body], str]:
+    """The items of ``resource`` in each namespace, or why that was not possible."""
+    if not resource.namespaced or not namespaces:
+        return [], ""
+    items: list[Body] = []
+    for namespace in sorted(namespaces):
+        try:
+            items += kube.list(resource, namespace, label_selector)
+        except KubeApiError as error:
+            if error.status == 404:
+                continue
+            if error.status != 403:
+                raise
+            return [], f"; nor in namespace {namespace}: {error.status} {error.reason}"
+    return items, ""
 
 
 def changed_objects(
@@ -101,13 +139,17 @@ def changed_objects(
     return to_send, unchanged
 
 
-def _resolved(kube: KubePort, desired: Sequence[DesiredObject]) -> tuple[list[DesiredObject], list[Resource]]:
-    items, resources = [], []
+def _resolved(
+    kube: KubePort, desired: Sequence[DesiredObject]
+) -> tuple[list[DesiredObject], dict[Resource, set[str]]]:
+    """The desired objects with their namespace defaulted, and each served resource's namespaces."""
+    items: list[DesiredObject] = []
+    resources: dict[Resource, set[str]] = {}
     for item in desired:
         resource, resolved = resolve(kube, item)
         items.append(resolved)
         if resource is not None:
-            resources.append(resource)
+            resources.setdefault(resource, set()).add(resolved.ref.namespace)
     return items, resources
 
 
@@ -168,7 +210,8 @@ def sync_once(
         revision=revision,
     )
     label = f"{nova_labels.TARGET_CLUSTER}={settings.cluster}"
-    live = list_live(kube, resources, label)
+    live, list_errors = list_live(kube, list(resources), label, resources)
+    result.failed.update(list_errors)
     result.synced_revision = inventory.revision
     if plan.refusal is not None:
         result.refusal = plan.refusal
@@ -212,7 +255,8 @@ def sync_once(
         write_inventory(kube, settings, updated)
     if outcome.applied or deleted:
         _, resources = _resolved(kube, desired)  # CRDs applied in this pass now resolve
-        live = list_live(kube, resources, label)
+        live, list_errors = list_live(kube, list(resources), label, resources)
+        result.failed.update(list_errors)
     result.live = list(live.values())
     result.synced_revision = revision
     return result
