@@ -7,8 +7,9 @@ that is not Ready, or is cordoned, has nothing available (its allocatable is sti
 A pod is managed by nova-gitops when it carries the target-cluster label, or when its owner chain (one or
 two ``ownerReferences`` hops: Pod → ReplicaSet → Deployment, Pod → Job, Pod → StatefulSet) reaches an object
 carrying that label. Pods that finished (Succeeded, Failed) hold no resources. A pod's request is what the
-kube-scheduler counts: max(sum of containers, largest init container) plus the pod overhead, taking a
-container's limit where it sets no request.
+kube-scheduler counts: max(sum of containers and sidecars, largest init container plus the sidecars before
+it) plus the pod overhead, taking a container's limit where it sets no request; and one ``pods`` slot, so
+available ``pods`` goes down with every pod that is not ours.
 """
 
 from __future__ import annotations
@@ -64,17 +65,34 @@ def container_request(container: Mapping[str, Any]) -> Resources:
     return requests
 
 
+def _add(total: Resources, more: Mapping[str, int]) -> Resources:
+    return {name: total.get(name, 0) + more.get(name, 0) for name in {*total, *more}}
+
+
 def pod_request(pod: Mapping[str, Any]) -> Resources:
+    """What the kube-scheduler counts for a pod: one ``pods`` slot (1000 milli), and
+    max(containers + sidecars, the largest init container plus the sidecars started before it) + overhead.
+
+    A sidecar is an init container with ``restartPolicy: Always``: it keeps running next to the containers,
+    so it adds to their total, and to every init container that starts after it."""
     spec = pod.get("spec") or {}
     total: Resources = {}
     for container in spec.get("containers") or []:
-        for name, value in container_request(container).items():
-            total[name] = total.get(name, 0) + value
+        total = _add(total, container_request(container))
+    sidecars: Resources = {}
+    init_peak: Resources = {}
     for container in spec.get("initContainers") or []:
-        for name, value in container_request(container).items():
-            total[name] = max(total.get(name, 0), value)
-    for name, value in resource_list(spec.get("overhead")).items():
-        total[name] = total.get(name, 0) + value
+        request = container_request(container)
+        if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
+            total = _add(total, request)
+            sidecars = _add(sidecars, request)
+            during = sidecars
+        else:
+            during = _add(request, sidecars)
+        init_peak = {name: max(init_peak.get(name, 0), during.get(name, 0)) for name in {*init_peak, *during}}
+    total = {name: max(total.get(name, 0), init_peak.get(name, 0)) for name in {*total, *init_peak}}
+    total = _add(total, resource_list(spec.get("overhead")))
+    total["pods"] = total.get("pods", 0) + 1000
     return total
 
 

@@ -1,11 +1,15 @@
 """Capacity: per-node allocatable, labels and taints; available = allocatable − requests of running pods NOT
 managed by nova-gitops (own label, or owned through a ReplicaSet/Job by a labelled object); finished pods hold
 nothing; init containers and overhead count like the kube-scheduler counts them; limits stand in for missing
-requests; NotReady or cordoned nodes have nothing available; autoscaler detection."""
+requests; each unmanaged running pod takes one ``pods`` slot; sidecar init containers (restartPolicy: Always)
+add to the containers and to every later init container, as Kubernetes counts them; NotReady or cordoned
+nodes have nothing available; autoscaler detection."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from nova_agent import capacity
 from nova_gitops.api import labels as nova_labels
@@ -60,6 +64,35 @@ def test_available_subtracts_only_unmanaged_running_pods() -> None:
     assert nodes[1].available["cpu"] == 4000 - 1000 - 100
     assert nodes[0].available["memory"] == nodes[0].allocatable["memory"]
     assert nodes[0].labels == {"zone": "a"}
+    assert nodes[0].available["pods"] == 110_000 - 1000 and nodes[1].available["pods"] == 110_000 - 2000
+
+
+def container(cpu: str, *, sidecar: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+    if sidecar:
+        body["restartPolicy"] = "Always"
+    return body
+
+
+@pytest.mark.parametrize(
+    ("containers", "init_containers", "cpu"),
+    [
+        (["1"], [], 1000),
+        (["1", "500m"], [("2", False)], 2000),  # a regular init container runs alone
+        (["1"], [("500m", True)], 1500),  # a sidecar runs next to the containers
+        (["1"], [("500m", True), ("2", False)], 2500),  # ... and next to a later init container
+        (["1"], [("2", False), ("500m", True)], 2000),  # an earlier init container runs before it
+        (["100m"], [("200m", True), ("300m", True)], 600),
+    ],
+)
+def test_sidecars_count_as_kubernetes_counts_them(
+    containers: list[str], init_containers: list[tuple[str, bool]], cpu: int
+) -> None:
+    spec = {
+        "containers": [container(c) for c in containers],
+        "initContainers": [container(c, sidecar=sidecar) for c, sidecar in init_containers],
+    }
+    assert capacity.pod_request({"spec": spec}) == {"cpu": cpu, "pods": 1000}
 
 
 def test_not_ready_and_cordoned_nodes_have_nothing_available() -> None:
