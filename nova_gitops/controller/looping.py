@@ -131,6 +131,8 @@ class Controller:
             settings, source=source, status=status, publisher=self.publisher, clock=clock, observers=observers
         )
         self.is_leader = is_leader or (lambda: True)
+        if is_leader is not None:
+            self.metrics.leading = is_leader
         self._running = False
         self._status_problems: tuple[str, ...] = ()
         self.metrics.alive = lambda: self._running

@@ -6,7 +6,10 @@ controller runs. The server runs in a daemon thread and only reads these numbers
 
 - ``/healthz``: 200 while the loop thread (and, with leader election, the election thread) is alive; it is
   restarted by Kubernetes when this fails.
-- ``/readyz``: 200 once a reconcile has succeeded since start, 503 before.
+- ``/readyz``: without leader election, 200 once a reconcile has succeeded since start, 503 before. With
+  leader election, 200 exactly while this replica leads: only the leader reconciles, so a Service whose
+  endpoints follow readiness sends webhooks to the leader alone instead of half of them to a follower that
+  would drop them (deploy/overlays/webhook probes it).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Metrics:
         self.triggers = 0
         self.ready = False
         self.alive: Callable[[], bool] = lambda: True
+        self.leading: Callable[[], bool] | None = None  # None: no leader election
 
     def reconciled(
         self, outcome: str, duration: float, *, moved: int = 0, unscheduled: int | None = None
@@ -124,6 +128,9 @@ def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
             elif path == "/healthz":
                 alive = metrics.alive()
                 self._send(200 if alive else 503, "ok\n" if alive else "loop stopped\n")
+            elif path == "/readyz" and metrics.leading is not None:
+                leading = metrics.leading()
+                self._send(200 if leading else 503, "leading\n" if leading else "not the leader\n")
             elif path == "/readyz":
                 ready = metrics.ready
                 self._send(200 if ready else 503, "ok\n" if ready else "no successful reconcile yet\n")

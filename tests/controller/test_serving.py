@@ -2,6 +2,8 @@
 
 Behaviours covered:
 - /readyz is 503 until a reconcile succeeds, then 200; /healthz follows the loop's liveness;
+- with leader election, /readyz is 200 exactly while the controller leads (a follower is never an endpoint
+  for webhooks), whatever the reconciles did;
 - /metrics is the Prometheus text format with reconcile counts by outcome, the duration histogram
   (cumulative buckets, +Inf equals the count), commits, placement changes, unscheduled objects and
   reschedules by action; unknown paths are 404;
@@ -11,12 +13,19 @@ Behaviours covered:
 from __future__ import annotations
 
 import http.client
+import io
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from nova_gitops.controller import looping, statusreading
+from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.serving import Metrics, Server, metrics_server
 from nova_gitops.controller.settings import Address
+from nova_gitops.controller.sourcereading import DirectorySource
+from tests.controller.helpers import Fleet
 
 
 @pytest.fixture
@@ -44,6 +53,30 @@ def test_readiness_follows_the_first_successful_reconcile(served: tuple[Metrics,
     assert get(server, "/readyz")[0] == 503
     metrics.reconciled("unchanged", 0.1)
     assert get(server, "/readyz")[0] == 200
+
+
+def test_with_leader_election_readiness_is_leadership(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path)
+    leading = threading.Event()
+    settings = fleet.settings()
+    controller = looping.Controller(
+        settings,
+        source=DirectorySource(fleet.source, watch_changes=False),
+        status=statusreading.NoStatus(),
+        clock=fleet.clock,
+        log=JsonLog(io.StringIO()),
+        is_leader=leading.is_set,
+    )
+    server = metrics_server(Address("127.0.0.1", 0), controller.metrics).start()
+    try:
+        assert get(server, "/readyz")[::2] == (503, "not the leader\n")
+        leading.set()
+        assert get(server, "/readyz")[::2] == (200, "leading\n")
+        controller.metrics.reconciled("published", 0.1)
+        leading.clear()
+        assert get(server, "/readyz")[0] == 503
+    finally:
+        server.close()
 
 
 def test_liveness_follows_the_loop(served: tuple[Metrics, Server]) -> None:

@@ -6,6 +6,8 @@ Behaviours covered (skipped when kubectl is not installed):
   port behind a Service, a non-root read-only container, and no webhook (it would need a Secret);
 - wherever the controller listens for webhooks, the Secret nova-gitops-webhook is required (the pod waits
   for it rather than crash-looping) and the Service has the webhook port;
+- with a webhook, readiness is /readyz (leadership), so the Service sends webhooks to the leader only, and
+  the strategy is Recreate (a rolling update could never see a new follower turn ready);
 - least privilege: the base grants only its Lease (no cluster-wide rights); only the controlplane overlay
   adds a ClusterRole, which can read and patch but never create, update or delete workloads;
 - the install overlay holds the CRDs and the controller; the controlplane overlay sets --source controlplane;
@@ -115,6 +117,9 @@ def test_a_webhook_listener_always_has_its_secret(directory: str) -> None:
     assert keys == {"github", "gitlab", "generic"}
     (service,) = by_kind(objects, "Service")
     assert {p["name"]: p["port"] for p in service["spec"]["ports"]} == {"webhook": 9000, "metrics": 8080}
+    assert "--leader-elect" in container["args"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
 
 
 def test_base_rights_are_only_its_lease() -> None:
