@@ -33,8 +33,10 @@ def classify_api_failure(status: int, message: str) -> FailureKind:
 
     A 500 whose message says "failed to create typed patch object" is a schema violation, not a server fault
     (kube-apiserver answers a create of the same body with 422): retrying it soon only hammers the server.
+    So are 403 (RBAC forbids this kind or namespace: it changes when an admin acts, not in seconds) and 413
+    (the object is too large: it changes only with the manifest).
     """
-    if status in (400, 422) or (status == 500 and TYPED_PATCH_FAILURE in message):
+    if status in (400, 403, 413, 422) or (status == 500 and TYPED_PATCH_FAILURE in message):
         return FailureKind.INVALID
     if status == 409:
         return FailureKind.CONFLICT

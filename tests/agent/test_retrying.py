@@ -1,7 +1,7 @@
 """Retry decisions: a schema-violating apply (500 "failed to create typed patch object") and 422/400 are the
-object's validation errors, 409 a conflict, other 5xx/429 transient; backoff grows exponentially up to its
-cap; jitter is bounded and deterministic; a failed object is retried only after its backoff or when its
-manifest changes."""
+object's validation errors, and so are 403 (forbidden by RBAC) and 413 (too large), backed off as long; 409 a
+conflict; other 5xx/429 transient; backoff grows exponentially up to its cap; jitter is bounded and
+deterministic; a failed object is retried only after its backoff or when its manifest changes."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from nova_agent.retrying import FailureKind, backoff_delay, classify_api_failure
         ),
         (422, "Deployment.apps is invalid", FailureKind.INVALID),
         (400, "bad request", FailureKind.INVALID),
+        (403, 'secrets is forbidden: User "nova-agent" cannot patch resource', FailureKind.INVALID),
+        (413, "Request entity too large: limit is 3145728", FailureKind.INVALID),
         (409, "Apply failed with 1 conflict", FailureKind.CONFLICT),
         (500, "etcdserver: request timed out", FailureKind.TRANSIENT),
         (503, "unavailable", FailureKind.TRANSIENT),
