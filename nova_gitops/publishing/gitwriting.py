@@ -133,8 +133,9 @@ class RenderedRepo:
                 return sha
         return None
 
-    def fetch(self, branch: str) -> str | None:
-        """Fetch ``branch`` into the cache; its commit, or None when the remote has no such branch."""
+    def fetch(self, branch: str, *, into: str = "refs/nova/remote") -> str | None:
+        """Fetch ``branch`` into the cache (as the private ref ``into``); its commit, or None when the remote
+        has no such branch."""
         head = self.remote_head(branch)
         if head is not None and not self.has_commit(head):
             self._network(
@@ -142,7 +143,7 @@ class RenderedRepo:
                 "--quiet",
                 "--no-tags",
                 self.url,
-                f"+refs/heads/{branch}:refs/nova/remote",
+                f"+refs/heads/{branch}:{into}",
                 action="fetch",
             )
         return head
@@ -223,6 +224,14 @@ class RenderedRepo:
 
     def tree_of(self, commit: str) -> str:
         return self.git.run("rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
+
+    def same_content(self, commit: str, other: str) -> bool:
+        """Whether two commits hold the same tree on the same parents (differing only in dates or message)."""
+        if commit == other:
+            return True
+        listed = self.git.run("rev-list", "--no-walk", "--format=%T %P", commit, other).stdout.decode()
+        contents = [line for line in listed.splitlines() if not line.startswith("commit ")]
+        return len(contents) == 2 and contents[0] == contents[1]
 
     def push(
         self, commit: str, branch: str, *, lease: bool = False, expect: str | None = None

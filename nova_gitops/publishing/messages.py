@@ -73,6 +73,16 @@ def pull_request_body(diff: RenderDiff, *, source_repo: str, source_revision: st
     )
 
 
+def unchanged_pull_request_body(*, source_repo: str, source_revision: str | None, branch: str) -> str:
+    """The body when the render changes nothing: written all the same, so that a CI step reading it works."""
+    return template("pull-request-unchanged.md.tmpl").substitute(
+        source_repo=source_repo,
+        source_sha7=short_revision(source_revision),
+        source_revision=source_revision or "none (a local directory)",
+        branch=branch,
+    )
+
+
 def readme(source_repo: str) -> bytes:
     return template("readme.md.tmpl").substitute(source_repo=source_repo).encode()
 

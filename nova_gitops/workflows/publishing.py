@@ -36,6 +36,7 @@ from nova_gitops.sources.parsecache import ParseCache
 RenderFiles = Callable[[Path, SourceInfo, PreviousPlacement], Mapping[str, bytes]]
 README_FILE = "README.md"
 PR_PATCH_LIMIT = 200
+PULL_REQUEST_REF = "refs/nova/pull-request"  # the cache's copy of the PR branch (the target's is elsewhere)
 
 
 class Outcome(Enum):
@@ -241,7 +242,14 @@ def publish_once(
     comparison = compare_with_head(repo, listing, files)
     changes, file_changes = comparison.changes, comparison.file_changes
     if comparison.unchanged:
-        return PublishResult(Outcome.UNCHANGED, target, head, diffs.RenderDiff(), source, attempts=attempt)
+        body = None
+        if options.pull_request:  # still a body: a CI step that reads --body-file must not break
+            body = messages.unchanged_pull_request_body(
+                source_repo=source.repo, source_revision=source.revision, branch=options.branch
+            )
+        return PublishResult(
+            Outcome.UNCHANGED, options.branch, head, diffs.RenderDiff(), source, "", body, attempt
+        )
     allowed: list[guard.MassDeletion] = []
     if changes.deleted:  # the guard reads every path: only worth it when something is deleted
         allowed = guard.check(
@@ -255,16 +263,18 @@ def publish_once(
     commit = repo.commit(head, changes, message, environ=environ)
     if on_committed is not None:
         on_committed(commit)
-    if options.pull_request:
-        outcome = repo.push(commit, target, lease=True, expect=repo.remote_head(target))
-    else:
-        outcome = repo.push(commit, target)
-    if outcome is PushOutcome.REJECTED:
-        return None
-    remember_placement(cache_dir, files, getattr(rendered, "placement", None))
     body = None
     if options.pull_request:
         body = messages.pull_request_body(
             diff, source_repo=source.repo, source_revision=source.revision, branch=options.branch
         )
+        existing = repo.fetch(target, into=PULL_REQUEST_REF)
+        if existing is not None and repo.same_content(existing, commit):  # a re-run: no new force-push
+            return PublishResult(Outcome.UNCHANGED, target, existing, diff, source, message, body, attempt)
+        outcome = repo.push(commit, target, lease=True, expect=existing)
+    else:
+        outcome = repo.push(commit, target)
+    if outcome is PushOutcome.REJECTED:
+        return None
+    remember_placement(cache_dir, files, getattr(rendered, "placement", None))
     return PublishResult(Outcome.PUBLISHED, target, commit, diff, source, message, body, attempt)

@@ -12,7 +12,9 @@ Behaviours covered:
 - the mass-delete guard refuses deleting more than --max-delete-percent (or all) of a cluster's objects,
   and --allow-mass-delete publishes with the Nova-Allow-Mass-Prune trailer;
 - --pull-request pushes nova/render-<sha7> on top of the target branch, leaves the branch alone and returns
-  a Markdown body.
+  a Markdown body; a re-run for the same source revision pushes nothing (the PR branch already holds that
+  render on that base) but still returns the body, a re-run after the target branch moved refreshes the PR
+  branch, and a render with no changes returns a "No placement changes" body and pushes no branch.
 """
 
 from __future__ import annotations
@@ -209,5 +211,37 @@ def test_pull_request_branch(
     assert result.pull_request_body is not None
     assert "| `c2` | 1 | 0 | 0 |" in result.pull_request_body
     assert "`api`: **c1 → c2**" in result.pull_request_body
-    again = publish(source_repo.url, rendered_remote, cache_dir, pull_request=True)
-    assert again.outcome is Outcome.PUBLISHED  # re-running refreshes the PR branch (forced with a lease)
+    again = publishing.publish(  # another CI run: its commit would differ in identity, not in content
+        source_repo.url,
+        rendered_remote,
+        render=fake_render,
+        cache_dir=cache_dir,
+        options=PublishOptions(pull_request=True),
+        environ={"GIT_AUTHOR_NAME": "another CI run"},
+    )
+    assert again.outcome is Outcome.UNCHANGED and again.commit == result.commit  # no new force-push
+    assert branch_head(rendered_remote, result.branch) == result.commit
+    assert again.pull_request_body == result.pull_request_body  # the PR body is still there to update
+
+
+def test_pull_request_branch_is_refreshed_when_the_target_branch_moved(
+    source_repo: SourceRepo, two_clusters: str, rendered_remote: str, cache_dir: Path
+) -> None:
+    publish(f"{source_repo.url}@{two_clusters}", rendered_remote, cache_dir)
+    revision = source_repo.commit({"c1/api.yaml": None, "c2/api.yaml": workload("api")})
+    first = publish(source_repo.url, rendered_remote, cache_dir, pull_request=True)
+    source_repo.commit({"c2/db.yaml": workload("db", 2)})
+    moved = publish(source_repo.url, rendered_remote, cache_dir)  # someone merged another change first
+    again = publish(f"{source_repo.url}@{revision}", rendered_remote, cache_dir, pull_request=True)
+    assert again.outcome is Outcome.PUBLISHED and again.commit != first.commit
+    assert remote_git(rendered_remote, "rev-parse", f"{again.commit}^") == moved.commit
+
+
+def test_pull_request_without_changes_still_has_a_body(
+    source_repo: SourceRepo, two_clusters: str, rendered_remote: str, cache_dir: Path
+) -> None:
+    publish(source_repo.url, rendered_remote, cache_dir)
+    result = publish(source_repo.url, rendered_remote, cache_dir, pull_request=True)
+    assert result.outcome is Outcome.UNCHANGED
+    assert git("ls-remote", rendered_remote, "refs/heads/nova/*") == ""  # no PR branch for nothing
+    assert result.pull_request_body is not None and "No placement changes" in result.pull_request_body
