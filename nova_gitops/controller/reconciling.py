@@ -10,8 +10,9 @@ Two rules of judgement live here, not in the planner:
 - A group is moved off a cluster that asked to reschedule it only when another cluster can take it; when
   none can, it stays where it is (as Nova does: "otherwise rescheduling will not happen"), and the exclusion
   is kept for its cool-down in case room appears elsewhere.
-- Failback to a higher tier waits until it has been possible for ``failback_after`` seconds; the planner is
-  asked twice only when some group would move at all.
+- Failback to a higher tier waits until it has been possible for ``failback_after`` seconds, per group: a
+  group whose wait is over fails back alone, the others keep waiting from when their own room appeared. The
+  planner is asked more than once only when some group would move at all.
 
 The reconciler keeps two small memories between calls (exclusions and the failback hold), both bounded by
 the number of groups; nothing else accumulates.
@@ -227,9 +228,10 @@ class Reconciler:
             wanting = rescheduling.failback_candidates(placements(held), placements(free), previous.groups)
             attempt.hold = self.hold.observe(wanting, now)
             due = attempt.hold.due(now, self.settings.failback_after)
-            if due:
-                attempt.failed_back = tuple(sorted(wanting))
-                attempt.hold = rescheduling.FailbackHold()
+            if due:  # only these fail back; the others keep their holds
+                plan, stuck = self._plan_keeping_stuck(source, previous, avoid, failback=frozenset(due))
+                attempt.failed_back = tuple(sorted(due))
+                attempt.hold = attempt.hold.without(due)
             else:
                 plan, stuck = held, stuck_held
         attempt.stuck = stuck
@@ -249,7 +251,7 @@ class Reconciler:
         previous: PreviousPlacement,
         avoid: Mapping[str, Mapping[str, str]],
         *,
-        failback: bool,
+        failback: bool | frozenset[str],
     ) -> tuple[Plan, tuple[str, ...]]:
         """Plan with the exclusions; a group they leave with nowhere to go is planned again without its
         exclusions, so it stays where it was instead of being removed from every cluster."""

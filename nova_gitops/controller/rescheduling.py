@@ -122,6 +122,10 @@ class FailbackHold:
     def due(self, now: float, after: float) -> tuple[str, ...]:
         return tuple(group for group, since in self.waiting.items() if now - since >= after)
 
+    def without(self, groups: Collection[str]) -> FailbackHold:
+        """The hold once ``groups`` failed back: the others keep the moment their wait started."""
+        return FailbackHold({group: since for group, since in self.waiting.items() if group not in groups})
+
 
 def failback_candidates(
     held: Mapping[str, Sequence[str]],

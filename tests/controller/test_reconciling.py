@@ -14,6 +14,8 @@ Behaviours covered:
 - reschedule requests for spread groups are reported, not acted on;
 - external-orchestrator mode: objects labelled for pick-up, placements delegated, spread policies rendered;
 - failback to a higher tier waits for --failback-after;
+- failback is per group: a group whose wait is over fails back alone, the others keep waiting from when
+  their own room appeared;
 - a refused status report does not stop the reconcile; a git source renders one revision and records it;
 - observers see the plan and the reports after each successful reconcile.
 """
@@ -216,6 +218,47 @@ def test_failback_waits_for_failback_after(fleet: Fleet) -> None:
     assert clusters_of(fleet, WEB) == ["wlc-1"]
     assert outcome.failed_back
     assert "failed back" in fleet.message()
+
+
+def test_failback_is_per_group(fleet: Fleet) -> None:
+    tiers = {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["wlc-1", "wlc-2"]}
+        ]
+    }
+    for app in ("web", "api"):
+        selectors = {"labelSelectors": [{"matchLabels": {"app": app}}]}
+        fleet.write_source(
+            f"{app}-policy.yaml",
+            policy(f"{app}-policy", orderedClusterSelector=tiers, resourceSelectors=selectors),
+        )
+    (fleet.source / "policy.yaml").unlink()
+    fleet.write_source("api.yaml", deployment("api", cpu="1500m"))
+    api = "demo/deployment-api.yaml"
+
+    def report(available: str) -> None:
+        fleet.report(cluster_report("wlc-1", cpu="8", available=available), cluster_report("wlc-2", cpu="8"))
+
+    report("100m")
+    controller = fleet.controller(failback_after=300.0)
+    controller.reconcile_once()
+    assert clusters_of(fleet, WEB) == clusters_of(fleet, api) == ["wlc-2"]
+    report("1500m")  # room for web (2 x 500m) only
+    controller.reconcile_once()
+    fleet.clock.advance(200)
+    report("8")  # room for both: api starts waiting now
+    controller.reconcile_once()
+    assert clusters_of(fleet, WEB) == clusters_of(fleet, api) == ["wlc-2"]
+    fleet.clock.advance(101)
+    outcome = controller.reconcile_once()
+    assert [group.split("-")[0] for group in outcome.failed_back] == ["web"]
+    assert clusters_of(fleet, WEB) == ["wlc-1"] and clusters_of(fleet, api) == ["wlc-2"]
+    fleet.clock.advance(150)  # api has waited 251 s
+    assert not controller.reconcile_once().failed_back
+    assert clusters_of(fleet, api) == ["wlc-2"]
+    fleet.clock.advance(50)
+    assert [group.split("-")[0] for group in controller.reconcile_once().failed_back] == ["api"]
+    assert clusters_of(fleet, WEB) == clusters_of(fleet, api) == ["wlc-1"]
 
 
 def test_a_refused_report_does_not_stop_the_reconcile(fleet: Fleet) -> None:
