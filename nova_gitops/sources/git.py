@@ -204,7 +204,7 @@ def checkout(spec: GitSpec, *, cache_dir: Path, timeout: float = 120.0) -> Itera
         cache.fetch(spec.ref)
         revision = cache.resolve(spec.ref)
         if revision is None:
-            where = f"ref {spec.ref!r}" if spec.ref else "a default branch (HEAD)"
+            where = f"ref {spec.ref!r}" if spec.ref else "default branch (HEAD)"
             raise errors.RepoError(
                 f"the source {spec.url} has no {where}; name an existing branch, tag or commit"
             )

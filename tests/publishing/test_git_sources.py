@@ -5,7 +5,8 @@ Behaviours covered:
 - a checkout exports exactly one revision (branch, tag or commit) and the cache is fetched, never
   re-cloned: a second checkout after a new push sees the new commit in the same cache repository;
 - credentials in a URL never reach what is recorded (``public_url``);
-- a directory source gets HEAD as its revision only when its work tree is clean.
+- a directory source gets HEAD as its revision only when its work tree is clean;
+- an empty source repository (no default branch) is a clear RepoError that says so.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from nova_gitops import errors
 from nova_gitops.sources import git as git_sources
-from tests.publishing.conftest import SourceRepo, git, workload
+from tests.publishing.conftest import SourceRepo, git, make_bare, workload
 
 
 @pytest.mark.parametrize(
@@ -83,3 +85,13 @@ def test_plain_directory_is_named_by_its_name(tmp_path: Path) -> None:
     (tmp_path / "fleet").mkdir()
     checkout = git_sources.open_directory(tmp_path / "fleet")
     assert (checkout.repo, checkout.revision) == ("fleet", None)
+
+
+def test_empty_repository_has_no_default_branch(tmp_path: Path) -> None:
+    url = make_bare(tmp_path / "empty.git")
+    expected = r"has no default branch \(HEAD\); name an existing branch"
+    with (
+        pytest.raises(errors.RepoError, match=expected),
+        git_sources.checkout(git_sources.GitSpec(url), cache_dir=tmp_path / "cache"),
+    ):
+        pass
