@@ -217,6 +217,7 @@ class ControlPlaneSource:
         self.api, self.name = api, name
         self._fixed_kinds = list(kinds) if kinds is not None else None
         self._kinds: list[ResourceKind] | None = None
+        self._forbidden: set[ResourceKind] = set()  # 403: not granted; skipped until restart
         self.excluded_namespaces = excluded_namespaces
         self.watch_timeout, self.retry_delay = watch_timeout, retry_delay
         self._stop = threading.Event()
@@ -226,7 +227,13 @@ class ControlPlaneSource:
             return self._fixed_kinds
         if self._kinds is None:
             self._kinds = [kind for kind in self.api.discover() if is_source_kind(kind)]
-        return self._kinds
+        return [kind for kind in self._kinds if kind not in self._forbidden]
+
+    @property
+    def forbidden(self) -> frozenset[ResourceKind]:
+        """Discovered kinds the controller may not list (the ClusterRole does not grant them): skipped, and
+        not asked again until the controller restarts, so a narrow ClusterRole costs no stream of 403s."""
+        return frozenset(self._forbidden)
 
     def forget_kinds(self) -> None:
         """Rediscover at the next snapshot (a CRD was added or removed)."""
@@ -244,7 +251,10 @@ class ControlPlaneSource:
             try:
                 items, version = self.api.list(kind)
             except KubeApiError as error:
-                if error.status in (403, 404, 405):  # not ours to read, or gone since discovery
+                if error.status == 403:  # not granted: skip it from now on
+                    self._forbidden.add(kind)
+                    continue
+                if error.status in (404, 405):  # gone since discovery
                     self.forget_kinds()
                     continue
                 raise
@@ -299,6 +309,12 @@ class ControlPlaneSource:
                     notices.put(kind.plural)
                 digests = current
                 version = self._follow(kind, version, digests, notices)
+            except KubeApiError as error:
+                if error.status == 403:  # not granted: stop watching this kind
+                    self._forbidden.add(kind)
+                    return
+                if self._stop.wait(self.retry_delay):
+                    return
             except (errors.ClusterError, OSError, ValueError):  # expired version, cut stream, server down
                 if self._stop.wait(self.retry_delay):
                     return

@@ -11,6 +11,7 @@ Behaviours covered:
   one resourceVersion per kind; it validates and plans like a git source (the Deployment is placed);
   its revision is stable across status writes and write-back labels and changes with a spec change;
 - changes(): a watch sees a workload change and a new object and yields; close() ends it.
+- a kind the ClusterRole does not grant (403) is skipped and not asked again (fake only: injected 403).
 """
 
 from __future__ import annotations
@@ -215,6 +216,23 @@ def test_snapshot_lists_inputs_and_workloads_and_plans_like_a_git_source(nova_cr
     plan = planning.plan(source_set, previous=PreviousPlacement.empty())
     placed = {item.manifest.name: group.clusters for group in plan.groups for item in group.objects}
     assert placed["web"] == (cluster_name,) and placed["settings"] == (cluster_name,)
+
+
+@pytest.mark.fake_only
+def test_a_kind_not_granted_is_skipped_and_not_asked_again(nova_crds: KubeTarget) -> None:
+    kube = nova_crds
+    assert kube.fake is not None
+    api, _cluster_name, _policy_name = _populate(kube)
+    source = ControlPlaneSource(api, "controlplane:test")
+    kube.fake.fail_next("GET", r"/configmaps$", status=403, times=1)
+    first = source.snapshot()
+    assert CONFIGMAPS.plural in {kind.plural for kind in source.forbidden}
+    assert not any(d.location.file.startswith("configmaps/") for d in first.documents)
+    asked = len(kube.fake.requests)
+    second = source.snapshot()
+    later = kube.fake.requests[asked:]
+    assert not any(request.path.endswith("/configmaps") for request in later)
+    assert second.documents == first.documents
 
 
 def test_revision_ignores_status_and_write_back_but_not_spec(nova_crds: KubeTarget) -> None:

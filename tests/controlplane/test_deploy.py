@@ -9,7 +9,8 @@ Behaviours covered (skipped when kubectl is not installed):
 - with a webhook, readiness is /readyz (leadership), so the Service sends webhooks to the leader only, and
   the strategy is Recreate (a rolling update could never see a new follower turn ready);
 - least privilege: the base grants only its Lease (no cluster-wide rights); only the controlplane overlay
-  adds a ClusterRole, which can read and patch but never create, update or delete workloads;
+  adds a ClusterRole, which can read and patch but never create, update or delete workloads, names every
+  kind (no wildcard) and grants no subresource but the three */status the write-back patches;
 - the install overlay holds the CRDs and the controller; the controlplane overlay sets --source controlplane;
 - the install overlay's objects are accepted by the API server (fake only: it would start the controller).
 """
@@ -140,8 +141,29 @@ def test_overlays_install_crds_and_controller() -> None:
     (config,) = by_kind(controlplane, "ConfigMap")
     assert config["data"]["source"] == "controlplane"
     (cluster_role,) = by_kind(controlplane, "ClusterRole")
-    verbs = {verb for rule in cluster_role["rules"] if "*" in rule["resources"] for verb in rule["verbs"]}
-    assert verbs == {"get", "list", "watch", "patch"}
+    rules = cluster_role["rules"]
+    assert not any("*" in rule["apiGroups"] or "*" in rule["resources"] for rule in rules)
+    subresources = {
+        (group, r) for rule in rules for group in rule["apiGroups"] for r in rule["resources"] if "/" in r
+    }
+    assert subresources == {
+        ("apps", "deployments/status"),
+        ("apps", "statefulsets/status"),
+        ("apps", "replicasets/status"),
+    }
+    granted = {
+        (group, resource): set(rule["verbs"])
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    for workload in [("apps", "deployments"), ("", "configmaps"), ("", "secrets"), ("batch", "jobs")]:
+        assert granted[workload] == {"get", "list", "watch", "patch"}
+    writes = {"create", "update", "delete"}
+    assert {key for key, verbs in granted.items() if verbs & writes} == {
+        ("policy.elotl.co", "schedulegroups"),
+        ("", "events"),
+    }
     (binding,) = by_kind(controlplane, "ClusterRoleBinding")
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "nova-gitops-controller", "namespace": "nova-gitops"}
