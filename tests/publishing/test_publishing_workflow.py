@@ -20,6 +20,7 @@ Behaviours covered:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,10 +41,10 @@ def remote_git(url: str, *args: str) -> str:
     return git("--git-dir", url.removeprefix("file://"), *args)
 
 
-def publish(source: str, remote: str, cache: Path, **options: object) -> publishing.PublishResult:
+def publish(source: str, remote: str, cache: Path, **options: Any) -> publishing.PublishResult:
     return publishing.publish(
         source, remote, render=fake_render, cache_dir=cache, options=PublishOptions(**options)
-    )  # type: ignore[arg-type]
+    )
 
 
 @pytest.fixture
