@@ -121,7 +121,9 @@ def push_latencies(loop: LocalLoop, port: int, pushes: int) -> list[float]:
 
 
 def reschedule_latency(loop: LocalLoop) -> dict[str, Any]:
-    """Fill wlc-2; time from the first report carrying a reschedule request to the moving commit."""
+    """Fill wlc-2; time from the first report that shows it (Pending pods with a reschedule request, or the
+    capacity gone) to the moving commit. Which comes first is a race between the simulated cluster and the
+    agent's pass; both are right reasons to move, and ``reschedule_moved_by`` says which one did."""
     placement = loop.placement()
     [group] = [name for name, entry in placement.items() if entry["clusters"] == ["wlc-2"]]
     status_before, main_before = ref(loop, "nova-status"), ref(loop, "main")
@@ -133,7 +135,12 @@ def reschedule_latency(loop: LocalLoop) -> dict[str, Any]:
         now_status = ref(loop, "nova-status")
         if reported_at is None and now_status != seen_status:
             seen_status = now_status
-            if loop.report("wlc-2")["status"].get("rescheduleRequests"):
+            status = loop.report("wlc-2")["status"]
+            full = all(
+                str(node.get("cpu")) in ("0", "0m")
+                for node in (status.get("availableResources") or {}).values()
+            )
+            if status.get("rescheduleRequests") or full:
                 reported_at = time.monotonic()
         if ref(loop, "main") != main_before and loop.placement()[group]["clusters"] != ["wlc-2"]:
             moved_at = time.monotonic()
@@ -141,9 +148,11 @@ def reschedule_latency(loop: LocalLoop) -> dict[str, Any]:
     if moved_at is None:
         raise SystemExit("the group was not moved off wlc-2 within 60 s")
     message = loop.head_message()
+    quoted = "rescheduled" in message and "reported" in message
     return {
         "reschedule_report_to_commit_s": round(moved_at - (reported_at or moved_at), 3),
-        "reschedule_commit_quotes_reason": "rescheduled" in message and "reported" in message,
+        "reschedule_moved_by": "reschedule request" if quoted else "reported capacity",
+        "reschedule_commit_quotes_reason": quoted,
     }
 
 
