@@ -48,19 +48,12 @@ def explain_command(
     def action() -> int:
         import os
 
-        from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+        from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import explaining, rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
             source_set = rendering.load_source(root, clusters_path)
-            with rendering.previous_directory(
-                previous, repository_of=Path.cwd(), environ=os.environ
-            ) as previous_dir:
-                before = (
-                    rendering.previous_from_directory(previous_dir)
-                    if previous_dir is not None
-                    else PreviousPlacement.empty()
-                )
+            before = rendering.read_previous(previous, repository_of=Path.cwd(), environ=os.environ)
             plan = rendering.plan_source(
                 source_set,
                 previous=before,

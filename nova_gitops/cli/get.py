@@ -60,7 +60,7 @@ def get_command(
 
         from nova_gitops.cli import output as printing
         from nova_gitops.rendering import views
-        from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+        from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
@@ -71,14 +71,7 @@ def get_command(
                 items = [views.cluster_item(cluster) for cluster in clusters]
                 printing.emit(output, items, views.CLUSTER_HEADERS, [views.cluster_row(c) for c in clusters])
                 return 0
-            with rendering.previous_directory(
-                previous, repository_of=Path.cwd(), environ=os.environ
-            ) as previous_dir:
-                before = (
-                    rendering.previous_from_directory(previous_dir)
-                    if previous_dir is not None
-                    else PreviousPlacement.empty()
-                )
+            before = rendering.read_previous(previous, repository_of=Path.cwd(), environ=os.environ)
             plan = rendering.plan_source(
                 source_set,
                 previous=before,

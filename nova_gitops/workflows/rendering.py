@@ -239,3 +239,9 @@ def render_to_directory(
     )
     stats = directories.write_tree(output, tree.files)
     return DirectoryRender(tree, stats, source_set.warnings)
+
+
+def read_previous(value: str | None, *, repository_of: Path, environ: Mapping[str, str]) -> PreviousPlacement:
+    """The placement ``--previous DIR|REF`` names (see ``previous_directory``); empty when none is given."""
+    with previous_directory(value, repository_of=repository_of, environ=environ) as directory:
+        return previous_from_directory(directory) if directory is not None else PreviousPlacement.empty()
