@@ -9,7 +9,7 @@ from typing import Any, Literal
 from nova_gitops.api import labels as labels_module
 from nova_gitops.api import names, selectors
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.api.problems import Problem, SourceLocation, described
 from nova_gitops.api.quantities import ResourceList, parse_resource_list
 from nova_gitops.api.selectors import label_value_errors
 
@@ -79,7 +79,7 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
     ready, standby = _conditions(status.get("conditions"), check)
     autoscaled = status.get("autoscaled", False)
     if not isinstance(autoscaled, bool):
-        check.error("status.autoscaled", f"must be true or false, got {names.described(autoscaled)}")
+        check.error("status.autoscaled", f"must be true or false, got {described(autoscaled)}")
     nodes = _nodes(status, name or "", check) if has_status else ()
     if not check.ok or name is None:
         return None
@@ -198,7 +198,7 @@ def _conditions(raw: object, check: names.Fields) -> tuple[bool | None, bool]:
         kind = check.text(condition.get("type"), f"{where}.type", required=True)
         value = condition.get("status")
         if value not in _CONDITION_STATUS:
-            check.error(f"{where}.status", f"must be True, False or Unknown, got {names.described(value)}")
+            check.error(f"{where}.status", f"must be True, False or Unknown, got {described(value)}")
             continue
         if kind == "Ready":
             ready = _CONDITION_STATUS[value]
@@ -299,7 +299,7 @@ def _taints(raw: object, field: str, check: names.Fields) -> tuple[Taint, ...]:
         value = check.text(item.get("value"), f"{where}.value") or ""
         effect = next((known for known in _TAINT_EFFECTS if known == item.get("effect")), None)
         if effect is None:
-            got = names.described(item.get("effect"))
+            got = described(item.get("effect"))
             check.error(f"{where}.effect", f"must be NoSchedule, PreferNoSchedule or NoExecute, got {got}")
         elif key is not None:
             taints.append(Taint(key, value, effect))

@@ -15,9 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nova_gitops.api import names
 from nova_gitops.api.objects import Document, split_api_version
-from nova_gitops.api.problems import Problem
+from nova_gitops.api.problems import Problem, described
 
 GroupKind = tuple[str, str]
 """(API group, "" for core; kind)."""
@@ -125,7 +124,7 @@ def _is_crd(body: Any) -> bool:
 
 
 def _shown(value: object) -> str:
-    return names.described(value)
+    return described(value)
 
 
 # --- pod controllers ----------------------------------------------------------------------------------------

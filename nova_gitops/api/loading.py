@@ -29,9 +29,8 @@ from typing import Any, ClassVar
 
 import yaml
 
-from nova_gitops.api import names
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.api.problems import Problem, SourceLocation, described
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_ALIASES = 64
@@ -135,9 +134,7 @@ def _append_document(
     if body is None:
         return
     if not isinstance(body, dict):
-        problems.append(
-            Problem(location, f"a Kubernetes object must be a mapping, not {names.described(body)}")
-        )
+        problems.append(Problem(location, f"a Kubernetes object must be a mapping, not {described(body)}"))
         return
     defects = [
         f"{key} is required" if key not in body else f"{key} must be a string"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from nova_gitops.api import selectors
-from nova_gitops.api.problems import Problem, Severity, SourceLocation
+from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, quote_hint
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
@@ -57,31 +57,6 @@ def path_segment_problem(name: str) -> str | None:
     if len(name) > 253:
         return "must be no more than 253 characters"
     return None
-
-
-def described(value: object) -> str:
-    """A value as a message shows it: ``null``, ``the number 5``, ``the boolean true``, ``a list``..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
-
-
-def quote_hint(value: object) -> str:
-    """``'; quote it: "1.22"'`` for a scalar YAML did not read as text, else ``""``."""
-    if isinstance(value, bool | int | float):
-        shown = str(value).lower() if isinstance(value, bool) else str(value)
-        return f'; quote it: "{shown}"'
-    return ""
 
 
 def suggestion(unknown: str, known: Iterable[str]) -> str:

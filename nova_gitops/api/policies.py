@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from nova_gitops.api import fieldpaths, names
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.api.problems import Problem, SourceLocation, described
 from nova_gitops.api.selectors import (
     LabelSelector,
     Requirement,
@@ -137,7 +137,7 @@ def _priority(raw: object, check: names.Fields) -> int:
     if raw is None:
         return 0
     if isinstance(raw, bool) or not isinstance(raw, int):
-        check.error("spec.priority", f"must be an integer, got {names.described(raw)}")
+        check.error("spec.priority", f"must be an integer, got {described(raw)}")
         return 0
     return raw
 
@@ -172,7 +172,7 @@ def _ordered_cluster_selector(spec: dict[Any, Any], check: names.Fields) -> Labe
     if first.get("operator") != "In":
         check.error(
             f"{field}.matchExpressions[0].operator",
-            f"must be In (its values are the tiers, in order), got {names.described(first.get('operator'))}",
+            f"must be In (its values are the tiers, in order), got {described(first.get('operator'))}",
         )
         return None
     tiers = first.get("values")
@@ -216,7 +216,7 @@ def _spread(raw: object, check: names.Fields) -> SpreadConstraints | None:
         else:
             hint = names.suggestion(str(raw_mode), _SPREAD_MODES)
             check.error(
-                f"{field}.spreadMode", f"must be Divide or Duplicate, got {names.described(raw_mode)}{hint}"
+                f"{field}.spreadMode", f"must be Divide or Duplicate, got {described(raw_mode)}{hint}"
             )
     topology_key = check.text(spread.get("topologyKey"), f"{field}.topologyKey", required=True)
     if topology_key is not None:
@@ -252,7 +252,7 @@ def _percentage_split(raw: object, field: str, check: names.Fields) -> tuple[Per
             percentage = None
         elif isinstance(percentage, bool) or not isinstance(percentage, int):
             check.error(
-                f"{where}.percentage", f"must be an integer from 0 to 100, got {names.described(percentage)}"
+                f"{where}.percentage", f"must be an integer from 0 to 100, got {described(percentage)}"
             )
             percentage = None
         elif not 0 <= percentage <= 100:

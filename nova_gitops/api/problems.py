@@ -58,3 +58,31 @@ class Problem:
 def errors(problems: list[Problem]) -> list[Problem]:
     """The problems that block a render (warnings do not)."""
     return [problem for problem in problems if problem.is_error]
+
+
+# How a value YAML did not read as expected is named in messages (names and selectors alike).
+
+
+def described(value: object) -> str:
+    """A value as a message shows it: ``null``, ``the number 5``, ``the boolean true``, ``a list``..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def quote_hint(value: object) -> str:
+    """``'; quote it: "1.22"'`` for a scalar YAML did not read as text, else ``""``."""
+    if isinstance(value, bool | int | float):
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        return f'; quote it: "{shown}"'
+    return ""

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from nova_gitops.api.problems import Problem, Severity, SourceLocation
+from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, quote_hint
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
 OPERATORS: tuple[Operator, ...] = get_args(Operator)
@@ -133,27 +133,6 @@ def _at(field: str, child: str) -> str:
     return f"{field}{child}" if child.startswith("[") else f"{field}.{child}"
 
 
-def _yaml_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return type(value).__name__
-
-
-def _text_hint(value: object) -> str:
-    if isinstance(value, bool | int | float):
-        shown = str(value).lower() if isinstance(value, bool) else str(value)
-        return f'; quote it: "{shown}"'
-    return ""
-
-
 class _Checker:
     """Appends problems for one selector, all at the selector's document location."""
 
@@ -169,7 +148,7 @@ class _Checker:
 
     def key(self, field: str, key: object) -> str | None:
         if not isinstance(key, str):
-            self.error(field, f"a label key must be text, got {_yaml_type(key)}")
+            self.error(field, f"a label key must be text, got {described(key)}")
             return None
         reasons = qualified_name_errors(key)
         if reasons:
@@ -179,7 +158,7 @@ class _Checker:
 
     def value(self, field: str, value: object) -> str | None:
         if not isinstance(value, str):
-            self.error(field, f"a label value must be text, got {_yaml_type(value)}{_text_hint(value)}")
+            self.error(field, f"a label value must be text, got {described(value)}{quote_hint(value)}")
             return None
         reasons = label_value_errors(value)
         if reasons:
@@ -196,7 +175,7 @@ def parse_selector(raw: Any, location: SourceLocation, field: str, problems: lis
     if not isinstance(raw, Mapping):
         check.error(
             field,
-            f"a label selector must be a mapping (matchLabels, matchExpressions), got {_yaml_type(raw)}",
+            f"a label selector must be a mapping (matchLabels, matchExpressions), got {described(raw)}",
         )
         return LabelSelector()
     for name in raw:
@@ -214,7 +193,7 @@ def _parse_match_labels(raw: object, field: str, check: _Checker) -> list[Requir
     if raw is None:
         return []
     if not isinstance(raw, Mapping):
-        check.error(field, f"matchLabels must be a mapping of label key to value, got {_yaml_type(raw)}")
+        check.error(field, f"matchLabels must be a mapping of label key to value, got {described(raw)}")
         return []
     return [Requirement(key, "In", (value,)) for key, value in _check_label_map(raw, field, check).items()]
 
@@ -243,7 +222,7 @@ def parse_labels(raw: Any, location: SourceLocation, field: str, problems: list[
         return {}
     check = _Checker(location, problems)
     if not isinstance(raw, Mapping):
-        check.error(field, f"labels must be a mapping of label key to value, got {_yaml_type(raw)}")
+        check.error(field, f"labels must be a mapping of label key to value, got {described(raw)}")
         return {}
     return _check_label_map(raw, field, check)
 
@@ -253,7 +232,7 @@ def _parse_match_expressions(raw: object, field: str, check: _Checker) -> list[R
         return []
     if not isinstance(raw, list):
         check.error(
-            field, f"matchExpressions must be a list of {{key, operator, values}}, got {_yaml_type(raw)}"
+            field, f"matchExpressions must be a list of {{key, operator, values}}, got {described(raw)}"
         )
         return []
     requirements: list[Requirement] = []
@@ -267,7 +246,7 @@ def _parse_match_expressions(raw: object, field: str, check: _Checker) -> list[R
 def _parse_expression(raw: object, field: str, check: _Checker) -> Requirement | None:
     if not isinstance(raw, Mapping):
         check.error(
-            field, f"a match expression must be a mapping of key, operator, values, got {_yaml_type(raw)}"
+            field, f"a match expression must be a mapping of key, operator, values, got {described(raw)}"
         )
         return None
     for name in raw:
@@ -304,7 +283,7 @@ def _parse_values(
     raw: object, operator: Operator | None, field: str, check: _Checker
 ) -> tuple[str, ...] | None:
     if raw is not None and not isinstance(raw, list):
-        check.error(field, f"values must be a list of text, got {_yaml_type(raw)}")
+        check.error(field, f"values must be a list of text, got {described(raw)}")
         return None
     items = raw or []
     if operator in ("Exists", "DoesNotExist") and items:
