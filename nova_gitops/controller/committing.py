@@ -89,7 +89,12 @@ class GitPublisher:
         self._still_leading()
         if self.repo.push(commit, branch) is PushOutcome.REJECTED:
             return None
-        publishing.remember_placement(self.cache_dir, files, reports.previous_of(rendered.plan))
+        placement_blob = files.get(diffs.PLACEMENT_FILE)
+        publishing.remember_placement(
+            self.cache_dir,
+            None if placement_blob is None else gitwriting.blob_id(placement_blob),
+            reports.previous_of(rendered.plan),
+        )
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
 

@@ -92,6 +92,14 @@ def dump(obj: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def dump_items(items: Sequence[Any]) -> str:
+    """The block sequence ``items`` as ``dump`` writes a non-empty list that is the value of a top-level key,
+    without the key's line: items of one long list can be emitted apart (and cached) and joined."""
+    out: list[str] = []
+    _emit_sequence(items, "", "", out)
+    return "".join(out)
+
+
 def scalar(value: str | int | float | bool | None) -> str:
     """The YAML text of one scalar as ``dump`` writes it as a mapping value or sequence item.
 

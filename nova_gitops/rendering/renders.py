@@ -22,9 +22,9 @@ Every cluster the plan knows gets a directory with a ``kustomization.yaml``, eve
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from nova_gitops import errors
 from nova_gitops.api import labels
@@ -57,7 +57,7 @@ class _Target:
     followed: bool  # a namespace sent along with its objects; an explicitly placed one wins a tie
 
     @classmethod
-    def of(cls, manifest: Manifest, followed: bool, problems: _Problems) -> _Target | None:
+    def of(cls, manifest: Manifest, followed: bool, problems: Problems) -> _Target | None:
         group = manifest.group
         try:
             relative = f"{layout.object_dir(manifest.namespace)}/"
@@ -72,7 +72,16 @@ class _Target:
         return f"{layout.object_dir(namespace)}/{layout.object_file_name(kind, group, name, clash=True)}"
 
 
-_Entry = tuple[_Target, bytes]
+class Entry(NamedTuple):
+    """One rendered object on its way into a cluster directory; ``group`` is None for a followed Namespace."""
+
+    target: _Target
+    content: bytes
+    group: str | None
+
+
+ClusterFile = tuple[bytes, str | None]
+"""A cluster directory's file: its bytes and the group that placed it (None: kustomization, followed)."""
 
 
 def render(
@@ -81,29 +90,17 @@ def render(
     """Render ``plan``. Raises ``errors.InputError`` listing every object that cannot be rendered (override
     failures, paths that cannot be files), each at the object's file:line; ``policy_locations`` (policy
     name → where it is defined) lets messages point at the policy too."""
-    problems = _Problems(policy_locations or {})
-    entries: dict[str, list[_Entry]] = {usage.cluster: [] for usage in plan.clusters}
-    for group in sorted(plan.groups, key=lambda group: group.name):
-        policy = manifests.placed_by(group)
-        for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
-            target = _Target.of(object_plan.manifest, False, problems)
-            if target is None:
-                continue
-            for cluster, content in _render_copies(object_plan, group, policy, plan.settings, problems):
-                entries.setdefault(cluster, []).append((target, content))
-    targets: dict[int, _Target | None] = {}
-    placers = {group.name: manifests.placed_by(group) for group in plan.groups}
-    for cluster, manifest, content in _render_namespaces(
-        plan.followed_namespaces, placers, plan.settings, problems
-    ):
-        if id(manifest) not in targets:
-            targets[id(manifest)] = _Target.of(manifest, True, problems)
-        followed = targets[id(manifest)]
-        if followed is not None:
-            entries.setdefault(cluster, []).append((followed, content))
+    problems = Problems(policy_locations or {})
+    entries: dict[str, list[Entry]] = {usage.cluster: [] for usage in plan.clusters}
+    for cluster, cluster_entries in object_entries(plan.groups, plan.settings, problems).items():
+        entries.setdefault(cluster, []).extend(cluster_entries)
+    for cluster, cluster_entries in namespace_entries(plan, problems).items():
+        entries.setdefault(cluster, []).extend(cluster_entries)
     files: dict[str, bytes] = {}
     for cluster in sorted(entries):
-        files.update(_cluster_files(cluster, entries[cluster], problems))
+        files.update(
+            (path, data) for path, (data, _) in cluster_files(cluster, entries[cluster], problems).items()
+        )
     problems.raise_if_any()
     files[PLACEMENT_YAML] = emitting.dump(reports.placement_document(plan, source)).encode()
     files[PLACEMENT_MD] = reports.placement_markdown(plan, source).encode()
@@ -111,41 +108,89 @@ def render(
     return RenderedTree(files=dict(sorted(files.items())), plan=plan)
 
 
-def _cluster_files(cluster: str, entries: Sequence[_Entry], problems: _Problems) -> dict[str, bytes]:
-    """The files of one cluster directory: one per object, and the kustomization listing them."""
+def object_entries(
+    groups: Iterable[GroupPlan],
+    settings: PlanSettings,
+    problems: Problems,
+    keep: Callable[[str], bool] | None = None,
+) -> dict[str, list[Entry]]:
+    """The rendered objects of ``groups`` by cluster, in group-name then object-key order; only copies on
+    clusters ``keep`` accepts (all when None)."""
+    entries: dict[str, list[Entry]] = {}
+    for group in sorted(groups, key=lambda group: group.name):
+        policy = manifests.placed_by(group)
+        for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
+            if keep is not None:
+                kept = tuple(copy for copy in object_plan.copies if keep(copy.cluster))
+                if not kept:
+                    continue
+                if len(kept) != len(object_plan.copies):
+                    object_plan = ObjectPlan(object_plan.manifest, kept)
+            target = _Target.of(object_plan.manifest, False, problems)
+            if target is None:
+                continue
+            for cluster, content in _render_copies(object_plan, group, policy, settings, problems):
+                entries.setdefault(cluster, []).append(Entry(target, content, group.name))
+    return entries
+
+
+def namespace_entries(
+    plan: Plan, problems: Problems, keep: Callable[[str], bool] | None = None
+) -> dict[str, list[Entry]]:
+    """The Namespaces that follow their objects, by cluster; only on clusters ``keep`` accepts."""
+    followed = plan.followed_namespaces
+    if keep is not None:
+        followed = tuple(item for item in followed if keep(item.cluster))
+    targets: dict[int, _Target | None] = {}
+    placers = {group.name: manifests.placed_by(group) for group in plan.groups}
+    entries: dict[str, list[Entry]] = {}
+    for cluster, manifest, content in _render_namespaces(followed, placers, plan.settings, problems):
+        if id(manifest) not in targets:
+            targets[id(manifest)] = _Target.of(manifest, True, problems)
+        target = targets[id(manifest)]
+        if target is not None:
+            entries.setdefault(cluster, []).append(Entry(target, content, None))
+    return entries
+
+
+def cluster_files(cluster: str, entries: Sequence[Entry], problems: Problems) -> dict[str, ClusterFile]:
+    """The files of one cluster directory: one per object, and the kustomization listing them, each with
+    the group that placed it."""
     try:
         prefix = f"{layout.cluster_dir(cluster)}/"
     except ValueError as error:
-        location = entries[0][0].manifest.location if entries else SourceLocation("<plan>", 0)
+        location = entries[0].target.manifest.location if entries else SourceLocation("<plan>", 0)
         problems.add_plain(location, str(error))
         return {}
     groups_by_file: dict[tuple[str, str, str], set[str]] = {}
-    for target, _ in entries:
-        namespace, kind, group, name = target.identity
-        groups_by_file.setdefault((namespace, kind.lower(), name), set()).add(group)
-    chosen: dict[str, _Entry] = {}
     for entry in entries:
-        target = entry[0]
+        namespace, kind, group, name = entry.target.identity
+        groups_by_file.setdefault((namespace, kind.lower(), name), set()).add(group)
+    chosen: dict[str, Entry] = {}
+    for entry in entries:
+        target = entry.target
         namespace, kind, group, name = target.identity
         clash = len(groups_by_file[(namespace, kind.lower(), name)]) > 1
         relative = target.clashing_path() if clash else target.relative
         other = chosen.get(relative)
-        if other is None or (other[0].followed and not target.followed):
+        if other is None or (other.target.followed and not target.followed):
             chosen[relative] = entry
-        elif not target.followed and other[0] is not target:  # two placed objects, one file: a duplicate
+        elif not target.followed and other.target is not target:  # two placed objects, one file: a duplicate
             problems.add_plain(
                 target.manifest.location,
-                f"{target.manifest.key} and {other[0].manifest.key} ({other[0].manifest.location}) "
+                f"{target.manifest.key} and {other.target.manifest.key} ({other.target.manifest.location}) "
                 f"would both be rendered to {prefix}{relative}",
             )
-    files = {f"{prefix}{relative}": entry[1] for relative, entry in chosen.items()}
+    files: dict[str, ClusterFile] = {
+        f"{prefix}{relative}": (entry.content, entry.group) for relative, entry in chosen.items()
+    }
     kustomization = layout.kustomization(chosen)
-    files[f"{prefix}{layout.KUSTOMIZATION_FILE}"] = emitting.dump(kustomization).encode()
+    files[f"{prefix}{layout.KUSTOMIZATION_FILE}"] = (emitting.dump(kustomization).encode(), None)
     return files
 
 
 def _render_copies(
-    object_plan: ObjectPlan, group: GroupPlan, policy: str, settings: PlanSettings, problems: _Problems
+    object_plan: ObjectPlan, group: GroupPlan, policy: str, settings: PlanSettings, problems: Problems
 ) -> Iterator[tuple[str, bytes]]:
     """(cluster, bytes) of every copy of one object, emitting each distinct variant once."""
     manifest = object_plan.manifest
@@ -160,7 +205,7 @@ def _render_copies(
     variants: dict[tuple[Any, ...], _Variant] = {}
     for copy in copies:
         share = completions.get(copy.cluster)
-        variant_key = (copy.replicas, share, _overrides_key(copy.overrides))
+        variant_key = (copy.replicas, share, overrides_key(copy.overrides))
         variant = variants.get(variant_key)
         if variant is None:
             variant = variants[variant_key] = _Variant.emit(
@@ -186,7 +231,7 @@ def _render_namespaces(
     followed: Sequence[FollowedNamespace],
     placers: Mapping[str, str],
     settings: PlanSettings,
-    problems: _Problems,
+    problems: Problems,
 ) -> Iterator[tuple[str, Manifest, bytes]]:
     """(cluster, manifest, bytes) of each followed Namespace, emitting each distinct one once. A namespace
     pulled in by an annotation-placed group (no policy) is annotated with that annotation, as its objects."""
@@ -194,7 +239,7 @@ def _render_namespaces(
     for item in sorted(followed, key=lambda item: (item.cluster, item.manifest.key, item.group)):
         manifest = item.manifest
         policy = item.policy or placers.get(item.group, labels.CLUSTER_PIN)
-        key = (manifest.key, item.group, policy, _overrides_key(item.overrides))
+        key = (manifest.key, item.group, policy, overrides_key(item.overrides))
         cached = variants.get(key)
         if cached is None or not (cached[0].body is manifest.body or cached[0].body == manifest.body):
             try:
@@ -257,14 +302,14 @@ def _sentinel_text() -> str:
     return emitting.scalar(manifests.SENTINEL_CLUSTER)
 
 
-def _overrides_key(overrides: Sequence[FieldOverride]) -> tuple[tuple[str, str, str], ...]:
+def overrides_key(overrides: Sequence[FieldOverride]) -> tuple[tuple[str, str, str], ...]:
     """A hashable key of overrides: equal keys mean equal effect (repr keeps YAML types apart)."""
     return tuple(
         (override.path.text, type(override.value).__name__, repr(override.value)) for override in overrides
     )
 
 
-class _Problems:
+class Problems:
     """Render problems, collapsed: one Problem per object, policy and failure, naming every cluster."""
 
     def __init__(self, policy_locations: Mapping[str, SourceLocation]) -> None:

@@ -46,11 +46,22 @@ class SourceInfo:
 
 def placement_document(plan: Plan, source: SourceInfo) -> dict[str, Any]:
     """``placement.yaml`` as data, in the key order of DESIGN §4."""
-    return {
+    head, groups, tail = placement_parts(plan, source)
+    return {**head, "groups": groups, **tail}
+
+
+def placement_parts(
+    plan: Plan, source: SourceInfo
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """``placement.yaml`` in three parts: the keys before ``groups``, the group entries, the keys after.
+    Group entries are most of the file and rarely change, so a renderer may emit them one by one."""
+    head = {
         "apiVersion": labels.PLACEMENT_API_VERSION,
         "kind": "Placement",
         "source": {"repo": source.repo, "revision": source.revision},
-        "groups": [_group_entry(group) for group in sorted(plan.groups, key=lambda group: group.name)],
+    }
+    groups = [_group_entry(group) for group in sorted(plan.groups, key=lambda group: group.name)]
+    tail = {
         "unscheduled": [
             {
                 **_identity(item.api_version, item.key),
@@ -64,6 +75,7 @@ def placement_document(plan: Plan, source: SourceInfo) -> dict[str, Any]:
             _cluster_entry(usage) for usage in sorted(plan.clusters, key=lambda usage: usage.cluster)
         ],
     }
+    return head, groups, tail
 
 
 def parse_previous(text: str) -> PreviousPlacement:

@@ -15,19 +15,22 @@ branch always ends at a complete render of the newest source.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
-from nova_gitops import errors
-from nova_gitops.publishing import gitwriting, guard, messages, placementcache
+from nova_gitops import api, errors
+from nova_gitops import rendering as rendering_package
+from nova_gitops.publishing import gitwriting, guard, messages, placementcache, renderindex
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
-from nova_gitops.rendering import diffs, reports
+from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import git as git_sources
@@ -75,29 +78,87 @@ class RenderedFiles(dict[str, bytes]):
     placement: PreviousPlacement | None = None
 
 
-def default_render(
-    settings: PlanSettings, clusters_path: Path | None = None, *, cache_dir: Path | None = None
-) -> RenderFiles:
-    """The real renderer: read, validate, plan and render a source directory in memory. With ``cache_dir``,
-    files seen before with the same bytes are not parsed again (``sources.parsecache``)."""
+@dataclass(frozen=True, slots=True)
+class IncrementalRender:
+    """A render as changes to the previous one (``rendering.increments``) and the placement it records."""
 
-    def render(root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
+    delta: increments.RenderDelta
+    placement: PreviousPlacement
+
+
+class SourceRenderer:
+    """The real renderer: read, validate, plan and render a source directory in memory.
+
+    Called, it renders every file (``RenderFiles``); ``render_delta`` renders only what changed since the
+    render an index describes, which is what makes an incremental publish fast. With ``cache_dir``, files seen
+    before with the same bytes are not parsed again (``sources.parsecache``)."""
+
+    def __init__(
+        self, settings: PlanSettings, clusters_path: Path | None = None, *, cache_dir: Path | None = None
+    ) -> None:
+        self.settings = settings
+        self.clusters_path = clusters_path
+        self.cache_dir = cache_dir
+
+    def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         from nova_gitops.workflows import rendering
 
-        parse_cache = ParseCache.for_source(cache_dir, source.repo) if cache_dir is not None else None
         tree = rendering.render_source(
             root,
             source=source,
             previous=previous,
-            settings=settings,
-            clusters_path=clusters_path,
-            parse_cache=parse_cache,
+            settings=self.settings,
+            clusters_path=self.clusters_path,
+            parse_cache=self._parse_cache(source),
         )
         files = RenderedFiles(tree.files)
         files.placement = reports.previous_of(tree.plan)
         return files
 
-    return render
+    def render_delta(
+        self,
+        root: Path,
+        source: SourceInfo,
+        previous: PreviousPlacement,
+        base: increments.RenderIndex | None,
+    ) -> IncrementalRender:
+        """Read, validate and plan in full; render only what changed since ``base`` (all when None)."""
+        from nova_gitops.workflows import rendering
+
+        source_set, digests = rendering.load_source_with_digests(
+            root, self.clusters_path, parse_cache=self._parse_cache(source)
+        )
+        plan = rendering.plan_source(source_set, previous=previous, settings=self.settings)
+        delta = increments.render_delta(
+            plan,
+            source,
+            base,
+            digests=digests,
+            salt=renderer_digest(),
+            policy_locations=rendering.policy_locations(source_set),
+        )
+        return IncrementalRender(delta, reports.previous_of(plan))
+
+    def _parse_cache(self, source: SourceInfo) -> ParseCache | None:
+        return ParseCache.for_source(self.cache_dir, source.repo) if self.cache_dir is not None else None
+
+
+def default_render(
+    settings: PlanSettings, clusters_path: Path | None = None, *, cache_dir: Path | None = None
+) -> SourceRenderer:
+    """The real renderer (``SourceRenderer``)."""
+    return SourceRenderer(settings, clusters_path, cache_dir=cache_dir)
+
+
+@functools.cache
+def renderer_digest() -> str:
+    """A digest of the code that turns a plan into bytes (the api and rendering packages): an index made by
+    other code — an upgrade, a local change — is not trusted to describe what this code renders."""
+    digest = hashlib.sha256()
+    for package in (api, rendering_package):
+        for path in sorted(Path(package.__file__ or "").parent.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 @contextmanager
@@ -160,7 +221,13 @@ def compare_with_head(
     repo: RenderedRepo, listing: Mapping[str, str], files: Mapping[str, bytes]
 ) -> Comparison:
     """Compare ``files`` with the head's ``listing``, reading only the old blobs that changed."""
-    changes = gitwriting.tree_changes(listing, files)
+    return comparison_of(repo, listing, gitwriting.tree_changes(listing, files))
+
+
+def comparison_of(
+    repo: RenderedRepo, listing: Mapping[str, str], changes: gitwriting.TreeChanges
+) -> Comparison:
+    """The comparison ``changes`` make to the head's ``listing``, with the old bytes of what they touch."""
     old = repo.read_blobs([listing[path] for path in (*changes.written, *changes.deleted) if path in listing])
     file_changes = [
         *(
@@ -172,10 +239,84 @@ def compare_with_head(
     return Comparison(listing, changes, file_changes)
 
 
-def remember_placement(cache_dir: Path, files: Mapping[str, bytes], placement: object) -> None:
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A render ready to compare with the branch head: the head's listing, the changes, and what to keep
+    for the next publish once the commit is pushed (the placement, and the render's index)."""
+
+    listing: Mapping[str, str]
+    paths: Collection[str]  # every path of the new tree
+    changes: gitwriting.TreeChanges
+    placement: object  # a PreviousPlacement, or None when the renderer did not say
+    placement_blob: str | None
+    index: increments.RenderIndex | None
+
+
+def render_for_head(
+    repo: RenderedRepo,
+    head: str | None,
+    checkout: git_sources.Checkout,
+    source: SourceInfo,
+    render: RenderFiles,
+    cache_dir: Path,
+) -> Rendered:
+    """Render the source as changes to the branch head: incrementally when the renderer can and the head is a
+    commit this machine published (its index is cached), otherwise in full and compared by hashing."""
+    base = (
+        renderindex.load(cache_dir, head) if head is not None and isinstance(render, SourceRenderer) else None
+    )
+    listing = base.blobs if base is not None else repo.listing(head)
+    previous = previous_placement(repo, head, listing, cache_dir)
+    if isinstance(render, SourceRenderer):
+        incremental = render.render_delta(checkout.root, source, previous, base)
+        rendered = _with_readme(incremental.delta, source, listing)
+        if rendered is None and base is not None:  # the index did not cover a change: render in full
+            listing = repo.listing(head)
+            incremental = render.render_delta(checkout.root, source, previous, None)
+            rendered = _with_readme(incremental.delta, source, listing)
+        assert rendered is not None  # a render without a base emits every file
+        blobs, changes = rendered
+        index = replace(
+            incremental.delta.index,
+            others={**incremental.delta.index.others, README_FILE: blobs[README_FILE]},
+        )
+        return Rendered(
+            listing, blobs.keys(), changes, incremental.placement, blobs.get(diffs.PLACEMENT_FILE), index
+        )
+    files = with_repository_files(render(checkout.root, source, previous), source)
+    changes = gitwriting.tree_changes(listing, files)
+    placement_blob = (
+        gitwriting.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
+    )
+    return Rendered(listing, files.keys(), changes, getattr(files, "placement", None), placement_blob, None)
+
+
+def _with_readme(
+    delta: increments.RenderDelta, source: SourceInfo, listing: Mapping[str, str]
+) -> tuple[dict[str, str], gitwriting.TreeChanges] | None:
+    """The delta's tree with README.md, and its changes to ``listing``; None when a changed file was not
+    emitted (the index and the head disagree)."""
+    readme = messages.readme(source.repo)
+    blobs = dict(delta.blobs)
+    files = dict(delta.files)
+    if README_FILE not in blobs:
+        blobs[README_FILE] = gitwriting.blob_id(readme)
+        files[README_FILE] = readme
+    written: dict[str, bytes] = {}
+    for path, blob in blobs.items():
+        if listing.get(path) != blob:
+            data = files.get(path)
+            if data is None:
+                return None
+            written[path] = data
+    deleted = tuple(sorted(path for path in listing if path not in blobs))
+    return blobs, gitwriting.TreeChanges(written, deleted)
+
+
+def remember_placement(cache_dir: Path, placement_blob: str | None, placement: object) -> None:
     """After a push: keep the placement just committed for the next publish (``placementcache``)."""
-    if isinstance(placement, PreviousPlacement) and diffs.PLACEMENT_FILE in files:
-        placementcache.store(cache_dir, gitwriting.blob_id(files[diffs.PLACEMENT_FILE]), placement)
+    if isinstance(placement, PreviousPlacement) and placement_blob is not None:
+        placementcache.store(cache_dir, placement_blob, placement)
 
 
 def publish(
@@ -236,10 +377,9 @@ def publish_once(
         return PublishResult(
             Outcome.SUPERSEDED, target, head, diffs.RenderDiff(), source, head_revision=newer
         )
-    listing = repo.listing(head)
-    rendered = render(checkout.root, source, previous_placement(repo, head, listing, cache_dir))
-    files = with_repository_files(rendered, source)
-    comparison = compare_with_head(repo, listing, files)
+    rendered = render_for_head(repo, head, checkout, source, render, cache_dir)
+    listing = rendered.listing
+    comparison = comparison_of(repo, listing, rendered.changes)
     changes, file_changes = comparison.changes, comparison.file_changes
     if comparison.unchanged:
         body = None
@@ -253,7 +393,7 @@ def publish_once(
     allowed: list[guard.MassDeletion] = []
     if changes.deleted:  # the guard reads every path: only worth it when something is deleted
         allowed = guard.check(
-            listing, files, max_percent=options.max_delete_percent, allow=options.allow_mass_delete
+            listing, rendered.paths, max_percent=options.max_delete_percent, allow=options.allow_mass_delete
         )
     patch_limit = PR_PATCH_LIMIT if options.pull_request else 0
     diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
@@ -276,5 +416,7 @@ def publish_once(
         outcome = repo.push(commit, target)
     if outcome is PushOutcome.REJECTED:
         return None
-    remember_placement(cache_dir, files, getattr(rendered, "placement", None))
+    remember_placement(cache_dir, rendered.placement_blob, rendered.placement)
+    if rendered.index is not None:
+        renderindex.store(cache_dir, commit, rendered.index)
     return PublishResult(Outcome.PUBLISHED, target, commit, diff, source, message, body, attempt)

@@ -7,6 +7,7 @@ than whatever the source says about a cluster.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -47,6 +48,14 @@ def load_source(
 ) -> inputs.SourceSet:
     """Read and validate a source; ``InputError`` lists every problem of every file. ``parse_cache`` skips
     parsing files whose bytes it has seen (``sources.parsecache``)."""
+    return load_source_with_digests(root, clusters_path, parse_cache=parse_cache)[0]
+
+
+def load_source_with_digests(
+    root: Path, clusters_path: Path | None = None, *, parse_cache: ParseCache | None = None
+) -> tuple[inputs.SourceSet, dict[str, str]]:
+    """``load_source``, and a digest of each file read (file name as in locations → sha1 of its text), which
+    an incremental render uses to know which objects' sources changed."""
     files = directory.read_source(root, cache=parse_cache)
     documents = list(files.documents)
     texts: Mapping[str, str] = files.texts
@@ -66,7 +75,11 @@ def load_source(
             problems += more.problems
         unique = dict.fromkeys(problems)
         raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
-    return inputs.build_source_set(documents, texts=texts)
+    source_set = inputs.build_source_set(documents, texts=texts)
+    digests = {
+        name: hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest() for name, text in texts.items()
+    }
+    return source_set, digests
 
 
 def plan_source(
