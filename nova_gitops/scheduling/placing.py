@@ -24,10 +24,17 @@ SCORE_SCALE = 10**12
 
 
 class Ledger:
-    """Free room per node of every cluster, consumed as the plan places groups. Never oversubscribed."""
+    """Free room per node of every cluster, consumed as the plan places groups. Never oversubscribed.
+
+    Each cluster's rooms stay in node-name order (``fitting.rooms`` sorts them, ``Fit.after`` and
+    ``consume_regardless`` keep the order), so fits need not sort them: see ``fitting.fit_in_name_order``.
+    """
 
     def __init__(self, clusters: Sequence[Cluster]) -> None:
         self._rooms = {cluster.name: fitting.rooms(cluster.nodes) for cluster in clusters}
+        # Demands prepared for fitting, by the identity of the tuple a caller passes (a group's demands are
+        # fitted on cluster after cluster); the tuple is held, so its id is not reused while it is cached.
+        self._prepared: dict[int, tuple[tuple[PodDemand, ...], fitting.Pods]] = {}
         self.allocatable = {
             cluster.name: _totals(node.allocatable for node in cluster.nodes) for cluster in clusters
         }
@@ -40,13 +47,18 @@ class Ledger:
     def free(self, cluster: str) -> Mapping[str, int]:
         return self._free[cluster]
 
+    def rooms(self, cluster: str) -> tuple[fitting.NodeRoom, ...]:
+        """The cluster's nodes' free room now, in node-name order."""
+        return self._rooms[cluster]
+
     def fit(self, cluster: str, demands: Sequence[PodDemand], need: Mapping[str, int]) -> fitting.Fit:
         """Whether the pods pack onto the cluster's nodes now. A check on totals goes first; when it fails,
         packing still runs for its per-node words ("needs 1500m cpu on one node, best node has 900m")."""
         free = self._free[cluster]
-        if all(amount <= free.get(resource, 0) for resource, amount in need.items()):
-            return fitting.fit(self._rooms[cluster], demands)
-        refused = fitting.fit(self._rooms[cluster], demands)
+        pods = self._pods(demands)
+        if fitting.within(need, free):
+            return fitting.fit_in_name_order(self._rooms[cluster], pods)
+        refused = fitting.fit_in_name_order(self._rooms[cluster], pods)
         if refused.ok:  # cannot happen (nodes never hold more than the totals); never place on it regardless
             short = next(resource for resource, amount in need.items() if amount > free.get(resource, 0))
             shortfall = (
@@ -55,6 +67,14 @@ class Ledger:
             )
             return fitting.Fit(False, self._rooms[cluster], shortfall)
         return refused
+
+    def _pods(self, demands: Sequence[PodDemand]) -> fitting.Pods:
+        if not isinstance(demands, tuple):  # a list may change between calls: prepare it every time
+            return fitting.prepare(demands)
+        cached = self._prepared.get(id(demands))
+        if cached is None or cached[0] is not demands:
+            cached = self._prepared[id(demands)] = (demands, fitting.prepare(demands))
+        return cached[1]
 
     def commit(self, cluster: str, fit: fitting.Fit, need: Mapping[str, int]) -> None:
         self._rooms[cluster] = fit.after

@@ -378,7 +378,7 @@ def test_first_node_shortcut_gives_what_packing_gives(data: st.DataObject) -> No
         for _ in range(data.draw(st.integers(1, 3)))
     ]
     demands = [demand.PodDemand(shape, data.draw(st.integers(0, 3))) for shape in shapes]
-    shortcut = fitting._all_on_first_node(nodes, demands)
+    shortcut = fitting._all_on_first_node(nodes, range(len(nodes)), fitting.prepare(demands))
     if shortcut is None:
         return
     packed = fitting._pack(
