@@ -8,7 +8,7 @@ first name, and the overlap is reported as a warning (``validate --strict`` fail
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nova_gitops.api import labels
@@ -59,7 +59,15 @@ def policy_matches(
 
 
 class Matcher:
-    """``match`` for many objects: each policy's namespace selector is evaluated once per namespace."""
+    """``match`` for many objects: each policy's namespace selector is evaluated once per namespace, and the
+    policies are matched once per distinct *signature* of an object.
+
+    Whether a policy selects an object depends only on its kind and apiVersion, its namespace (and whether
+    it is namespaced) and its labels at the keys some resource selector names: objects alike in those
+    (a workload's Deployment, Service and ConfigMap are alike but for their kind; thousands of workloads
+    differ only in labels no policy looks at) match the same policies, so the policies are evaluated once
+    per signature rather than once per object. The overlap warning names the object, so it is made per
+    object from the memoized list."""
 
     def __init__(
         self, policies: Sequence[SchedulePolicy], namespace_labels: Mapping[str, Mapping[str, str]]
@@ -67,6 +75,17 @@ class Matcher:
         self.policies = sorted(policies, key=precedence)
         self._namespace_labels = namespace_labels
         self._namespace_ok: dict[tuple[str, str], bool] = {}
+        self._label_keys = tuple(
+            sorted(
+                {
+                    requirement.key
+                    for policy in self.policies
+                    for selector in policy.resource_selectors.label_selectors
+                    for requirement in selector.requirements
+                }
+            )
+        )
+        self._matching: dict[Hashable, list[SchedulePolicy]] = {}
 
     def _in_namespace(self, policy: SchedulePolicy, manifest: Manifest) -> bool:
         if not manifest.namespaced or policy.namespace_selector is None:
@@ -81,13 +100,29 @@ class Matcher:
     def match(self, manifest: Manifest) -> Match:
         """The policy for ``manifest``, as ``match`` decides it."""
         object_labels = manifest.labels
-        matching = [
+        signature = (
+            manifest.kind,
+            manifest.api_version,
+            manifest.namespaced,
+            manifest.namespace,
+            tuple((key in object_labels, object_labels.get(key)) for key in self._label_keys),
+        )
+        try:
+            matching = self._matching.get(signature)
+        except TypeError:  # a label value that cannot be hashed (the source validates them as text)
+            return _choose(manifest, self._evaluate(manifest))
+        if matching is None:
+            matching = self._matching[signature] = self._evaluate(manifest)
+        return _choose(manifest, matching)
+
+    def _evaluate(self, manifest: Manifest) -> list[SchedulePolicy]:
+        object_labels = manifest.labels
+        return [
             policy
             for policy in self.policies
             if self._in_namespace(policy, manifest)
             and _selects_resource(policy.resource_selectors, manifest, object_labels)
         ]
-        return _choose(manifest, matching)
 
 
 def precedence(policy: SchedulePolicy) -> tuple[int, str]:
