@@ -11,7 +11,7 @@ where it is short; capacity is consumed in placement order, so single placements
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from nova_gitops.api import labels
@@ -148,9 +148,19 @@ def plan(
                 for member in item.group.members
             )
 
+    # A policy's candidates depend only on the policy and the clusters: found once per policy, not per group.
+    candidates_by_policy: dict[str, candidates.Candidates] = {}
+
+    def candidates_of(policy: SchedulePolicy) -> candidates.Candidates:
+        found = candidates_by_policy.get(policy.name)
+        if found is None:
+            found = candidates_by_policy[policy.name] = candidates.candidates(policy, clusters)
+        return found
+
     def place(item: _Work) -> GroupPlan:
         fails_back = failback if isinstance(failback, bool) else item.group.name in failback
-        return _place(item, clusters, ledger, previous, avoid.get(item.group.name, {}), fails_back, status)
+        avoided = avoid.get(item.group.name, {})
+        return _place(item, clusters, candidates_of, ledger, previous, avoided, fails_back, status)
 
     deferred: list[_Work] = []
     for item in sorted(work, key=stage):
@@ -288,6 +298,7 @@ def _spread(
 def _place(
     item: _Work,
     clusters: Sequence[Cluster],
+    candidates_of: Callable[[SchedulePolicy], candidates.Candidates],
     ledger: Ledger,
     previous: PreviousPlacement,
     avoid: Mapping[str, str],
@@ -325,7 +336,7 @@ def _place(
             warnings,
         )
     assert item.policy is not None
-    chosen = candidates.candidates(item.policy, clusters)
+    chosen = candidates_of(item.policy)
     if item.policy.spread is not None:
         return _spread(
             item,
