@@ -164,9 +164,9 @@ def render_delta(
     clusters = _all_clusters(plan)
     if previous is not None and previous.salt != salt:
         previous = None
-    dirty, changed = _dirty_clusters(clusters, groups, fingerprints, followed, previous)
+    dirty, kept, changed = _dirty_clusters(clusters, groups, fingerprints, followed, previous)
     fresh: dict[str, bytes] = {}
-    reused = _reused_files(plan, changed, dirty, previous, problems, fresh)
+    reused = _reused_files(plan, kept, changed, dirty, previous, problems, fresh)
     dirty_files: dict[
         str, dict[str, list[tuple[str, str]]]
     ] = {}  # group → cluster → files, on dirty clusters
@@ -309,16 +309,17 @@ def _dirty_clusters(
     fingerprints: Mapping[str, tuple[bytes, bytes | None]],
     followed: Mapping[str, bytes],
     previous: RenderIndex | None,
-) -> tuple[set[str], set[str]]:
-    """(clusters to render whole, groups whose content alone changed)."""
+) -> tuple[set[str], set[str], set[str]]:
+    """(clusters to render whole, groups unchanged, groups whose content alone changed)."""
     if previous is None:
-        return set(clusters), set()
+        return set(clusters), set(), set()
     dirty = {
         cluster
         for cluster in clusters
         if cluster not in previous.clusters
         or previous.clusters[cluster].followed != followed.get(cluster, b"")
     }
+    kept: set[str] = set()
     changed: set[str] = set()
     for name, (shape, content) in fingerprints.items():
         old = previous.groups.get(name)
@@ -327,21 +328,25 @@ def _dirty_clusters(
             dirty.update(_clusters_now(groups[name]))
         elif content is None or old.content != content:
             changed.add(name)
+        else:
+            kept.add(name)
     for name, old in previous.groups.items():
         if name not in fingerprints:
             dirty.update(old.files)
-    return dirty & clusters, changed
+    return dirty & clusters, kept, changed
 
 
 def _reused_files(
     plan: Plan,
+    kept: set[str],
     changed: set[str],
     dirty: set[str],
     previous: RenderIndex | None,
     problems: Problems,
     fresh: dict[str, bytes],
 ) -> dict[str, dict[str, Files]]:
-    """Each group's files on clean clusters: the index's, or re-emitted where its content changed. A
+    """Each group's files on clean clusters: the index's (``kept`` groups), or re-emitted where only its
+    content changed (``changed``; groups whose layout changed have no clean cluster). A
     re-emitted object whose path the index does not have makes its cluster dirty (``dirty`` grows)."""
     if previous is None:
         return {}
@@ -369,7 +374,7 @@ def _reused_files(
     reused: dict[str, dict[str, Files]] = {}
     for group in plan.groups:
         old = previous.groups.get(group.name)
-        if old is None:
+        if old is None or group.name not in changed | kept:
             continue
         source = emitted.get(group.name, {}) if group.name in changed else old.files
         reused[group.name] = {

@@ -120,16 +120,12 @@ def object_entries(
     for group in sorted(groups, key=lambda group: group.name):
         policy = manifests.placed_by(group)
         for object_plan in sorted(group.objects, key=lambda object_plan: object_plan.manifest.key):
-            if keep is not None:
-                kept = tuple(copy for copy in object_plan.copies if keep(copy.cluster))
-                if not kept:
-                    continue
-                if len(kept) != len(object_plan.copies):
-                    object_plan = ObjectPlan(object_plan.manifest, kept)
+            if keep is not None and not any(keep(copy.cluster) for copy in object_plan.copies):
+                continue
             target = _Target.of(object_plan.manifest, False, problems)
             if target is None:
                 continue
-            for cluster, content in _render_copies(object_plan, group, policy, settings, problems):
+            for cluster, content in _render_copies(object_plan, group, policy, settings, problems, keep):
                 entries.setdefault(cluster, []).append(Entry(target, content, group.name))
     return entries
 
@@ -190,11 +186,20 @@ def cluster_files(cluster: str, entries: Sequence[Entry], problems: Problems) ->
 
 
 def _render_copies(
-    object_plan: ObjectPlan, group: GroupPlan, policy: str, settings: PlanSettings, problems: Problems
+    object_plan: ObjectPlan,
+    group: GroupPlan,
+    policy: str,
+    settings: PlanSettings,
+    problems: Problems,
+    keep: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[str, bytes]]:
-    """(cluster, bytes) of every copy of one object, emitting each distinct variant once."""
+    """(cluster, bytes) of every copy of one object (on the clusters ``keep`` accepts), emitting each distinct
+    variant once. A copy's bytes can depend on the other copies (a Job's completions are split over them)."""
     manifest = object_plan.manifest
-    copies = sorted(object_plan.copies, key=lambda copy: copy.cluster)
+    copies = sorted(
+        (copy for copy in object_plan.copies if keep is None or keep(copy.cluster)),
+        key=lambda copy: copy.cluster,
+    )
     try:
         base = manifests.prepare(manifest, manifests.SENTINEL_CLUSTER, group.name, policy, settings)
     except manifests.ObjectRenderError as error:

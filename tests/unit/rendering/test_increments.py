@@ -1,0 +1,181 @@
+"""Rendering only what changed (``rendering.increments``) gives the bytes a full render gives.
+
+Behaviours covered:
+- property: for any two plans, the render of the second as a delta of the first names exactly the files
+  (and blob ids) of a full render of the second, holds the bytes of every file that differs from the first,
+  and leaves the same index a render from nothing would;
+- placement.yaml emitted entry by entry equals the whole document emitted at once;
+- property: the same after edits of replicas and overrides only, without rendering any cluster whole;
+- a change to one object's source re-emits only that group's files, and nothing else (plus placement files);
+- an object whose source file has no digest is re-emitted every time; an index made with another salt, or
+  another index format, is not used;
+- an override that fails in a changed group is the same InputError a full render raises;
+- the index survives its wire form.
+"""
+
+from __future__ import annotations
+
+import marshal
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nova_gitops import errors
+from nova_gitops.rendering import emitting, increments, renders, reports
+from nova_gitops.rendering.increments import RenderIndex
+from nova_gitops.scheduling.plans import ClusterCopy, ObjectPlan, Plan
+from tests.unit.rendering.test_renders import (
+    SOURCE,
+    deployment,
+    make_group,
+    manifest,
+    override,
+    plans,
+    usages,
+)
+
+DIGESTS = {"src/objects.yaml": "d1"}  # the generator's bodies follow from identity and line
+SALT = "code-1"
+
+
+def blobs_of(plan: Plan) -> dict[str, str]:
+    return {path: increments.blob_id(data) for path, data in renders.render(plan, SOURCE).files.items()}
+
+
+def delta(
+    plan: Plan, previous: RenderIndex | None, digests: dict[str, str] = DIGESTS
+) -> increments.RenderDelta:
+    return increments.render_delta(plan, SOURCE, previous, digests=digests, salt=SALT)
+
+
+@settings(max_examples=80, deadline=None)
+@given(before=plans(), after=plans())
+def test_a_delta_render_equals_a_full_render(before: Plan, after: Plan) -> None:
+    first = delta(before, None)
+    assert dict(first.blobs) == blobs_of(before)
+    second = delta(after, first.index)
+    full = renders.render(after, SOURCE).files
+    assert dict(second.blobs) == {path: increments.blob_id(data) for path, data in full.items()}
+    for path, blob in second.blobs.items():
+        if first.blobs.get(path) != blob:
+            assert second.files[path] == full[path]
+    assert second.index == delta(after, None).index
+
+
+@st.composite
+def edited(draw: st.DrawFn) -> tuple[Plan, Plan]:
+    """A plan and the same plan with some copies' replicas and overrides changed (same layout)."""
+    before = draw(plans())
+    groups = []
+    for group in before.groups:
+        objects = []
+        for object_plan in group.objects:
+            copies = tuple(
+                replace(copy, replicas=draw(st.one_of(st.just(copy.replicas), st.integers(0, 5))))
+                if draw(st.booleans())
+                else replace(copy, overrides=copy.overrides[:1])
+                for copy in object_plan.copies
+            )
+            objects.append(ObjectPlan(object_plan.manifest, copies))
+        groups.append(replace(group, objects=tuple(objects)))
+    return before, replace(before, groups=tuple(groups))
+
+
+@settings(max_examples=60, deadline=None)
+@given(plans_=edited())
+def test_a_delta_of_replica_and_override_edits_equals_a_full_render(plans_: tuple[Plan, Plan]) -> None:
+    before, after = plans_
+    first = delta(before, None)
+    second = delta(after, first.index)
+    assert second.rendered_clusters == 0
+    full = renders.render(after, SOURCE).files
+    assert dict(second.blobs) == {path: increments.blob_id(data) for path, data in full.items()}
+    for path, blob in second.blobs.items():
+        if first.blobs.get(path) != blob:
+            assert second.files[path] == full[path]
+
+
+def test_placement_yaml_emitted_entry_by_entry_equals_one_document() -> None:
+    plan = Plan(
+        (
+            make_group("p-1", ("c1",), ObjectPlan(manifest(deployment("web")), (ClusterCopy("c1", 2),))),
+            make_group(
+                "p-2", ("c1", "c2"), ObjectPlan(manifest(deployment("api"), 20), (ClusterCopy("c2", 1),))
+            ),
+        ),
+        (),
+        (),
+        usages("c1", "c2"),
+        ("a warning",),
+    )
+    whole = emitting.dump(reports.placement_document(plan, SOURCE)).encode()
+    assert delta(plan, None).files[renders.PLACEMENT_YAML] == whole
+    empty = Plan((), (), (), usages("c1"), ())
+    assert (
+        delta(empty, None).files[renders.PLACEMENT_YAML]
+        == emitting.dump(reports.placement_document(empty, SOURCE)).encode()
+    )
+
+
+def two_groups(web_replicas: int) -> Plan:
+    web = ObjectPlan(manifest(deployment("web"), 1), (ClusterCopy("c1", web_replicas), ClusterCopy("c2", 1)))
+    api = ObjectPlan(manifest(deployment("api"), 40), (ClusterCopy("c1", 3),))
+    return Plan(
+        (make_group("p-web", ("c1", "c2"), web), make_group("p-api", ("c1",), api)),
+        (),
+        (),
+        usages("c1", "c2"),
+        (),
+    )
+
+
+def test_a_changed_object_re_emits_only_its_own_files() -> None:
+    first = delta(two_groups(2), None)
+    second = delta(two_groups(5), first.index, {"src/objects.yaml": "d2"})
+    assert second.rendered_clusters == 0
+    changed = {path for path, blob in second.blobs.items() if first.blobs[path] != blob}
+    assert changed == {"clusters/c1/shop/deployment-web.yaml", renders.PLACEMENT_YAML, renders.PLACEMENT_MD}
+    assert set(second.files) == {
+        "clusters/c1/shop/deployment-web.yaml",
+        "clusters/c2/shop/deployment-web.yaml",
+        "clusters/c1/shop/deployment-api.yaml",  # same source file: its digest changed too
+        renders.PLACEMENT_YAML,
+        renders.PLACEMENT_MD,
+        renders.GITATTRIBUTES,
+    }
+    assert dict(second.blobs) == blobs_of(two_groups(5))
+
+
+def test_objects_without_a_digest_are_always_re_emitted() -> None:
+    first = delta(two_groups(2), None, {})
+    again = delta(two_groups(2), first.index, {})
+    assert "clusters/c1/shop/deployment-api.yaml" in again.files
+    assert dict(again.blobs) == dict(first.blobs)
+
+
+def test_an_index_made_with_another_salt_or_format_is_not_used() -> None:
+    first = delta(two_groups(2), None)
+    other = increments.render_delta(two_groups(2), SOURCE, first.index, digests=DIGESTS, salt="code-2")
+    assert other.rendered_clusters == 2
+    wire = first.index.to_wire()
+    assert RenderIndex.from_wire(wire) == first.index
+    assert RenderIndex.from_wire(b"garbage") is None
+    stale = marshal.dumps((increments.FORMAT + 1, *marshal.loads(wire)[1:]))
+    assert RenderIndex.from_wire(stale) is None
+
+
+def test_an_override_failing_in_a_changed_group_is_the_full_renders_error() -> None:
+    first = delta(two_groups(2), None)
+    broken = two_groups(2)
+    web = broken.groups[0].objects[0]
+    bad = ObjectPlan(
+        web.manifest, (ClusterCopy("c1", 2, (override("spec.replicas.deep", 1),)), web.copies[1])
+    )
+    broken = replace(broken, groups=(replace(broken.groups[0], objects=(bad,)), broken.groups[1]))
+    with pytest.raises(errors.InputError) as full:
+        renders.render(broken, SOURCE)
+    with pytest.raises(errors.InputError) as incremental:
+        delta(broken, first.index, {"src/objects.yaml": "d2"})
+    assert incremental.value.problems == full.value.problems
