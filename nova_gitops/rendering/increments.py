@@ -374,7 +374,7 @@ def _reused_files(
     reused: dict[str, dict[str, Files]] = {}
     for group in plan.groups:
         old = previous.groups.get(group.name)
-        if old is None or group.name not in changed | kept:
+        if old is None or (group.name not in kept and group.name not in changed):
             continue
         source = emitted.get(group.name, {}) if group.name in changed else old.files
         reused[group.name] = {
