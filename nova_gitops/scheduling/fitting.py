@@ -56,13 +56,13 @@ def rooms(nodes: Sequence[clusters.Node]) -> tuple[NodeRoom, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Pods:
-    """A group's demands prepared once for fitting on many clusters (``prepare``): the shapes that have pods,
-    their summed requests (in order of first appearance) and whether any shape has a nodeSelector or a
-    required node affinity (without either, only a node's taints can make it ineligible)."""
+    """A group's demands prepared once for fitting on many clusters (``prepare``)."""
 
-    demands: tuple[demand.PodDemand, ...]
-    total: Mapping[str, int]
-    constrained: bool
+    demands: tuple[demand.PodDemand, ...]  # the shapes that have pods
+    total: Mapping[str, int]  # their summed requests, resources in order of first appearance
+    smallest: Mapping[str, int]  # per resource every shape asks for, the least any asks: a node with less
+    # of one of them has room for no pod at all (first fit passes it by, whatever the pods' constraints)
+    constrained: bool  # some shape has a nodeSelector or required affinity (else only taints can refuse)
 
 
 def prepare(demands: Sequence[demand.PodDemand]) -> Pods:
@@ -71,8 +71,10 @@ def prepare(demands: Sequence[demand.PodDemand]) -> Pods:
     for item in pods:
         for resource, milli in item.shape.requests.items():
             total[resource] = total.get(resource, 0) + milli * item.count
+    common = set(total).intersection(*(item.shape.requests for item in pods))
+    smallest = {resource: min(item.shape.requests[resource] for item in pods) for resource in sorted(common)}
     constrained = any(item.shape.node_selector or item.shape.required_affinity for item in pods)
-    return Pods(pods, total, constrained)
+    return Pods(pods, total, smallest, constrained)
 
 
 def fit(rooms: Sequence[NodeRoom], demands: Sequence[demand.PodDemand]) -> Fit:
@@ -123,10 +125,12 @@ def _all_on_first_node(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: 
     First fit skips a node where no pod of any shape fits (or is allowed), so every pod lands on that first
     node whatever the size order: the same result as packing, without sorting or packing — the common case of
     small groups on roomy clusters. None when it does not hold (then the caller packs)."""
-    demands, total = pods.demands, pods.total
+    demands, total, smallest = pods.demands, pods.total, pods.smallest
     for index in by_name:
         room = rooms[index]
         free = room.free
+        if not within(smallest, free):
+            continue  # no pod fits: first fit passes this node by (a full node, on the hot path)
         # Every pod is allowed on an untainted node when no shape has a selector or affinity, and each pod
         # asks at most the total: when the total fits, all of them do, and nothing more need be checked.
         if room.taints or pods.constrained or not within(total, free):
