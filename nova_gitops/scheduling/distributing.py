@@ -103,6 +103,7 @@ def _domains(
 
 def _capacity_warnings(
     members: Sequence[Manifest],
+    member_pods: Sequence[tuple[demand.PodDemand, ...]],
     shares: Mapping[int, Mapping[str, int]],
     ledger: Ledger,
     clusters: Sequence[str],
@@ -113,6 +114,15 @@ def _capacity_warnings(
     whose shares are equal) ask for the same pods: they are computed once per distinct share, and passed to
     the ledger as the same tuple, which it prepares for fitting only once."""
     warnings = []
+
+    def pods_of(index: int, replicas: int | None) -> tuple[demand.PodDemand, ...]:
+        given = member_pods[index]
+        if replicas is None:
+            return given
+        if len(given) == 1:  # pod_demands(body, replicas), without reading the body again: only the count
+            return (demand.PodDemand(given[0].shape, replicas),) if replicas > 0 else ()
+        return demand.pod_demands(members[index].body, replicas)
+
     by_share: dict[tuple[int | None, ...], tuple[tuple[demand.PodDemand, ...], int, dict[str, int]]] = {}
     for cluster in clusters:
         share = tuple(_share(shares, index, cluster) for index in range(len(members))) if shares else ()
@@ -120,8 +130,8 @@ def _capacity_warnings(
         if found is None:
             pods = tuple(
                 pod
-                for index, manifest in enumerate(members)
-                for pod in demand.pod_demands(manifest.body, share[index] if share else None)
+                for index in range(len(members))
+                for pod in pods_of(index, share[index] if share else None)
             )
             found = by_share[share] = (pods, sum(pod.count for pod in pods), demand.total_requests(pods))
         pods, replicas, need = found
@@ -150,9 +160,12 @@ def spread_group(
     clusters: Sequence[Cluster],
     members: Sequence[Manifest],
     ledger: Ledger,
+    *,
+    member_pods: Sequence[tuple[demand.PodDemand, ...]] | None = None,
 ) -> Spread | None:
     """Spread ``members`` over ``clusters`` (the policy's ready candidates by name, or the clusters an
-    annotation names, in its order); ``chosen_by`` says which, for the reason. None: no cluster."""
+    annotation names, in its order); ``chosen_by`` says which, for the reason. None: no cluster.
+    ``member_pods``: each member's ``demand.pod_demands`` when the caller has them (read here otherwise)."""
     warnings: list[str] = []
     topology = {cluster.name: cluster.labels.get(spread.topology_key) for cluster in clusters}
     shares: dict[int, dict[str, int]] = {}
@@ -190,7 +203,9 @@ def spread_group(
         for copy in plan.copies
         if copy.completions and not copy.replicas
     ]
-    warnings += _capacity_warnings(members, shares, ledger, names)
+    if member_pods is None:
+        member_pods = [demand.pod_demands(manifest.body) for manifest in members]
+    warnings += _capacity_warnings(members, member_pods, shares, ledger, names)
     reason = f"Spread over {chosen_by}: {','.join(names)} ({detail});"
     return Spread(
         "duplicate" if spread.mode == "Duplicate" else "divide", names, objects, reason, tuple(warnings)

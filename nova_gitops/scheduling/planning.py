@@ -53,6 +53,7 @@ class _Work:
     intent: intents.Pin | intents.SpreadOnto | None
     demands: tuple[demand.PodDemand, ...]
     need: Mapping[str, int]
+    member_demands: tuple[tuple[demand.PodDemand, ...], ...]  # per member: ``demands`` is their concatenation
 
     @property
     def explicit(self) -> bool:
@@ -212,7 +213,7 @@ def _measure(
     intent: intents.Pin | intents.SpreadOnto | None,
     problems: list[Problem],
 ) -> _Work:
-    pods: list[demand.PodDemand] = []
+    per_member: list[tuple[demand.PodDemand, ...]] = []
     divides = isinstance(intent, intents.SpreadOnto) and intent.mode == "Divide"
     divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
     for member in group.members:
@@ -233,10 +234,11 @@ def _measure(
             )
             continue
         try:
-            pods += demand.pod_demands(member.body)
+            per_member.append(demand.pod_demands(member.body))
         except demand.DemandError as error:
             problems += [Problem(member.location, defect) for defect in error.problems]
-    return _Work(group, policy, intent, tuple(pods), demand.total_requests(pods))
+    pods = tuple(pod for member_pods in per_member for pod in member_pods)
+    return _Work(group, policy, intent, pods, demand.total_requests(pods), tuple(per_member))
 
 
 def _single(
@@ -266,7 +268,9 @@ def _spread(
     status: Status,
     extra_warnings: Sequence[str] = (),
 ) -> GroupPlan:
-    result = distributing.spread_group(chosen_by, spread, chosen, item.group.members, ledger)
+    result = distributing.spread_group(
+        chosen_by, spread, chosen, item.group.members, ledger, member_pods=item.member_demands
+    )
     policy = item.policy.name if item.policy else None
     mode: Mode = "duplicate" if spread.mode == "Duplicate" else "divide"
     if result is None:
