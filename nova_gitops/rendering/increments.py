@@ -200,7 +200,9 @@ def render_delta(
         )
         for name in groups
     }
-    chunks, placement = _placement_yaml(plan, source, previous.chunks if previous is not None else {})
+    chunks, placement = _placement_yaml(
+        plan, source, fingerprints, previous.chunks if previous is not None else {}
+    )
     fresh[PLACEMENT_YAML] = placement
     fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source).encode()
     fresh[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
@@ -214,55 +216,61 @@ def _fingerprint(value: Any) -> bytes:
     return hashlib.blake2b(marshal.dumps(value, 2), digest_size=16).digest()
 
 
-def _source_of(manifest: Manifest, digests: Mapping[str, str]) -> tuple[Any, ...] | None:
-    digest = digests.get(manifest.location.file)
-    if digest is None:
-        return None
-    key = manifest.key
-    return (
-        digest,
-        manifest.location.file,
-        manifest.location.line,
-        manifest.api_version,
-        key.kind,
-        key.namespace,
-        key.name,
-        manifest.namespaced,
-    )
-
-
-def _key(manifest: Manifest) -> tuple[str, str, str, str]:
-    key = manifest.key
-    return (key.group, key.kind, key.namespace, key.name)
-
-
 def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, bytes | None]:
-    """(layout, content) fingerprints of a group's files (the module doc says what each covers)."""
-    objects = sorted(group.objects, key=lambda object_plan: object_plan.manifest.key)
+    """(layout, content) fingerprints of a group's files (the module doc says what each covers). This runs
+    for every copy of every object (~100k at the reference size): keep it lean."""
+    identities = []
+    for object_plan in group.objects:
+        manifest = object_plan.manifest
+        group_name = manifest.api_version.rpartition("/")[0]
+        identities.append(((group_name, manifest.kind, manifest.namespace, manifest.name), object_plan))
+    identities.sort(key=lambda pair: pair[0])
     layout = _fingerprint(
         (
             group.name,
             manifests.placed_by(group),
             tuple(
-                (
-                    _key(object_plan.manifest),
-                    tuple(sorted(copy.cluster for copy in object_plan.copies)),
-                )
-                for object_plan in objects
+                (identity, tuple(sorted(copy.cluster for copy in object_plan.copies)))
+                for identity, object_plan in identities
             ),
         )
     )
     parts: list[object] = [layout]
-    for object_plan in objects:
-        where = _source_of(object_plan.manifest, digests)
-        if where is None:
+    for _, object_plan in identities:
+        manifest = object_plan.manifest
+        location = manifest.location
+        digest = digests.get(location.file)
+        if digest is None:
             return layout, None
         copies = tuple(
-            (copy.cluster, copy.replicas, copy.completions, overrides_key(copy.overrides))
+            (
+                copy.cluster,
+                copy.replicas,
+                copy.completions,
+                overrides_key(copy.overrides) if copy.overrides else (),
+            )
             for copy in object_plan.copies
         )
-        parts.append((where, copies))
+        parts.append(
+            (digest, location.file, location.line, manifest.api_version, manifest.namespaced, copies)
+        )
     return layout, _fingerprint(tuple(parts))
+
+
+def _source_of(manifest: Manifest, digests: Mapping[str, str]) -> tuple[Any, ...] | None:
+    digest = digests.get(manifest.location.file)
+    if digest is None:
+        return None
+    return (
+        digest,
+        manifest.location.file,
+        manifest.location.line,
+        manifest.api_version,
+        manifest.kind,
+        manifest.namespace,
+        manifest.name,
+        manifest.namespaced,
+    )
 
 
 def _followed_fingerprints(plan: Plan, digests: Mapping[str, str]) -> dict[str, bytes]:
@@ -384,20 +392,43 @@ def _reused_files(
 
 
 def _placement_yaml(
-    plan: Plan, source: reports.SourceInfo, cached: Mapping[bytes, str]
+    plan: Plan,
+    source: reports.SourceInfo,
+    fingerprints: Mapping[str, tuple[bytes, bytes | None]],
+    cached: Mapping[bytes, str],
 ) -> tuple[dict[bytes, str], bytes]:
-    """placement.yaml, emitting only the group entries ``cached`` does not hold; and the entries' texts."""
-    head, entries, tail = reports.placement_parts(plan, source)
+    """placement.yaml, emitting only the group entries ``cached`` does not hold; and the entries' texts.
+
+    An entry is keyed by its group's content fingerprint (objects, copies, name, policy) and the decision
+    fields the content does not cover, so an unchanged group's entry is neither built nor emitted."""
     chunks: dict[bytes, str] = {}
-    texts: list[str] = [emitting.dump(head)]
-    if entries:
-        texts.append("groups:\n")
-        for entry in entries:
+    texts: list[str] = [emitting.dump(reports.placement_head(source))]
+    groups = sorted(plan.groups, key=lambda group: group.name)
+    texts.append("groups:\n" if groups else "groups: []\n")
+    for group in groups:
+        content = fingerprints[group.name][1]
+        entry = None
+        if content is None:
+            entry = reports.group_entry(group)
             key = _fingerprint(entry)
-            text = chunks.get(key) or cached.get(key) or emitting.dump_items([entry])
-            chunks[key] = text
-            texts.append(text)
-    else:
-        texts.append("groups: []\n")
-    texts.append(emitting.dump(tail))
+        else:
+            key = _fingerprint(
+                (
+                    content,
+                    group.policy,
+                    group.group_by,
+                    group.mode,
+                    group.status,
+                    tuple(sorted(group.clusters)),
+                    group.reason,
+                    tuple(sorted(group.requests.items())),
+                    group.warnings,
+                )
+            )
+        text = chunks.get(key) or cached.get(key)
+        if text is None:
+            text = emitting.dump_items([entry if entry is not None else reports.group_entry(group)])
+        chunks[key] = text
+        texts.append(text)
+    texts.append(emitting.dump(reports.placement_tail(plan)))
     return chunks, "".join(texts).encode()

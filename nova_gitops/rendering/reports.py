@@ -55,13 +55,22 @@ def placement_parts(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
     """``placement.yaml`` in three parts: the keys before ``groups``, the group entries, the keys after.
     Group entries are most of the file and rarely change, so a renderer may emit them one by one."""
-    head = {
+    groups = [group_entry(group) for group in sorted(plan.groups, key=lambda group: group.name)]
+    return placement_head(source), groups, placement_tail(plan)
+
+
+def placement_head(source: SourceInfo) -> dict[str, Any]:
+    """The keys of ``placement.yaml`` before ``groups``."""
+    return {
         "apiVersion": labels.PLACEMENT_API_VERSION,
         "kind": "Placement",
         "source": {"repo": source.repo, "revision": source.revision},
     }
-    groups = [_group_entry(group) for group in sorted(plan.groups, key=lambda group: group.name)]
-    tail = {
+
+
+def placement_tail(plan: Plan) -> dict[str, Any]:
+    """The keys of ``placement.yaml`` after ``groups``."""
+    return {
         "unscheduled": [
             {
                 **_identity(item.api_version, item.key),
@@ -75,7 +84,6 @@ def placement_parts(
             _cluster_entry(usage) for usage in sorted(plan.clusters, key=lambda usage: usage.cluster)
         ],
     }
-    return head, groups, tail
 
 
 def parse_previous(text: str) -> PreviousPlacement:
@@ -192,7 +200,9 @@ def placement_markdown(plan: Plan, source: SourceInfo) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _group_entry(group: GroupPlan) -> dict[str, Any]:
+def group_entry(group: GroupPlan) -> dict[str, Any]:
+    """One group's entry in ``placement.yaml``: it depends only on the group plan (its name, policy, groupBy,
+    mode, status, clusters, reason, objects and their copies, requests and warnings)."""
     entry: dict[str, Any] = {
         "name": group.name,
         "policy": group.policy,
