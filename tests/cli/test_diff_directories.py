@@ -1,0 +1,82 @@
+"""``workflows.diffing.directory_changes``: the files that differ between two renders on disk.
+
+Behaviours covered:
+- the changes found on disk are exactly those of the same two trees in memory (``diffs.changed_files``):
+  added, changed and deleted files, whole directories on one side only, a file on one side where the
+  other has a directory of that name (property);
+- ``.git`` directories (at any depth) and symbolic links are left out, on either side;
+- files of exactly one read buffer, of several buffers and empty files are read whole;
+- a path that is not a directory is a user error naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nova_gitops import errors
+from nova_gitops.rendering import diffs
+from nova_gitops.workflows import diffing
+
+
+def write(root: Path, files: dict[str, bytes]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return root
+
+
+def consistent(files: dict[str, bytes]) -> bool:
+    """No path is both a file and the directory of another file."""
+    return not any(other.startswith(path + "/") for path in files for other in files)
+
+
+paths = st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3).map("/".join)
+trees = st.dictionaries(paths, st.binary(max_size=6), max_size=8).filter(consistent)
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees, trees)
+def test_changes_on_disk_are_those_in_memory(old: dict[str, bytes], new: dict[str, bytes]) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        found = diffing.directory_changes(write(Path(scratch, "old"), old), write(Path(scratch, "new"), new))
+    assert found == diffs.changed_files(old, new)
+
+
+def test_git_directories_and_symbolic_links_are_left_out(tmp_path: Path) -> None:
+    old = write(tmp_path / "old", {"clusters/c1/a.yaml": b"a\n", ".git/HEAD": b"ref: main\n"})
+    new = write(
+        tmp_path / "new",
+        {"clusters/c1/a.yaml": b"a\n", "clusters/c1/.git/config": b"x\n", "sub/.git/HEAD": b"y\n"},
+    )
+    (new / "clusters/c1/link.yaml").symlink_to(new / "clusters/c1/a.yaml")
+    (new / "linked").symlink_to(new / "clusters")
+    (old / "clusters/c2").symlink_to(old / "clusters/c1", target_is_directory=True)
+    assert diffing.directory_changes(old, new) == []
+
+
+@pytest.mark.parametrize(
+    "size", [0, 1, diffing.CHUNK - 1, diffing.CHUNK, diffing.CHUNK + 1, 3 * diffing.CHUNK]
+)
+def test_files_of_any_size_are_read_whole(tmp_path: Path, size: int) -> None:
+    data = os.urandom(size)
+    old = write(tmp_path / "old", {"placement.yaml": data + b"old"})
+    new = write(tmp_path / "new", {"placement.yaml": data + b"new", "big.bin": data})
+    assert diffing.directory_changes(old, new) == [
+        diffs.FileChange("big.bin", None, data),
+        diffs.FileChange("placement.yaml", data + b"old", data + b"new"),
+    ]
+
+
+def test_a_path_that_is_no_directory_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(errors.UserError, match=r"file is not a directory holding a render"):
+        diffing.directory_changes(tmp_path / "file", tmp_path)
+    with pytest.raises(errors.UserError, match=r"missing is not a directory holding a render"):
+        diffing.directory_changes(tmp_path, tmp_path / "missing")
