@@ -4,7 +4,11 @@ Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
 - ``render_s``: one in-memory render of the source (load, validate, plan, render), for comparison;
 - ``cold_publish_s``: publish into an empty bare repository (render + commit of every file + push);
 - ``incremental_publish_s``: after one workload changed and was committed to the source: fetch, load,
-  plan, render, hash, commit what changed, push to the local bare repository — end to end;
+  plan, render what changed (the render index the previous publish cached), commit, push to the local bare
+  repository — end to end, in this process, with the on-disk caches a new process would find and no
+  in-memory state carried over (a new renderer object);
+- ``incremental_publish_cli_s``: the same once more through ``nova-gitops publish`` in a new process
+  (interpreter start-up and imports included);
 - ``diff_s``: ``diff OLD_DIR NEW_DIR`` of two renders on disk that differ in that one workload.
 
 ``--synthetic`` skips the renderer and publishes an in-memory tree of the same shape (``--clusters`` ×
@@ -25,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -133,13 +138,19 @@ def main() -> None:
             figures["changed_file"] = changed
         git("commit", "--quiet", "-am", "one workload", cwd=source)
         spent: list[float] = []
+        timed_render: publishing.RenderFiles
+        if arguments.synthetic:
 
-        def timed_render(root: Path, info: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
-            start = time.perf_counter()
-            files = render(root, info, previous)
-            spent.append(time.perf_counter() - start)
-            return files
+            def timed_render(
+                root: Path, info: SourceInfo, previous: PreviousPlacement
+            ) -> Mapping[str, bytes]:
+                start = time.perf_counter()
+                files = render(root, info, previous)
+                spent.append(time.perf_counter() - start)
+                return files
 
+        else:
+            timed_render = TimedRenderer(PlanSettings(), cache_dir=cache, spent=spent)
         incremental_s, result = timed(
             lambda: publishing.publish(
                 str(source), url, render=timed_render, cache_dir=cache, options=options
@@ -152,6 +163,13 @@ def main() -> None:
         figures["incremental_subject"] = (
             result.message.splitlines()[0] if result.message else result.outcome.value
         )
+        if not arguments.synthetic:
+            change_one_workload(source)
+            git("commit", "--quiet", "-am", "one more workload", cwd=source)
+            command = [sys.executable, "-m", "nova_gitops.cli", "publish", str(source), "--repo", url]
+            command += ["--cache-dir", str(cache), "--max-delete-percent", "100"]
+            cli_s, _ = timed(lambda: subprocess.run(command, check=True, capture_output=True))
+            figures["incremental_publish_cli_s"] = round(cli_s, 2)
         previous = PreviousPlacement.empty()
         if not arguments.synthetic:
             previous = reports.parse_previous(first["placement.yaml"].decode())  # as publish would: sticky
@@ -162,6 +180,21 @@ def main() -> None:
         figures["diff_s"] = round(diff_s, 2)
         figures["diff_files"] = len(diff.objects)  # type: ignore[attr-defined]
     print(json.dumps(figures))
+
+
+class TimedRenderer(publishing.SourceRenderer):
+    """The real renderer, timing its incremental renders (load, plan and render what changed)."""
+
+    def __init__(self, settings: PlanSettings, *, cache_dir: Path, spent: list[float]) -> None:
+        super().__init__(settings, cache_dir=cache_dir)
+        self.spent = spent
+
+    def render_delta(self, *args: Any) -> publishing.IncrementalRender:
+        start = time.perf_counter()
+        try:
+            return super().render_delta(*args)
+        finally:
+            self.spent.append(time.perf_counter() - start)
 
 
 def change_one_workload(source: Path) -> str:
