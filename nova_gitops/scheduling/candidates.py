@@ -8,8 +8,8 @@ selector too, and its ``In`` expression's values, in order, make the tiers of fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from nova_gitops.api import selectors
 from nova_gitops.api.clusters import Cluster
@@ -18,19 +18,28 @@ from nova_gitops.api.policies import SchedulePolicy
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
+    """A policy's candidate clusters. ``clusters``, ``names`` and the tier of each name are worked out once,
+    when the candidates are made: a plan asks them of every group the policy places."""
+
     tiers: tuple[tuple[Cluster, ...], ...]  # highest priority first; clusters in a tier by name
     not_ready: tuple[str, ...]  # selected by the selectors but Ready=False
     description: str  # how the clusters were selected, for reasons: "empty cluster selector", ...
+    clusters: tuple[Cluster, ...] = field(init=False)  # every tier's clusters, tier by tier
+    names: tuple[str, ...] = field(init=False)  # the names of ``clusters``
+    _tier_by_name: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
-    @property
-    def clusters(self) -> tuple[Cluster, ...]:
-        return tuple(cluster for tier in self.tiers for cluster in tier)
+    def __post_init__(self) -> None:
+        clusters = tuple(cluster for tier in self.tiers for cluster in tier)
+        tier_by_name: dict[str, int] = {}
+        for index, tier in enumerate(self.tiers):
+            for cluster in tier:
+                tier_by_name.setdefault(cluster.name, index)
+        object.__setattr__(self, "clusters", clusters)
+        object.__setattr__(self, "names", tuple(cluster.name for cluster in clusters))
+        object.__setattr__(self, "_tier_by_name", tier_by_name)
 
     def tier_of(self, cluster_name: str) -> int | None:
-        for index, tier in enumerate(self.tiers):
-            if any(cluster.name == cluster_name for cluster in tier):
-                return index
-        return None
+        return self._tier_by_name.get(cluster_name)
 
 
 def tier_requirement(ordered: selectors.LabelSelector) -> selectors.Requirement | None:
