@@ -14,6 +14,7 @@ are shared with the other validators of this package.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -204,9 +205,27 @@ def _key_field(field: str, key: object) -> str:
     return _at(field, f"[{text}]" if "." in text else text)
 
 
+@functools.lru_cache(maxsize=4096)
+def _valid_key(key: str) -> bool:
+    return not qualified_name_errors(key)
+
+
+@functools.lru_cache(maxsize=65536)
+def _valid_value(value: str) -> bool:
+    return not label_value_errors(value)
+
+
 def _check_label_map(raw: Mapping[Any, Any], field: str, check: _Checker) -> dict[str, str]:
     labels: dict[str, str] = {}
     for raw_key, raw_value in raw.items():
+        if (
+            type(raw_key) is str
+            and type(raw_value) is str
+            and _valid_key(raw_key)
+            and _valid_value(raw_value)
+        ):
+            labels[raw_key] = raw_value  # the common case, checked once per distinct key and value
+            continue
         entry = _key_field(field, raw_key)
         key = check.key(entry, raw_key)
         value = check.value(entry, raw_value)
