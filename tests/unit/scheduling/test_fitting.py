@@ -14,7 +14,10 @@ Behaviours covered:
   allocatable, 1 when nothing is asked;
 - properties: never oversubscribes a node, consumes exactly the demand; deterministic and independent of the
   order of demands and nodes; adding pods no larger than every pod already there, or pods no node can hold,
-  never turns a failing set into a fitting one; more replicas of one shape never fit where fewer did not.
+  never turns a failing set into a fitting one; more replicas of one shape never fit where fewer did not;
+- the ledger's path: ``fit_in_name_order`` on rooms in name order with ``prepare``d demands decides as
+  ``fit`` does; ``prepare`` drops shapes without pods and knows the least every pod asks, so a node with
+  less is passed by whatever the pods' selectors.
 """
 
 from __future__ import annotations
@@ -389,4 +392,41 @@ def test_first_node_shortcut_gives_what_packing_gives(data: st.DataObject) -> No
     assert not isinstance(packed, tuple)
     assert [dict(room.free) for room in shortcut.after] == [
         {key: value for key, value in free.items()} for free in packed
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(rooms=rooms_strategy, demands=demands_strategy)
+def test_fit_in_name_order_gives_what_fit_gives(
+    rooms: list[fitting.NodeRoom], demands: list[demand.PodDemand]
+) -> None:
+    """The ledger's path (rooms already in name order, demands prepared once) decides as ``fit`` does."""
+    in_order = sorted(rooms, key=lambda room: room.name)
+    expected = fitting.fit(rooms, demands)
+    result = fitting.fit_in_name_order(in_order, fitting.prepare(demands))
+    assert (result.ok, result.shortfall) == (expected.ok, expected.shortfall)
+    assert [room.name for room in result.after] == [room.name for room in in_order]
+    assert {room.name: room.free for room in result.after} == {
+        room.name: room.free for room in expected.after
+    }
+
+
+def test_prepare_drops_empty_shapes_and_knows_the_least_every_pod_asks() -> None:
+    small, large = shape(cpu=100, memory=50), shape(cpu=300, gpu=1000, selector={"zone": "a"})
+    pods_ = fitting.prepare([pods(2, small), pods(0, shape(cpu=5)), pods(1, large)])
+    assert pods_.demands == (pods(2, small), pods(1, large))
+    assert dict(pods_.total) == {"cpu": 500, "memory": 100, "nvidia.com/gpu": 1000}
+    assert dict(pods_.smallest) == {"cpu": 100}  # memory and gpu: some pod asks none
+    assert pods_.constrained
+    assert not fitting.prepare([pods(1, small)]).constrained
+    assert fitting.prepare([]) == fitting.Pods((), {}, {}, False)
+
+
+def test_a_node_too_small_for_every_pod_is_passed_by_whatever_the_constraints() -> None:
+    rooms = [node("a", cpu=50, memory=10**6), node("b", cpu=1000, memory=10**6, labels={"zone": "a"})]
+    result = fitting.fit(rooms, [pods(2, shape(cpu=100, memory=1, selector={"zone": "a"}))])
+    assert result.ok
+    assert [dict(room.free) for room in result.after] == [
+        {"cpu": 50, "memory": 10**6},
+        {"cpu": 800, "memory": 10**6 - 2},
     ]
