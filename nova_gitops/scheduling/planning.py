@@ -12,7 +12,7 @@ where it is short; capacity is consumed in placement order, so single placements
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from nova_gitops.api import labels
 from nova_gitops.api.clusters import Cluster
@@ -140,7 +140,6 @@ def plan(
     groups: list[GroupPlan] = []
 
     def record(item: _Work, group_plan: GroupPlan) -> None:
-        group_plan = replace(group_plan, requests=dict(item.need))
         groups.append(group_plan)
         warnings.extend(f"{group_plan.name}: {warning}" for warning in group_plan.warnings)
         if group_plan.status == "unschedulable":
@@ -256,6 +255,7 @@ def _single(
         reason,
         tuple(ObjectPlan(member, copies) for member in item.group.members),
         tuple(warnings),
+        dict(item.need),
     )
 
 
@@ -285,6 +285,7 @@ def _spread(
             reason,
             tuple(ObjectPlan(member, ()) for member in item.group.members),
             tuple(extra_warnings),
+            dict(item.need),
         )
     return GroupPlan(
         item.group.name,
@@ -296,6 +297,7 @@ def _spread(
         result.reason,
         result.objects,
         (*extra_warnings, *result.warnings),
+        dict(item.need),
     )
 
 
@@ -384,10 +386,10 @@ def _follow_namespaces(
     for group in groups:  # sorted by name: the first group that pulls a namespace in names it
         for object_plan in group.objects:
             manifest = object_plan.manifest
-            for copy in object_plan.copies:
-                if manifest.kind == "Namespace" and manifest.group == "":
-                    rendered.add((copy.cluster, manifest.name))
-                elif manifest.namespaced:
+            if manifest.kind == "Namespace" and manifest.group == "":
+                rendered.update((copy.cluster, manifest.name) for copy in object_plan.copies)
+            elif manifest.namespaced:
+                for copy in object_plan.copies:
                     wanted.setdefault((copy.cluster, manifest.namespace), group)
     by_policy = {policy.name: policy for policy in policies}
     labels_of = {cluster.name: cluster.labels for cluster in clusters}
