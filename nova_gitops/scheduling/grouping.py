@@ -46,10 +46,15 @@ def form_groups(owner: str, label_key: str | None, manifests: Iterable[Manifest]
     """Group ``manifests`` of one owner; the result is sorted by group name."""
     members: dict[str, list[Manifest]] = {}
     keys: dict[str, tuple[str, str] | None] = {}
+    by_value: dict[str, str] = {}  # label value -> group name: one hash per group, not per member
     for manifest in manifests:
         value = manifest.labels.get(label_key) if label_key else None
-        group_by = (label_key, value) if label_key and isinstance(value, str) else None
-        name = group_name(owner, manifest, group_by)
+        if label_key and isinstance(value, str):
+            group_by: tuple[str, str] | None = (label_key, value)
+            name = by_value.get(value) or by_value.setdefault(value, group_name(owner, manifest, group_by))
+        else:
+            group_by = None
+            name = group_name(owner, manifest, None)
         members.setdefault(name, []).append(manifest)
         keys[name] = group_by
     return [
