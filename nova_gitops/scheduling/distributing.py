@@ -21,9 +21,15 @@ from nova_gitops.scheduling import demand, spreading
 from nova_gitops.scheduling.placing import Ledger
 from nova_gitops.scheduling.plans import ClusterCopy, Mode, ObjectPlan
 
+_CONTROLLER_KINDS = frozenset(kind for _, kind in kinds.POD_CONTROLLERS)
+"""Kinds some pod controller has: any other object (Services, ConfigMaps, most of a source) has no count,
+known without splitting its apiVersion."""
+
 
 def completion_count(manifest: Manifest) -> int | None:
     """A Job's (or CronJob's job template's) ``completions`` when set: Divide splits it like parallelism."""
+    if manifest.kind not in _CONTROLLER_KINDS:
+        return None
     controller = kinds.POD_CONTROLLERS.get((manifest.group, manifest.kind))
     if controller is None or controller.completions is None:
         return None
@@ -36,6 +42,8 @@ def completion_count(manifest: Manifest) -> int | None:
 def replica_count(manifest: Manifest) -> int | None:
     """The replicas Divide splits: spec.replicas of a replicated controller, a Job's parallelism (a
     CronJob's job template's); None for objects without a count (ConfigMaps, DaemonSets, bare Pods)."""
+    if manifest.kind not in _CONTROLLER_KINDS:
+        return None
     controller = kinds.POD_CONTROLLERS.get((manifest.group, manifest.kind))
     if controller is None or controller.replicas is None:
         return None
