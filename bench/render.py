@@ -1,7 +1,8 @@
 """Benchmark: a cold render of the reference fleet, source directory → files on disk.
 
 Prints a JSON object as its last line with ``clusters``, ``source_objects``, ``rendered_objects``,
-``load_s`` (read + validate), ``plan_s`` (match + place + split, no I/O), ``render_s`` (the whole cold
+``load_s`` (read + validate), ``plan_s`` (match + place + split, no I/O), ``sticky_plan_s`` (the same
+plan again with the first one's placement as previous, as a publish re-plans), ``render_s`` (the whole cold
 render: source dir → files), ``emit_floor_s`` (PyYAML's C dumper alone on every rendered object, in memory,
 same run, measured before the render) and ``peak_rss_mb`` (of the whole run, which includes holding
 every rendered object as a dict for the floor; the render itself needs less).
@@ -25,7 +26,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.fleet import generate_fleet
-from nova_gitops.rendering import manifests
+from nova_gitops.rendering import manifests, reports
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.workflows import rendering
 
@@ -71,6 +72,10 @@ def main() -> None:
         plan_started = time.perf_counter()
         plan = rendering.plan_source(source_set, previous=PreviousPlacement.empty(), settings=PlanSettings())
         plan_s = time.perf_counter() - plan_started
+        previous = reports.previous_of(plan)
+        sticky_started = time.perf_counter()
+        rendering.plan_source(source_set, previous=previous, settings=PlanSettings())
+        sticky_plan_s = time.perf_counter() - sticky_started
 
         # The floor first: it is CPU work, and it also lets the disk settle from any mass deletion of an
         # earlier run (creating files right after one is ~10x slower for tens of seconds, DESIGN §11).
@@ -100,6 +105,7 @@ def main() -> None:
             "files_written": result.stats.written,
             "load_s": round(load_s, 3),
             "plan_s": round(plan_s, 3),
+            "sticky_plan_s": round(sticky_plan_s, 3),
             "render_s": round(render_s, 3),
             "emit_floor_s": round(emit_floor_s, 3),
             "render_over_emit_floor": round(render_s / emit_floor_s, 3),
