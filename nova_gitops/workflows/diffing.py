@@ -4,7 +4,8 @@ Two directories: both trees are walked together, a directory at a time, and ever
 byte; only the files that differ are parsed (``rendering.diffs``). Two renders of a 100k-object fleet that
 differ in one workload are ~200k files to open and read, so the system calls are the cost and each file gets
 three (open relative to its directory, one read, close), none of which touches its access time; nothing is
-stat-ed. See ``TreeReader`` and ``TreeComparison`` for why each of those matters.
+stat-ed; and the directories are shared among forked processes, one per CPU. See ``TreeReader``,
+``TreeComparison`` and ``Child`` for why each of those matters.
 
 Two revisions: the base is rendered afresh and the head is rendered with the base's placement as its
 previous placement, which is what publishing the head on top of the base would do (stickiness); the diff
@@ -14,9 +15,13 @@ therefore shows the moves the change itself causes, not a reshuffle of everythin
 from __future__ import annotations
 
 import errno
+import functools
+import gc
 import os
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+import pickle
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
 from nova_gitops import errors
@@ -128,6 +133,21 @@ class TreeComparison:
                 if name not in in_old:
                     changes.append(diffs.FileChange(path + name, None, read(new, name)))
 
+    def walk(self, pending: list[Pending]) -> list[diffs.FileChange]:
+        """Compare these directories and everything under them; return all the changes found so far."""
+        pending = list(pending)
+        while pending:
+            pending += self.directory(*pending.pop())
+        return self.changes
+
+    def frontier(self, wanted: int) -> list[Pending]:
+        """Compare the trees level by level until at least ``wanted`` directories wait (or none do), and
+        return those, sorted: the rest of the work, ready to be shared out."""
+        pending: list[Pending] = [("", True, True)]
+        while pending and len(pending) < wanted:
+            pending = [child for parent in pending for child in self.directory(*parent)]
+        return sorted(pending)
+
     @staticmethod
     def opened(root: int, path: str, opened: ExitStack) -> int:
         directory = os.open(path or ".", DIRECTORY, dir_fd=root)
@@ -135,24 +155,122 @@ class TreeComparison:
         return directory
 
 
-def directory_changes(old: Path, new: Path) -> list[diffs.FileChange]:
+SPLIT_AT = 32
+"""Directories waiting, at the least, before the walk is shared between processes: a smaller tree is read
+sooner than a process is forked."""
+
+
+class Child:
+    """``work`` done in a forked child process, which sends its changes back through a pipe.
+
+    Reading files is system calls, which threads cannot share out: each ~4 µs call would hand the GIL over
+    and back. A forked child has its own interpreter, and only the few files that differ travel back. If the
+    child fails in any way (an unreadable file, a signal), ``result`` is None and the caller does the work
+    itself, so that any error surfaces in the caller as it would without a child.
+    """
+
+    __slots__ = ("output", "pid", "waited")
+
+    def __init__(self, work: Callable[[], list[diffs.FileChange]]) -> None:
+        self.output, write_end = os.pipe()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            os.close(self.output)
+            os.close(write_end)
+            raise
+        if self.pid == 0:  # the child: none of the parent's cleanup runs here, whatever happens
+            status = 1
+            try:
+                gc.freeze()  # a collection would otherwise touch, and so copy, the whole inherited heap
+                os.close(self.output)
+                fields = [(change.path, change.old, change.new) for change in work()]
+                with open(write_end, "wb") as stream:
+                    stream.write(pickle.dumps(fields, pickle.HIGHEST_PROTOCOL))
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        self.waited = False
+
+    def result(self) -> list[diffs.FileChange] | None:
+        """The child's changes once it has finished; None when it failed."""
+        try:
+            with open(self.output, "rb") as stream:
+                payload = stream.read()
+        finally:
+            self.waited = True
+            _, status = os.waitpid(self.pid, 0)
+        return [diffs.FileChange(*fields) for fields in pickle.loads(payload)] if status == 0 else None
+
+    def close(self) -> None:
+        """Leave the child's result unread: its next write fails, so it exits, and it is waited for."""
+        if not self.waited:
+            self.waited = True
+            os.close(self.output)
+            os.waitpid(self.pid, 0)
+
+
+def started(work: Callable[[], list[diffs.FileChange]]) -> Child | None:
+    """A child doing ``work``; None when no process can be had (a limit, a sandbox)."""
+    try:
+        return Child(work)
+    except OSError:
+        return None
+
+
+def gathered(child: Child | None, work: Callable[[], list[diffs.FileChange]]) -> list[diffs.FileChange]:
+    """The changes ``child`` found doing ``work``; found here when there is no child or it failed."""
+    result = child.result() if child is not None else None
+    return work() if result is None else result
+
+
+def default_processes() -> int:
+    """The CPUs this process may run on, up to four."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def may_fork() -> bool:
+    """Forking is safe while this is the process's only thread: a child of a multi-threaded process can
+    wait forever on a lock that another thread held at the fork."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def directory_changes(old: Path, new: Path, *, processes: int | None = None) -> list[diffs.FileChange]:
     """Every file whose bytes differ between two trees (``.git`` and symbolic links left out), by path.
 
     Both trees are walked together: a directory on one side only is compared with nothing, so its files
-    come out as added or deleted."""
+    come out as added or deleted. Once ``SPLIT_AT`` directories wait, they are shared among ``processes``
+    (default: the CPUs, up to four; 1 reads everything here).
+    """
     for side in (old, new):
         if not side.is_dir():
             raise errors.UserError(f"{side} is not a directory holding a render")
-    with ExitStack() as roots:
+    with ExitStack() as stack:
         old_root = os.open(old, os.O_RDONLY | os.O_DIRECTORY)
-        roots.callback(os.close, old_root)
+        stack.callback(os.close, old_root)
         new_root = os.open(new, os.O_RDONLY | os.O_DIRECTORY)
-        roots.callback(os.close, new_root)
+        stack.callback(os.close, new_root)
         comparison = TreeComparison(old_root, new_root)
-        pending: list[Pending] = [("", True, True)]
-        while pending:
-            pending += comparison.directory(*pending.pop())
-    return sorted(comparison.changes, key=lambda change: change.path)
+        pending = comparison.frontier(SPLIT_AT)
+        count = default_processes() if processes is None else processes
+        if count < 2 or len(pending) < SPLIT_AT or not may_fork():
+            comparison.walk(pending)
+            return sorted(comparison.changes, key=lambda change: change.path)
+
+        def share(index: int) -> list[diffs.FileChange]:
+            return TreeComparison(old_root, new_root).walk(pending[index::count])
+
+        works = [functools.partial(share, index) for index in range(1, count)]
+        children: list[Child | None] = []
+        for work in works:
+            child = started(work)
+            children.append(child if child is None else stack.enter_context(closing(child)))
+        changes = comparison.walk(pending[0::count])
+        for child, work in zip(children, works, strict=True):
+            changes += gathered(child, work)
+    return sorted(changes, key=lambda change: change.path)
 
 
 def diff_directories(old: Path, new: Path) -> diffs.RenderDiff:

@@ -6,13 +6,18 @@ Behaviours covered:
   other has a directory of that name (property);
 - ``.git`` directories (at any depth) and symbolic links are left out, on either side;
 - files of exactly one read buffer, of several buffers and empty files are read whole;
-- a path that is not a directory is a user error naming it.
+- a path that is not a directory is a user error naming it;
+- a tree of many directories shared among 1, 2 or 3 processes gives the same changes;
+- a child process's work comes back from that other process; a child that fails or is killed gives no
+  result, and then (as without a child) the work is done in the caller; a child left unread is waited for.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -80,3 +85,60 @@ def test_a_path_that_is_no_directory_is_a_user_error(tmp_path: Path) -> None:
         diffing.directory_changes(tmp_path / "file", tmp_path)
     with pytest.raises(errors.UserError, match=r"missing is not a directory holding a render"):
         diffing.directory_changes(tmp_path, tmp_path / "missing")
+
+
+def fleet(version: int) -> dict[str, bytes]:
+    """40 clusters × 3 namespaces; ``version`` changes, adds and deletes a few files."""
+    files = {
+        f"clusters/c{cluster:02}/ns{namespace}/deployment-w{cluster}.yaml": f"replicas: {cluster}\n".encode()
+        for cluster in range(40)
+        for namespace in range(3)
+    }
+    files["placement.yaml"] = f"groups: []\nsource: {version}\n".encode()
+    if version:
+        files["clusters/c07/ns1/deployment-w7.yaml"] = b"replicas: 70\n"
+        files["clusters/c40/ns0/new.yaml"] = b"new\n"
+        del files["clusters/c31/ns2/deployment-w31.yaml"]
+    return files
+
+
+@pytest.mark.parametrize("processes", [1, 2, 3])
+def test_shared_among_processes_the_changes_are_the_same(tmp_path: Path, processes: int) -> None:
+    old, new = fleet(0), fleet(1)
+    found = diffing.directory_changes(
+        write(tmp_path / "old", old), write(tmp_path / "new", new), processes=processes
+    )
+    assert found == diffs.changed_files(old, new)
+    assert len(found) == 4
+
+
+def test_a_child_works_in_another_process() -> None:
+    child = diffing.Child(lambda: [diffs.FileChange(str(os.getpid()), b"x", None)])
+    assert child.result() == [diffs.FileChange(str(child.pid), b"x", None)]
+    assert child.pid != os.getpid()
+
+
+def fail() -> list[diffs.FileChange]:
+    raise PermissionError("unreadable")
+
+
+def killed() -> list[diffs.FileChange]:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return []
+
+
+@pytest.mark.parametrize("work", [fail, killed])
+def test_a_failed_child_gives_no_result_and_the_caller_does_the_work(
+    work: Callable[[], list[diffs.FileChange]],
+) -> None:
+    assert diffing.Child(work).result() is None
+    here = [diffs.FileChange("here", None, b"")]
+    assert diffing.gathered(diffing.Child(work), lambda: here) == here
+    assert diffing.gathered(None, lambda: here) == here
+
+
+def test_a_child_left_unread_is_waited_for() -> None:
+    child = diffing.Child(lambda: [diffs.FileChange("big", os.urandom(1 << 20), None)])
+    child.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)
