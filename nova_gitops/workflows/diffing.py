@@ -19,6 +19,7 @@ import functools
 import gc
 import os
 import pickle
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing, contextmanager
@@ -260,9 +261,10 @@ def default_processes() -> int:
 
 
 def may_fork() -> bool:
-    """Forking is safe while this is the process's only thread: a child of a multi-threaded process can
-    wait forever on a lock that another thread held at the fork."""
-    return hasattr(os, "fork") and threading.active_count() == 1
+    """Forking is safe on Linux while this is the process's only thread: a child of a multi-threaded
+    process can wait forever on a lock another thread held at the fork, and macOS's system frameworks are
+    not fork-safe at all (which is why multiprocessing spawns there)."""
+    return sys.platform == "linux" and threading.active_count() == 1
 
 
 def directory_changes(old: Path, new: Path, *, processes: int | None = None) -> list[diffs.FileChange]:
