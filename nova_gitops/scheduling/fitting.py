@@ -18,6 +18,7 @@ need and the best node's free room, or the nodeSelector, affinity or taint that 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -337,10 +338,9 @@ def _shortfall(
 ) -> str:
     if not candidates:
         return _why_no_node(rooms, shape)
-    best = min(
-        (rooms[index] for index in candidates),
-        key=lambda room: (len(_short_resources(room, shape)), -_room_score(room, shape), room.name),
-    )
+    scale = math.lcm(*shape.requests.values())  # free / need for every resource, over one denominator
+    weights = {resource: scale // milli for resource, milli in shape.requests.items()}
+    best = min((rooms[index] for index in candidates), key=lambda room: _closeness(room, shape, weights))
     short = _short_resources(best, shape)
     if short:
         needs = " and ".join(_amount(resource, shape.requests[resource]) for resource in short)
@@ -358,15 +358,14 @@ def _short_resources(room: NodeRoom, shape: demand.PodShape) -> list[str]:
     return [resource for resource, milli in shape.requests.items() if room.free.get(resource, 0) < milli]
 
 
-def _room_score(room: NodeRoom, shape: demand.PodShape) -> Fraction:
-    """How close an empty node comes to holding one pod: the sum over short resources of free / need."""
-    return sum(
-        (
-            Fraction(max(0, room.free.get(resource, 0)), shape.requests[resource])
-            for resource in _short_resources(room, shape)
-        ),
-        Fraction(0),
-    )
+def _closeness(room: NodeRoom, shape: demand.PodShape, weights: Mapping[str, int]) -> tuple[int, int, str]:
+    """Sort key of the best node to name in a shortfall: the fewest short resources, then the closest to
+    holding one pod — the most of the sum over short resources of free / need — then the name. The sum is
+    kept in integers over the least common multiple of the pod's requests (``weights`` = lcm / need): the
+    same order as exact fractions, without their cost (tight fleets explain tens of thousands of fits)."""
+    short = _short_resources(room, shape)
+    score = sum(max(0, room.free.get(resource, 0)) * weights[resource] for resource in short)
+    return (len(short), -score, room.name)
 
 
 def _why_no_node(rooms: Sequence[NodeRoom], shape: demand.PodShape) -> str:

@@ -17,11 +17,13 @@ Behaviours covered:
   never turns a failing set into a fitting one; more replicas of one shape never fit where fewer did not;
 - the ledger's path: ``fit_in_name_order`` on rooms in name order with ``prepare``d demands decides as
   ``fit`` does; ``prepare`` drops shapes without pods and knows the least every pod asks, so a node with
-  less is passed by whatever the pods' selectors.
+  less is passed by whatever the pods' selectors; the node a shortfall names is the closest to holding a
+  pod, compared exactly.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from fractions import Fraction
 
@@ -430,3 +432,21 @@ def test_a_node_too_small_for_every_pod_is_passed_by_whatever_the_constraints() 
         {"cpu": 50, "memory": 10**6},
         {"cpu": 800, "memory": 10**6 - 2},
     ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(rooms=rooms_strategy.filter(bool), pod=shape_strategy.filter(lambda found: bool(found.requests)))
+def test_shortfall_names_the_node_closest_to_holding_a_pod(
+    rooms: list[fitting.NodeRoom], pod: demand.PodShape
+) -> None:
+    """Closest: fewest short resources, then the greatest sum over them of free / need, then the name."""
+
+    def exact(room: fitting.NodeRoom) -> tuple[int, Fraction, str]:
+        short = [name for name, milli in pod.requests.items() if room.free.get(name, 0) < milli]
+        parts = [Fraction(max(0, room.free.get(name, 0)), pod.requests[name]) for name in short]
+        closeness = sum(parts, Fraction(0))
+        return (len(short), -closeness, room.name)
+
+    scale = math.lcm(*pod.requests.values())
+    weights = {name: scale // milli for name, milli in pod.requests.items()}
+    assert min(rooms, key=lambda room: fitting._closeness(room, pod, weights)) == min(rooms, key=exact)
