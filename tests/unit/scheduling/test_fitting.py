@@ -18,7 +18,7 @@ Behaviours covered:
 - the ledger's path: ``fit_in_name_order`` on rooms in name order with ``prepare``d demands decides as
   ``fit`` does; ``prepare`` drops shapes without pods and knows the least every pod asks, so a node with
   less is passed by whatever the pods' selectors; the node a shortfall names is the closest to holding a
-  pod, compared exactly.
+  pod, compared exactly; the size orders rank shapes by exact shares of the free room.
 """
 
 from __future__ import annotations
@@ -450,3 +450,34 @@ def test_shortfall_names_the_node_closest_to_holding_a_pod(
     scale = math.lcm(*pod.requests.values())
     weights = {name: scale // milli for name, milli in pod.requests.items()}
     assert min(rooms, key=lambda room: fitting._closeness(room, pod, weights)) == min(rooms, key=exact)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rooms=rooms_strategy, demands=demands_strategy)
+def test_size_orders_rank_shares_exactly(
+    rooms: list[fitting.NodeRoom], demands: list[demand.PodDemand]
+) -> None:
+    """The dominant-share and sum-of-shares orders are those of exact fractions of the free room."""
+    shapes = fitting._merged(demands)
+    orders = list(fitting._size_orders(rooms, shapes))
+    if len(shapes) <= 1:
+        assert orders == [tuple(shapes)]
+        return
+    names = {resource for shape, _ in shapes.values() for resource in shape.requests}
+    resources = [name for name in ("cpu", "memory") if name in names] + sorted(names - {"cpu", "memory"})
+    totals = {name: sum(max(0, room.free.get(name, 0)) for room in rooms) or 1 for name in resources}
+
+    def exact(key: str) -> list[Fraction]:
+        return [Fraction(shapes[key][0].requests.get(name, 0), totals[name]) for name in resources]
+
+    def amounts(key: str) -> tuple[int, ...]:
+        return tuple(shapes[key][0].requests.get(name, 0) for name in resources)
+
+    def dominant(key: str) -> tuple[object, ...]:
+        return (max(exact(key), default=0), amounts(key), key)
+
+    def summed(key: str) -> tuple[object, ...]:
+        return (sum(exact(key), Fraction(0)), amounts(key), key)
+
+    expected = [tuple(sorted(shapes, key=size, reverse=True)) for size in (dominant, summed)]
+    assert orders[:2] == expected
