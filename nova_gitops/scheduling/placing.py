@@ -123,15 +123,17 @@ class Ledger:
                     lowest = left
         return 0 if lowest is None else lowest
 
-    def ranked(self, clusters: Sequence[Cluster], need: Mapping[str, int]) -> list[Cluster]:
+    def ranked(self, clusters: Sequence[Cluster], need: Mapping[str, int]) -> Iterator[Cluster]:
         """``clusters`` by ``score`` (the most left free first), then name. The scores are computed inline,
-        as ``score`` does: a first render ranks every candidate for every group (250,000 scores for 2,500
-        groups over 100 clusters)."""
+        as ``score`` does, when the first cluster is asked for; the rest are sorted only if it is passed
+        over. A first render ranks every candidate for every group (250,000 scores for 2,500 groups over
+        100 clusters), and the best one usually takes the group."""
         asked = [(resource, need.get(resource, 0)) for resource in need or DEFAULT_SCORED_RESOURCES]
+        allocatable_of, free_of = self.allocatable, self._free
         keyed: list[tuple[int, str, int]] = []
         for index, cluster in enumerate(clusters):
-            allocatable = self.allocatable[cluster.name]
-            free = self._free[cluster.name]
+            name = cluster.name
+            allocatable, free = allocatable_of[name], free_of[name]
             lowest: int | None = None
             for resource, amount in asked:
                 total = allocatable.get(resource, 0)
@@ -139,8 +141,13 @@ class Ledger:
                     left = (free.get(resource, 0) - amount) * SCORE_SCALE // total
                     if lowest is None or left < lowest:
                         lowest = left
-            keyed.append((-(0 if lowest is None else lowest), cluster.name, index))
-        return [clusters[index] for _, _, index in sorted(keyed)]
+            keyed.append((-(0 if lowest is None else lowest), name, index))
+        if not keyed:
+            return
+        best = min(keyed)
+        yield clusters[best[2]]
+        keyed.remove(best)
+        yield from (clusters[index] for _, _, index in sorted(keyed))
 
     def _add(self, cluster: str, need: Mapping[str, int]) -> None:
         free, placed = self._free[cluster], self.placed[cluster]

@@ -91,7 +91,7 @@ def test_ranked_is_by_score_then_name(sizes: list[tuple[int, int]], data: st.Dat
         ledger.consume_regardless(f"c{index}", pod_demands(used, 1), {"cpu": used})
     need = data.draw(st.sampled_from([{}, {"cpu": 100}, {"cpu": 300, "memory": 1000}, {"nvidia.com/gpu": 1}]))
     expected = sorted(clusters, key=lambda found: (-ledger.score(found.name, need), found.name))
-    assert ledger.ranked(clusters, need) == expected
+    assert list(ledger.ranked(clusters, need)) == expected
 
 
 def test_candidates_know_their_clusters_names_and_tiers() -> None:
