@@ -21,6 +21,7 @@ Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -75,6 +76,13 @@ def synthetic_tree(clusters: int, per_cluster: int, replicas: int) -> dict[str, 
     return files
 
 
+def settle() -> None:
+    """Before a timed step: write back what earlier steps left dirty (a cold publish leaves ~100 MB) and
+    collect their garbage, so the step is timed as it runs on its own."""
+    os.sync()
+    gc.collect()
+
+
 def timed(action: object) -> tuple[float, object]:
     start = time.perf_counter()
     result = action()  # type: ignore[operator]
@@ -123,12 +131,11 @@ def main() -> None:
         figures["render_s"] = round(render_s, 2)
         url = f"file://{remote}"
         options = publishing.PublishOptions(max_delete_percent=100)
+        settle()
         cold_s, _ = timed(
             lambda: publishing.publish(str(source), url, render=render, cache_dir=cache, options=options)
         )
         figures["cold_publish_s"] = round(cold_s, 2)
-        old_dir = work / "old"
-        write_tree(old_dir, first)
         # one workload changes in the source
         if arguments.synthetic:
             state["replicas"] = 7
@@ -151,6 +158,7 @@ def main() -> None:
 
         else:
             timed_render = TimedRenderer(PlanSettings(), cache_dir=cache, spent=spent)
+        settle()
         incremental_s, result = timed(
             lambda: publishing.publish(
                 str(source), url, render=timed_render, cache_dir=cache, options=options
@@ -168,14 +176,20 @@ def main() -> None:
             git("commit", "--quiet", "-am", "one more workload", cwd=source)
             command = [sys.executable, "-m", "nova_gitops.cli", "publish", str(source), "--repo", url]
             command += ["--cache-dir", str(cache), "--max-delete-percent", "100"]
+            settle()
             cli_s, _ = timed(lambda: subprocess.run(command, check=True, capture_output=True))
             figures["incremental_publish_cli_s"] = round(cli_s, 2)
+        old_dir = work / "old"  # written only now: flushing 99k new files slows whatever runs meanwhile
+        write_tree(old_dir, first)
+        first_placement = first.get("placement.yaml", b"")
+        del first
         previous = PreviousPlacement.empty()
         if not arguments.synthetic:
-            previous = reports.parse_previous(first["placement.yaml"].decode())  # as publish would: sticky
+            previous = reports.parse_previous(first_placement.decode())  # as publish would: sticky
         second = render(source, info, previous)
         new_dir = work / "new"
         write_tree(new_dir, second)
+        settle()
         diff_s, diff = timed(lambda: diffing.diff_directories(old_dir, new_dir))
         figures["diff_s"] = round(diff_s, 2)
         figures["diff_files"] = len(diff.objects)  # type: ignore[attr-defined]
