@@ -42,6 +42,10 @@ class Ledger:
             cluster.name: _totals(node.available for node in cluster.nodes) for cluster in clusters
         }
         self._free = {name: dict(totals) for name, totals in self.available.items()}
+        # ``ranked``'s scores by the need they were computed for, with the cluster's version (bumped when its
+        # free room changes): groups ask for few distinct needs, and a placement changes one cluster.
+        self._versions = dict.fromkeys(self._free, 0)
+        self._scores: dict[tuple[tuple[str, int], ...], dict[str, tuple[int, int]]] = {}
         self.placed: dict[str, dict[str, int]] = {cluster.name: {} for cluster in clusters}
 
     def free(self, cluster: str) -> Mapping[str, int]:
@@ -125,14 +129,20 @@ class Ledger:
 
     def ranked(self, clusters: Sequence[Cluster], need: Mapping[str, int]) -> Iterator[Cluster]:
         """``clusters`` by ``score`` (the most left free first), then name. The scores are computed inline,
-        as ``score`` does, when the first cluster is asked for; the rest are sorted only if it is passed
-        over. A first render ranks every candidate for every group (250,000 scores for 2,500 groups over
-        100 clusters), and the best one usually takes the group."""
-        asked = [(resource, need.get(resource, 0)) for resource in need or DEFAULT_SCORED_RESOURCES]
-        allocatable_of, free_of = self.allocatable, self._free
+        as ``score`` does, when the first cluster is asked for, and kept until the cluster's free room
+        changes; the rest are sorted only if the first is passed over. A first render ranks every candidate
+        for every group (250,000 scores for 2,500 groups over 100 clusters), and the best one usually takes
+        the group."""
+        asked = tuple((resource, need.get(resource, 0)) for resource in need or DEFAULT_SCORED_RESOURCES)
+        allocatable_of, free_of, versions = self.allocatable, self._free, self._versions
+        known = self._scores.setdefault(asked, {})
         keyed: list[tuple[int, str, int]] = []
         for index, cluster in enumerate(clusters):
             name = cluster.name
+            found = known.get(name)
+            if found is not None and found[0] == versions[name]:
+                keyed.append((found[1], name, index))
+                continue
             allocatable, free = allocatable_of[name], free_of[name]
             lowest: int | None = None
             for resource, amount in asked:
@@ -141,7 +151,9 @@ class Ledger:
                     left = (free.get(resource, 0) - amount) * SCORE_SCALE // total
                     if lowest is None or left < lowest:
                         lowest = left
-            keyed.append((-(0 if lowest is None else lowest), name, index))
+            key = -(0 if lowest is None else lowest)
+            known[name] = (versions[name], key)
+            keyed.append((key, name, index))
         if not keyed:
             return
         best = min(keyed)
@@ -151,6 +163,7 @@ class Ledger:
 
     def _add(self, cluster: str, need: Mapping[str, int]) -> None:
         free, placed = self._free[cluster], self.placed[cluster]
+        self._versions[cluster] += 1
         for resource, amount in need.items():
             free[resource] = free.get(resource, 0) - amount
             placed[resource] = placed.get(resource, 0) + amount

@@ -5,7 +5,8 @@ Behaviours covered:
   that lets fits skip sorting), whatever order the nodes were reported in;
 - the ledger fits the same tuple of demands on many clusters as if each fit were fresh, and a list of
   demands changed between fits is fitted as it is now;
-- ``ranked`` orders clusters by ``score`` (most left free first), then name;
+- ``ranked`` orders clusters by ``score`` (most left free first), then name, also after a placement
+  changed one cluster's room (its remembered scores are not reused);
 - a policy's candidates know their clusters, names and each cluster's tier.
 """
 
@@ -90,8 +91,14 @@ def test_ranked_is_by_score_then_name(sizes: list[tuple[int, int]], data: st.Dat
     for index, (_, used) in enumerate(sizes):
         ledger.consume_regardless(f"c{index}", pod_demands(used, 1), {"cpu": used})
     need = data.draw(st.sampled_from([{}, {"cpu": 100}, {"cpu": 300, "memory": 1000}, {"nvidia.com/gpu": 1}]))
-    expected = sorted(clusters, key=lambda found: (-ledger.score(found.name, need), found.name))
-    assert list(ledger.ranked(clusters, need)) == expected
+
+    def by_score() -> list[Cluster]:
+        return sorted(clusters, key=lambda found: (-ledger.score(found.name, need), found.name))
+
+    assert list(ledger.ranked(clusters, need)) == by_score()
+    changed = data.draw(st.sampled_from(clusters)).name  # a placement changes one cluster's room: re-ranked
+    ledger.consume_regardless(changed, pod_demands(data.draw(st.integers(1, 4000)), 1), {"cpu": 1})
+    assert list(ledger.ranked(clusters, need)) == by_score()
 
 
 def test_candidates_know_their_clusters_names_and_tiers() -> None:
