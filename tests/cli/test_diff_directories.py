@@ -7,7 +7,8 @@ Behaviours covered:
 - ``.git`` directories (at any depth) and symbolic links are left out, on either side;
 - files of exactly one read buffer, of several buffers and empty files are read whole;
 - a path that is not a directory is a user error naming it;
-- a tree of many directories shared among 1, 2 or 3 processes gives the same changes;
+- a tree of many directories shared among 1, 2 or 3 processes gives the same changes; by default there are
+  1 to 4 processes, never more than the CPUs this process may use;
 - a child process's work comes back from that other process; a child that fails or is killed gives no
   result, and then (as without a child) the work is done in the caller; a child left unread is waited for.
 """
@@ -110,6 +111,10 @@ def test_shared_among_processes_the_changes_are_the_same(tmp_path: Path, process
     )
     assert found == diffs.changed_files(old, new)
     assert len(found) == 4
+
+
+def test_default_processes_are_bounded_by_the_cpus() -> None:
+    assert 1 <= diffing.default_processes() <= min(4, len(os.sched_getaffinity(0)))
 
 
 def test_a_child_works_in_another_process() -> None:
