@@ -17,9 +17,15 @@ from nova_gitops.api import kinds, quantities
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, Override, SpreadConstraints
+from nova_gitops.api.problems import Problem
 from nova_gitops.scheduling import demand, spreading
 from nova_gitops.scheduling.placing import Ledger
 from nova_gitops.scheduling.plans import ClusterCopy, Mode, ObjectPlan
+
+MAX_REPLICAS = 2**31 - 1
+"""Replicas are an int32 in the Kubernetes API."""
+MAX_DIVIDED_REPLICAS = 1_000_000
+"""Divide hands out replicas one at a time (the quota method's definition): beyond this it takes seconds."""
 
 _CONTROLLER_KINDS = frozenset(kind for _, kind in kinds.POD_CONTROLLERS)
 """Kinds some pod controller has: any other object (Services, ConfigMaps, most of a source) has no count,
@@ -48,6 +54,31 @@ def replica_count(manifest: Manifest) -> int | None:
     if controller is None or controller.replicas is None:
         return None
     return kinds.replica_count(controller, manifest.body)
+
+
+def member_demands(
+    members: Sequence[Manifest], divides: bool, problems: list[Problem]
+) -> list[tuple[demand.PodDemand, ...]]:
+    """Each member's pods (``demand.pod_demands``), in order; a problem in ``problems`` instead for a count
+    Kubernetes refuses, one too large to divide when ``divides``, or a body whose pods cannot be read."""
+    found: list[tuple[demand.PodDemand, ...]] = []
+    for member in members:
+        count = replica_count(member)
+        if count is not None and count > MAX_REPLICAS:
+            problems.append(
+                Problem(member.location, f"{count} replicas is more than Kubernetes allows ({MAX_REPLICAS})")
+            )
+            continue
+        largest = max(count or 0, completion_count(member) or 0)
+        if divides and largest > MAX_DIVIDED_REPLICAS:
+            message = f"{largest} replicas is too many to divide (at most {MAX_DIVIDED_REPLICAS:,})"
+            problems.append(Problem(member.location, message))
+            continue
+        try:
+            found.append(demand.pod_demands(member.body))
+        except demand.DemandError as error:
+            problems += [Problem(member.location, defect) for defect in error.problems]
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,8 @@ need and the best node's free room, or the nodeSelector, affinity or taint that 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import NamedTuple
 
 from nova_gitops.api import clusters, quantities
@@ -57,12 +56,12 @@ def rooms(nodes: Sequence[clusters.Node]) -> tuple[NodeRoom, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Pods:
-    """A group's demands prepared once for fitting on many clusters (``prepare``)."""
+    """A group's demands prepared once (``prepare``) for fitting on many clusters. ``smallest``: a node with
+    less of one of these resources has room for no pod at all, whatever the pods' constraints."""
 
     demands: tuple[demand.PodDemand, ...]  # the shapes that have pods
     total: Mapping[str, int]  # their summed requests, resources in order of first appearance
-    smallest: Mapping[str, int]  # per resource every shape asks for, the least any asks: a node with less
-    # of one of them has room for no pod at all (first fit passes it by, whatever the pods' constraints)
+    smallest: Mapping[str, int]  # per resource every shape asks for, the least any asks
     constrained: bool  # some shape has a nodeSelector or required affinity (else only taints can refuse)
 
 
@@ -81,33 +80,27 @@ def prepare(demands: Sequence[demand.PodDemand]) -> Pods:
 def fit(rooms: Sequence[NodeRoom], demands: Sequence[demand.PodDemand]) -> Fit:
     """Pack every pod of ``demands`` onto ``rooms`` first-fit decreasing, trying the size orders of
     ``_size_orders`` in turn; deterministic and independent of the order of ``demands`` and ``rooms``."""
-    by_name = sorted(range(len(rooms)), key=lambda index: rooms[index].name)
-    return _fit(rooms, by_name, prepare(demands))
+    return _fit(rooms, sorted(range(len(rooms)), key=lambda index: rooms[index].name), prepare(demands))
 
 
 def fit_in_name_order(rooms: Sequence[NodeRoom], pods: Pods) -> Fit:
-    """``fit`` for ``rooms`` already in name order, as ``rooms()`` returns them and ``Fit.after`` keeps them:
-    the Ledger's hot path (a plan fits tens of thousands of times), which need not sort them again, with
-    the demands prepared once by ``prepare``. The caller keeps the order; unsorted rooms pack wrongly."""
+    """``fit`` for rooms already in name order (as ``rooms()`` gives and ``Fit.after`` keeps them; unsorted
+    rooms pack wrongly) and prepared demands: the Ledger's hot path, tens of thousands of fits a plan."""
     return _fit(rooms, range(len(rooms)), pods)
 
 
 def _fit(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: Pods) -> Fit:
-    """``fit``, with ``by_name`` the indexes of ``rooms`` in name order."""
-    on_first_node = _all_on_first_node(rooms, by_name, pods)
-    if on_first_node is not None:
+    if (on_first_node := _all_on_first_node(rooms, by_name, pods)) is not None:
         return on_first_node
     shapes = _merged(pods.demands)
-    candidates = {
-        key: [i for i in by_name if eligible(rooms[i], shape)] for key, (shape, _) in shapes.items()
-    }
+    allowed = {key: [i for i in by_name if eligible(rooms[i], shape)] for key, (shape, _) in shapes.items()}
     first_failure: _Failure | None = None
     tried: set[tuple[str, ...]] = set()
     for order in _size_orders(rooms, shapes):
         if order in tried:
             continue
         tried.add(order)
-        packed = _pack(rooms, [(key, *shapes[key]) for key in order], candidates)
+        packed = _pack(rooms, [(key, *shapes[key]) for key in order], allowed)
         if isinstance(packed, _Failure):
             first_failure = first_failure or packed
             continue
@@ -117,7 +110,7 @@ def _fit(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: Pods) -> Fit:
         return Fit(True, after, "")
     assert first_failure is not None  # the loop returns on success and there is at least one order
     shape, count, placed, key = first_failure
-    return Fit(False, tuple(rooms), _shortfall(rooms, candidates[key], shape, count, placed))
+    return Fit(False, tuple(rooms), _shortfall(rooms, allowed[key], shape, count, placed))
 
 
 def _all_on_first_node(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: Pods) -> Fit | None:
@@ -132,8 +125,7 @@ def _all_on_first_node(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: 
         free = room.free
         if not within(smallest, free):
             continue  # no pod fits: first fit passes this node by (a full node, on the hot path)
-        # Every pod is allowed on an untainted node when no shape has a selector or affinity, and each pod
-        # asks at most the total: when the total fits, all of them do, and nothing more need be checked.
+        # On an open node (untainted; no selector or affinity) each pod fits when the total does, asking less
         if room.taints or pods.constrained or not within(total, free):
             takes_one = [eligible(room, item.shape) and within(item.shape.requests, free) for item in demands]
             if demands and not any(takes_one):
@@ -165,19 +157,6 @@ def eligible(room: NodeRoom, shape: demand.PodShape) -> bool:
         and _matches_affinity(room, shape)
         and not _untolerated_taints(room, shape)
     )
-
-
-def free_fraction(
-    before_alloc: Mapping[str, int], after: Sequence[NodeRoom], resources: Iterable[str]
-) -> Fraction:
-    """The smallest, over ``resources``, of (free after, summed over nodes) / allocatable; 0 where nothing is
-    allocatable. With no resources the group asks nothing and every cluster scores 1 (all of it is free)."""
-    fractions = []
-    for resource in resources:
-        allocatable = before_alloc.get(resource, 0)
-        free = sum(room.free.get(resource, 0) for room in after)
-        fractions.append(Fraction(free, allocatable) if allocatable > 0 else Fraction(0))
-    return min(fractions, default=Fraction(1))
 
 
 class _Failure(NamedTuple):

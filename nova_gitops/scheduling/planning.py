@@ -11,7 +11,7 @@ where it is short; capacity is consumed in placement order, so single placements
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from nova_gitops.api import labels
@@ -38,10 +38,6 @@ from nova_gitops.scheduling.plans import (
 )
 
 NO_POLICY = "no SchedulePolicy matches"
-MAX_REPLICAS = 2**31 - 1
-"""Replicas are an int32 in the Kubernetes API."""
-MAX_DIVIDED_REPLICAS = 1_000_000
-"""Divide hands out replicas one at a time (the quota method's definition): beyond this it takes seconds."""
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces every cluster has: never synthesized to follow objects (an agent would come to own them)."""
 
@@ -148,19 +144,13 @@ def plan(
                 for member in item.group.members
             )
 
-    # A policy's candidates depend only on the policy and the clusters: found once per policy, not per group.
-    candidates_by_policy: dict[str, candidates.Candidates] = {}
-
-    def candidates_of(policy: SchedulePolicy) -> candidates.Candidates:
-        found = candidates_by_policy.get(policy.name)
-        if found is None:
-            found = candidates_by_policy[policy.name] = candidates.candidates(policy, clusters)
-        return found
+    # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
+    chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
 
     def place(item: _Work) -> GroupPlan:
         fails_back = failback if isinstance(failback, bool) else item.group.name in failback
         avoided = avoid.get(item.group.name, {})
-        return _place(item, clusters, candidates_of, ledger, previous, avoided, fails_back, status)
+        return _place(item, clusters, chosen, ledger, previous, avoided, fails_back, status)
 
     deferred: list[_Work] = []
     for item in sorted(work, key=stage):
@@ -212,30 +202,9 @@ def _measure(
     intent: intents.Pin | intents.SpreadOnto | None,
     problems: list[Problem],
 ) -> _Work:
-    per_member: list[tuple[demand.PodDemand, ...]] = []
     divides = isinstance(intent, intents.SpreadOnto) and intent.mode == "Divide"
     divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
-    for member in group.members:
-        count = distributing.replica_count(member)
-        if count is not None and count > MAX_REPLICAS:
-            problems.append(
-                Problem(member.location, f"{count} replicas is more than Kubernetes allows ({MAX_REPLICAS})")
-            )
-            continue
-        completions = distributing.completion_count(member)
-        largest = max(count or 0, completions or 0)
-        if divides and largest > MAX_DIVIDED_REPLICAS:
-            problems.append(
-                Problem(
-                    member.location,
-                    f"{largest} replicas is too many to divide (at most {MAX_DIVIDED_REPLICAS:,})",
-                )
-            )
-            continue
-        try:
-            per_member.append(demand.pod_demands(member.body))
-        except demand.DemandError as error:
-            problems += [Problem(member.location, defect) for defect in error.problems]
+    per_member = distributing.member_demands(group.members, divides, problems)
     pods = tuple(pod for member_pods in per_member for pod in member_pods)
     return _Work(group, policy, intent, pods, demand.total_requests(pods), tuple(per_member))
 
@@ -304,7 +273,7 @@ def _spread(
 def _place(
     item: _Work,
     clusters: Sequence[Cluster],
-    candidates_of: Callable[[SchedulePolicy], candidates.Candidates],
+    candidates_by_policy: Mapping[str, candidates.Candidates],
     ledger: Ledger,
     previous: PreviousPlacement,
     avoid: Mapping[str, str],
@@ -342,7 +311,7 @@ def _place(
             warnings,
         )
     assert item.policy is not None
-    chosen = candidates_of(item.policy)
+    chosen = candidates_by_policy[item.policy.name]
     if item.policy.spread is not None:
         return _spread(
             item,

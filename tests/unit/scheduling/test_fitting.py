@@ -10,8 +10,7 @@ Behaviours covered:
   PreferNoSchedule does not; Equal/Exists; empty key with Exists tolerates all; empty effect matches all);
 - shortfall wording: resource, largest pod's need and best node's room; pods of a shape vs room for them;
   nodeSelector, affinity and taint that no node satisfies; extended resources a node lacks; no nodes;
-- rooms() from Node.available in name order; free_fraction exact, minimum over resources, 0 without
-  allocatable, 1 when nothing is asked;
+- rooms() from Node.available in name order;
 - properties: never oversubscribes a node, consumes exactly the demand; deterministic and independent of the
   order of demands and nodes; adding pods no larger than every pod already there, or pods no node can hold,
   never turns a failing set into a fitting one; more replicas of one shape never fit where fewer did not;
@@ -236,21 +235,6 @@ def test_rooms_come_from_available_in_name_order() -> None:
         fitting.NodeRoom("n1", {"cpu": 3000}, {}, (GPU_TAINT,)),
         fitting.NodeRoom("n2", {"cpu": 1000}, {"a": "b"}, ()),
     )
-
-
-@pytest.mark.parametrize(
-    ("allocatable", "resources", "expected"),
-    [
-        ({"cpu": 8000, "memory": 8 * GIB}, ["cpu"], Fraction(1, 4)),
-        ({"cpu": 8000, "memory": 8 * GIB}, ["cpu", "memory"], Fraction(1, 4)),
-        ({"cpu": 8000, "memory": 8 * GIB}, ["memory"], Fraction(3, 4)),
-        ({"cpu": 8000}, ["memory"], Fraction(0)),
-        ({"cpu": 8000}, [], Fraction(1)),
-    ],
-)
-def test_free_fraction(allocatable: dict[str, int], resources: list[str], expected: Fraction) -> None:
-    after = [node("n1", cpu=1000, memory=2 * GIB), node("n2", cpu=1000, memory=4 * GIB)]
-    assert fitting.free_fraction(allocatable, after, resources) == expected
 
 
 # --- properties -------------------------------------------------------------------------------------------
