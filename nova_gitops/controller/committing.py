@@ -20,7 +20,7 @@ from nova_gitops import errors
 from nova_gitops.controller.ports import Publication, RenderOnto
 from nova_gitops.publishing import gitwriting, guard, messages
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
-from nova_gitops.rendering import diffs, reports
+from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.workflows import publishing
 from nova_gitops.workflows.publishing import Outcome, PublishOptions, PublishResult, with_repository_files
@@ -92,7 +92,7 @@ class GitPublisher:
         placement_blob = files.get(diffs.PLACEMENT_FILE)
         publishing.remember_placement(
             self.cache_dir,
-            None if placement_blob is None else gitwriting.blob_id(placement_blob),
+            None if placement_blob is None else increments.blob_id(placement_blob),
             reports.previous_of(rendered.plan),
         )
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from nova_gitops import errors
 from nova_gitops.publishing.gitcommands import GitCommands, GitFailed
+from nova_gitops.rendering.increments import blob_id
 
 FILE_MODE = "100644"
 STAGING_REF = "refs/nova/staging"
@@ -45,13 +46,6 @@ RETRYABLE_REJECTIONS = (
 # Refusals by policy, which no retry can get past: only these are explained as branch protection.
 POLICY_REFUSALS = ("hook declined", "protected")
 DEFAULT_IDENTITY = ("nova-gitops", "nova-gitops@localhost")
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives a blob holding ``data`` (``git hash-object``), computed without git."""
-    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
-    digest.update(data)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

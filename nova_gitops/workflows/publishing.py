@@ -286,7 +286,7 @@ def render_for_head(
     files = with_repository_files(render(checkout.root, source, previous), source)
     changes = gitwriting.tree_changes(listing, files)
     placement_blob = (
-        gitwriting.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
+        increments.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
     )
     return Rendered(listing, files.keys(), changes, getattr(files, "placement", None), placement_blob, None)
 
@@ -300,7 +300,7 @@ def _with_readme(
     blobs = dict(delta.blobs)
     files = dict(delta.files)
     if README_FILE not in blobs:
-        blobs[README_FILE] = gitwriting.blob_id(readme)
+        blobs[README_FILE] = increments.blob_id(readme)
         files[README_FILE] = readme
     written: dict[str, bytes] = {}
     for path, blob in blobs.items():

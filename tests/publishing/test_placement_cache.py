@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from nova_gitops.publishing import gitwriting, placementcache
-from nova_gitops.rendering import reports
+from nova_gitops.publishing import placementcache
+from nova_gitops.rendering import increments, reports
 from nova_gitops.scheduling.plans import PlanSettings
 from nova_gitops.workflows import publishing
 from tests.builders import cluster, deployment, policy
@@ -30,7 +30,7 @@ def test_published_placement_is_cached_and_reused(tmp_path: Path) -> None:
     first = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
     assert first.outcome is publishing.Outcome.PUBLISHED
     text = git("--git-dir", str(tmp_path / "rendered.git"), "show", "main:placement.yaml") + "\n"
-    blob = gitwriting.blob_id(text.encode())
+    blob = increments.blob_id(text.encode())
     assert placementcache.load(cache_dir, blob) == reports.parse_previous(text)
 
     again = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
