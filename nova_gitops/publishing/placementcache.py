@@ -10,11 +10,10 @@ entry just means parsing the file as before.
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
-import tempfile
 from pathlib import Path
 
+from nova_gitops.publishing import cachefiles
 from nova_gitops.scheduling.plans import PreviousPlacement
 
 KEPT_ENTRIES = 8
@@ -36,13 +35,6 @@ def load(cache_dir: Path, blob_id: str) -> PreviousPlacement | None:
 
 def store(cache_dir: Path, blob_id: str, placement: PreviousPlacement) -> None:
     """Keep ``placement`` under ``blob_id``, written atomically, old entries pruned; never fails a publish."""
-    directory = _directory(cache_dir)
-    with contextlib.suppress(OSError):
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(placement, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, directory / f"{blob_id}.pickle")
-        entries = sorted(directory.glob("*.pickle"), key=lambda path: path.stat().st_mtime, reverse=True)
-        for stale in entries[KEPT_ENTRIES:]:
-            stale.unlink(missing_ok=True)
+    with contextlib.suppress(pickle.PicklingError):
+        data = pickle.dumps(placement, protocol=pickle.HIGHEST_PROTOCOL)
+        cachefiles.store(_directory(cache_dir), f"{blob_id}.pickle", data, kept=KEPT_ENTRIES)

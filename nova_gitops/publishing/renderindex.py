@@ -9,11 +9,9 @@ full, as it did before there was an index. The index of a reference render is ~1
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
+from nova_gitops.publishing import cachefiles
 from nova_gitops.rendering.increments import RenderIndex
 
 KEPT_ENTRIES = 3
@@ -35,13 +33,4 @@ def load(cache_dir: Path, commit: str) -> RenderIndex | None:
 
 def store(cache_dir: Path, commit: str, index: RenderIndex) -> None:
     """Keep ``index`` under ``commit``, written atomically, old entries pruned; never fails a publish."""
-    directory = _directory(cache_dir)
-    with contextlib.suppress(OSError):
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            out.write(index.to_wire())
-        os.replace(temporary, directory / f"{commit}.bin")
-        entries = sorted(directory.glob("*.bin"), key=lambda path: path.stat().st_mtime, reverse=True)
-        for stale in entries[KEPT_ENTRIES:]:
-            stale.unlink(missing_ok=True)
+    cachefiles.store(_directory(cache_dir), f"{commit}.bin", index.to_wire(), kept=KEPT_ENTRIES)
