@@ -237,10 +237,8 @@ def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, 
     )
     parts: list[object] = [layout]
     for _, object_plan in identities:
-        manifest = object_plan.manifest
-        location = manifest.location
-        digest = digests.get(location.file)
-        if digest is None:
+        where = _source_of(object_plan.manifest, digests)
+        if where is None:
             return layout, None
         copies = tuple(
             (
@@ -251,13 +249,13 @@ def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, 
             )
             for copy in object_plan.copies
         )
-        parts.append(
-            (digest, location.file, location.line, manifest.api_version, manifest.namespaced, copies)
-        )
+        parts.append((where, copies))
     return layout, _fingerprint(tuple(parts))
 
 
 def _source_of(manifest: Manifest, digests: Mapping[str, str]) -> tuple[Any, ...] | None:
+    """What an object's bytes come from: its file's digest and line, and how the source set read it
+    (identity, scope); None when the file has no digest."""
     digest = digests.get(manifest.location.file)
     if digest is None:
         return None
