@@ -81,12 +81,17 @@ class _Attempt:
 
 def source_set(
     snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]
-) -> tuple[inputs.SourceSet, dict[str, ClusterReport]]:
+) -> tuple[inputs.SourceSet, dict[str, ClusterReport], tuple[Problem, ...]]:
     """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
     ``InputError`` lists every problem of the source. Also returns every report: the status branch's, plus
     the source's own Clusters that carry agents' fields (a control plane's Cluster CRs, whose status agents
-    write), so reschedule requests and workload health are read in both modes."""
+    write), so reschedule requests and workload health are read in both modes.
+
+    Such a Cluster is an agent's report as much as a status file is: one whose content makes the parser
+    raise is refused like a status file (left out of the inventory, its problem returned third) rather than
+    failing the reconcile of every other cluster."""
     problems: list[Problem] = []
+    refused: list[Problem] = []
     texts: dict[str, str] = dict(snapshot.texts)
     if snapshot.root is not None:
         files = directory.read_source(snapshot.root)
@@ -97,17 +102,23 @@ def source_set(
         documents = list(snapshot.documents or ())
     reported = set(reports)
     every_report = dict(reports)
+    unreadable: set[int] = set()
     for document in documents:
         if (
             _is_cluster(document)
             and _name(document) not in reported
             and statusreading.has_report_fields(document)
         ):
-            report, _problems = statusreading.report_from_document(document)
+            report, found = statusreading.report_from_document(document)
             if report is not None:
                 every_report[report.name] = report
+            elif statusreading.is_unreadable(found):
+                refused += found
+                unreadable.add(id(document))
     documents = [
-        document for document in documents if not (_is_cluster(document) and _name(document) in reported)
+        document
+        for document in documents
+        if not (_is_cluster(document) and _name(document) in reported) and id(document) not in unreadable
     ]
     for name in sorted(reports):
         documents.append(reports[name].document)
@@ -118,7 +129,7 @@ def source_set(
         except InputError as more:
             problems += more.problems
         raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
-    return inputs.build_source_set(documents, texts=texts), every_report
+    return inputs.build_source_set(documents, texts=texts), every_report, tuple(refused)
 
 
 def _is_cluster(document: Document) -> bool:
@@ -163,7 +174,7 @@ class Reconciler:
         started = self.clock.now()
         status = self.status.read()
         with self.source.read() as snapshot:
-            inputs_set, reports = source_set(snapshot, status.reports)
+            inputs_set, reports, refused = source_set(snapshot, status.reports)
             requests = [request for report in reports.values() for request in report.reschedule_requests]
             capacities = {name: report.capacity for name, report in reports.items()}
             update = rescheduling.update(
@@ -201,7 +212,7 @@ class Reconciler:
             reported_only=tuple(request for request in requests if request.group in spread),
             stuck=attempt.stuck,
             failed_back=attempt.failed_back,
-            status_problems=status.problems,
+            status_problems=(*status.problems, *refused),
             source_warnings=inputs_set.warnings,
             duration=self.clock.now() - started,
         )

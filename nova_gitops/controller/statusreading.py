@@ -6,6 +6,19 @@ safe loader (aliases bounded), and validated with the same Cluster parser the so
 is a problem the controller logs; it never stops the reconcile of the other clusters (the source's own
 Cluster of that name, if any, is used instead).
 
+Whatever a report holds, it is either used or refused naming its cluster (issue 9, item 4):
+- Before the YAML parser sees it, its nesting is bounded (``structure_problem``): libyaml composes nested
+  collections by C recursion, so ``[[[[…`` or ``- - - …`` a hundred thousand deep (200 KB, well under the
+  size limit) overflows the C stack and kills the process, and deep flow nesting makes the scanner
+  quadratic (100,000 ``[`` took 33 s). No exception handler can catch a segfault, so this check is the only
+  defence; an agent's report is 6 levels deep.
+- Each report's interpretation is guarded (``parse_report``, ``report_from_document``): an exception from
+  any parser on hostile values (an unhashable condition status, a 5,000-digit integer, mixed-type keys)
+  becomes a refusal of that report, logged with its traceback, never a failed reconcile.
+- What the controller later reads from a used report is plain data of known types: reschedule requests
+  are bounded strings, ``syncedRevision`` a string, ``workloads`` mappings (write-back reads their counts
+  defensively).
+
 The branch is read at one commit, fetched into a bare cache of its own (never the rendered repo's cache, whose
 lock the publisher holds).
 """
@@ -14,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +46,15 @@ MAX_REPORTS = 5000
 MAX_REQUESTS_PER_REPORT = 1000
 REPORT_PATH = re.compile(r"^status/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)\.yaml$")
 REQUEST_FIELDS = ("apiVersion", "kind", "namespace", "name", "group", "reason", "since")
+MAX_REQUEST_FIELD_CHARS = 1024  # names are at most 253 characters, a reason is cut to 500 anyway
+MAX_WORKLOADS_PER_REPORT = 20000
+MAX_FLOW_DEPTH = 64  # nested [ and { (a report has 2 at most: `nodeTaints: {}`, `workloads: []`)
+MAX_LINE_PREFIX = 256  # indentation plus leading `- `/`? `/`: ` indicators of one line (a report has ~12)
+UNREADABLE = "report refused: it could not be interpreted"
+log = logging.getLogger(__name__)
+
+_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
+_LINE_PREFIX = re.compile(r"^[ \t]*(?:[-?:][ \t]+)*", re.MULTILINE)
 
 
 def capacity_fingerprint(status: Mapping[str, Any]) -> str:
@@ -39,12 +62,56 @@ def capacity_fingerprint(status: Mapping[str, Any]) -> str:
     removed or resized change it; pods coming and going (``availableResources``) do not, so a cool-down is
     not cut short by ordinary churn."""
     capacity = status.get("capacityResources")
-    text = json.dumps(capacity if isinstance(capacity, Mapping) else {}, sort_keys=True, default=str)
+    try:
+        text = json.dumps(capacity if isinstance(capacity, Mapping) else {}, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # keys of mixed types cannot be sorted: the order as written
+        text = repr(capacity)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def structure_problem(text: str) -> str | None:
+    """Why ``text`` is nested too deeply to be given to the YAML parser, or None.
+
+    A linear scan that over-estimates depth (brackets inside quoted strings count too): it only has to be
+    generous to real reports and strict enough that the C parser's recursion stays shallow. Block nesting
+    needs a column of indentation or an indicator per level or two, so the longest line prefix bounds it.
+    """
+    depth = deepest = 0
+    for match in _FLOW_BRACKETS.finditer(text):
+        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_FLOW_DEPTH:
+                return f"nests [ and {{ more than {MAX_FLOW_DEPTH} deep; refused"
+    prefix = max((len(match.group()) for match in _LINE_PREFIX.finditer(text)), default=0)
+    if prefix > MAX_LINE_PREFIX:
+        return f"has a line indented or nested more than {MAX_LINE_PREFIX} columns deep; refused"
+    return None
+
+
 def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Problem]]:
-    """Validate one status file; (None, problems) when it cannot be used as its cluster's report."""
+    """Validate one status file; (None, problems) when it cannot be used as its cluster's report.
+
+    Never raises for any content: an unexpected exception is a refusal naming the cluster (and logged)."""
+    try:
+        return _parse_report(path, data)
+    except Exception as error:  # hostile content must not fail the reconcile of every other cluster
+        match = REPORT_PATH.match(path)
+        return None, [_unreadable(SourceLocation(path, 1), match.group(1) if match else path, error)]
+
+
+def _unreadable(where: SourceLocation, cluster: str, error: BaseException) -> Problem:
+    log.warning("status report of cluster %s could not be interpreted", cluster, exc_info=error)
+    detail = " ".join(str(error).split())[:200]
+    return Problem(where, f"cluster {cluster}: {UNREADABLE} ({type(error).__name__}: {detail})")
+
+
+def is_unreadable(problems: list[Problem]) -> bool:
+    """Whether a refusal came from an unexpected exception (the document would crash other parsers too)."""
+    return any(UNREADABLE in problem.message for problem in problems)
+
+
+def _parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Problem]]:
     where = SourceLocation(path, 1)
     match = REPORT_PATH.match(path)
     if match is None:
@@ -56,6 +123,9 @@ def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Pro
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         return None, [Problem(where, f"not UTF-8 text: {error.reason}")]
+    too_deep = structure_problem(text)
+    if too_deep is not None:
+        return None, [Problem(where, f"cluster {expected}: {too_deep}")]
     documents, problems = loading.load_documents(path, text)
     if problems:
         return None, problems
@@ -73,7 +143,17 @@ def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Pro
 
 def report_from_document(document: Document, text: str = "") -> tuple[ClusterReport | None, list[Problem]]:
     """A Cluster document (a status file, or a Cluster CR of a control plane whose status agents write)
-    as a report; (None, problems) when it is not a usable Cluster."""
+    as a report; (None, problems) when it is not a usable Cluster. Never raises (see ``parse_report``)."""
+    try:
+        return _report_from_document(document, text)
+    except Exception as error:
+        metadata = document.body.get("metadata") if isinstance(document.body, dict) else None
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        shown = name if isinstance(name, str) else document.location.file
+        return None, [_unreadable(document.location, shown[:253], error)]
+
+
+def _report_from_document(document: Document, text: str) -> tuple[ClusterReport | None, list[Problem]]:
     body: Mapping[str, Any] = document.body if isinstance(document.body, dict) else {}
     if body.get("kind") != "Cluster" or body.get("apiVersion") != nova_labels.CLUSTER_API_VERSION:
         return None, [Problem(document.location, f"is not a {nova_labels.CLUSTER_API_VERSION} Cluster")]
@@ -86,6 +166,11 @@ def report_from_document(document: Document, text: str = "") -> tuple[ClusterRep
     status: Mapping[str, Any] = raw_status if isinstance(raw_status, Mapping) else {}
     requests, request_problems = _requests(cluster.name, status.get("rescheduleRequests"), document.location)
     workloads = status.get("workloads")
+    if isinstance(workloads, list) and len(workloads) > MAX_WORKLOADS_PER_REPORT:
+        message = f"more than {MAX_WORKLOADS_PER_REPORT} entries; the rest ignored"
+        request_problems.append(Problem(document.location, message, "status.workloads"))
+        workloads = workloads[:MAX_WORKLOADS_PER_REPORT]
+    revision = status.get("syncedRevision")
     return (
         ClusterReport(
             cluster=cluster,
@@ -96,7 +181,7 @@ def report_from_document(document: Document, text: str = "") -> tuple[ClusterRep
             if isinstance(workloads, list)
             else (),
             reschedule_requests=requests,
-            synced_revision=str(status.get("syncedRevision") or ""),
+            synced_revision=revision[:256] if isinstance(revision, str) else "",
         ),
         request_problems,
     )
@@ -123,6 +208,10 @@ def _requests(
         values = {key: item.get(key) for key in REQUEST_FIELDS} if isinstance(item, Mapping) else {}
         if not values or not all(isinstance(value, str) for value in values.values()):
             message = f"needs string fields {', '.join(REQUEST_FIELDS)}; ignored"
+            problems.append(Problem(location, message, f"{field}[{index}]"))
+            continue
+        if any(len(str(value)) > MAX_REQUEST_FIELD_CHARS for value in values.values()):
+            message = f"has a field longer than {MAX_REQUEST_FIELD_CHARS} characters; ignored"
             problems.append(Problem(location, message, f"{field}[{index}]"))
             continue
         if not values["group"]:

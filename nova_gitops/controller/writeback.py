@@ -47,7 +47,8 @@ SCHEDULE_GROUPS = ResourceKind("policy.elotl.co", "v1alpha1", "schedulegroups", 
 EVENTS = ResourceKind("", "v1", "events", "Event", True)
 EVENT_NAMESPACE_OF_CLUSTER_SCOPED = "default"  # where kube puts events about cluster-scoped objects
 REPLICATED_KINDS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
-COUNT_MESSAGE = re.compile(r"^(\d+)/(\d+) (available|ready|updated)$")
+COUNT_MESSAGE = re.compile(r"^([0-9]{1,9})/([0-9]{1,9}) (available|ready|updated)$")
+MAX_REPLICAS = 2**31 - 1  # replica counts are int32 in Kubernetes
 log = logging.getLogger(__name__)
 
 
@@ -85,19 +86,29 @@ def added_to_group_message(group: GroupPlan) -> str:
     return f"added to ScheduleGroup {group.name} which contains objects with groupBy.labelKey {key}={value}"
 
 
+def count_of(value: object) -> int:
+    """A replica count read from agent-written (untrusted) data: an int in 0‥2³¹−1, anything else 0. A list,
+    a string, NaN or a 5,000-digit number in a report must not fail the write-back (or the reconcile)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return min(max(value, 0), MAX_REPLICAS)
+
+
 def _copy_counts(entry: Mapping[str, Any] | None, desired: int) -> dict[str, int]:
     """One cluster's replica counts for one object, from its health entry (exact counts when the agent
-    reports them, else inferred: healthy means all ``desired`` are up, "N/M ready" says N)."""
+    reports them, else inferred: healthy means all ``desired`` are up, "N/M ready" says N). The entry is
+    the agent's, so every value is checked for its type (``count_of``)."""
     counts = {"replicas": desired, "readyReplicas": 0, "availableReplicas": 0, "updatedReplicas": 0}
     if entry is None:
         return counts
     if any(field in entry for field in ("readyReplicas", "availableReplicas")):
         for field in counts:
-            counts[field] = int(entry.get(field) or 0) if field != "replicas" else desired
+            counts[field] = count_of(entry.get(field)) if field != "replicas" else desired
         return counts
-    if entry.get("healthy"):
+    if entry.get("healthy") is True:
         return {field: desired for field in counts}
-    match = COUNT_MESSAGE.match(str(entry.get("message", "")))
+    message = entry.get("message")
+    match = COUNT_MESSAGE.match(message) if isinstance(message, str) else None
     if match is not None:
         seen = int(match.group(1))
         if match.group(3) == "updated":
@@ -113,7 +124,8 @@ def summed_status(
 ) -> dict[str, Any]:
     """The fleet-wide status of a replicated workload: the sum of its copies on the clusters it is on."""
     manifest = object_plan.manifest
-    source_replicas = int((manifest.body.get("spec") or {}).get("replicas", 1) or 0)
+    spec = manifest.body.get("spec")
+    source_replicas = count_of(spec.get("replicas", 1)) if isinstance(spec, Mapping) else 1
     total = {"replicas": 0, "readyReplicas": 0, "availableReplicas": 0, "updatedReplicas": 0}
     for copy in object_plan.copies:
         desired = source_replicas if copy.replicas is None else copy.replicas
@@ -124,7 +136,8 @@ def summed_status(
                 (
                     e
                     for e in report.workloads
-                    if e.get("kind") == manifest.kind
+                    if isinstance(e, Mapping)
+                    and e.get("kind") == manifest.kind
                     and e.get("name") == manifest.name
                     and (e.get("namespace") or "") == manifest.namespace
                 ),
@@ -187,6 +200,10 @@ class WriteBack:
             self._write_reschedule_events(plan, reports)
         except errors.ClusterError as error:  # unreachable, or discovery refused: retried next reconcile
             self._fail(str(error))
+        except Exception as error:  # agents' data or the API's answers we did not foresee: the commit is
+            # made, so this must not fail the reconcile (it would exit 3 with --once); retried next time
+            log.exception("control-plane write-back failed")
+            self._fail(f"unexpected {type(error).__name__}: {error}")
         for failure in self.failures:
             log.warning("control-plane write-back: %s", failure)
 
