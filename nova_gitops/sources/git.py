@@ -5,9 +5,12 @@ the whole history. Each URL gets one bare repository under ``$XDG_CACHE_HOME/nov
 url>`` that is fetched (heads and tags, pruned) and never re-cloned. An fcntl lock file beside it makes
 concurrent runs on one machine take turns instead of corrupting it.
 
-A revision is read by exporting its tree into a fresh temporary directory (``read-tree`` + ``checkout-index``
-with a private index), so what the renderer reads is exactly one commit: never a work tree that someone
-is half-way through updating.
+A revision is read by exporting its tree into a fresh temporary directory, so what the renderer reads is
+exactly one commit: never a work tree that someone is half-way through updating. The export is written from
+git's objects (``ls-tree`` for the entries, one ``cat-file --batch`` process streaming every blob) rather
+than checked out, because a checkout makes the tree's symbolic links real, and ``steal.yaml -> /etc/passwd``
+pushed to a source would have the renderer read a file of the machine it runs on (a CI runner, the
+controller's pod). ``Repository.export`` says what a link becomes instead.
 
 git runs through GitPython with inherited ``GIT_*`` variables removed (``publishing.gitcommands`` explains
 the policy; this layer may not import publishing, so the few lines are repeated here).
@@ -15,22 +18,33 @@ the policy; this layer may not import publishing, so the few lines are repeated 
 
 from __future__ import annotations
 
+import enum
 import fcntl
 import hashlib
 import os
 import re
+import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from subprocess import PIPE
+from typing import IO, cast
 
 import git
 
 from nova_gitops import errors
 from nova_gitops.gitenvironment import stripped_variables
+from nova_gitops.sources import directory
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
+REGULAR_MODES = {"100644": False, "100755": True}  # tree entry mode → executable
+LINK_MODE, SUBMODULE_MODE = "120000", "160000"
+OUTSIDE_LINK = "/dev/null/outside-the-source"
+"""What an exported link that leaves the tree points to: outside any directory, and a path nothing can be
+read from even by a reader that follows links."""
+MAX_LINK_HOPS = 40  # as Linux's MAXSYMLINKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +95,8 @@ class Repository:
     """A git repository we read revisions from (a cache's bare clone or a user's own work tree)."""
 
     def __init__(self, git_dir: Path, *, timeout: float = 120.0) -> None:
-        self.git_dir = git_dir
+        # absolute: git runs in the repository's parent directory, where a relative path means another
+        self.git_dir = git_dir.absolute()
         self.timeout = timeout
         self._strip = stripped_variables(os.environ)
         self._git = git.Git(str(git_dir.parent))
@@ -89,12 +104,8 @@ class Repository:
     def run(
         self, *args: str, network: bool = False, check: bool = True, env: Mapping[str, str] | None = None
     ) -> str:
-        # Unset only inherited variables: one this call passes in ``env`` (the private index of ``export``)
-        # must reach git, or git falls back to the user's own .git/index and overwrites their staging area.
-        unset = [name for name in self._strip if not env or name not in env]
-        prefix: list[str] = ["env", *[part for name in unset for part in ("-u", name)]] if unset else []
         status, out, err = self._git.execute(
-            [*prefix, "git", f"--git-dir={self.git_dir}", *args],
+            self.command(args, env),
             with_extended_output=True,
             with_exceptions=False,
             kill_after_timeout=self.timeout if network else None,
@@ -114,11 +125,29 @@ class Repository:
         return None
 
     def export(self, revision: str, destination: Path) -> None:
-        """Write the files of ``revision`` into ``destination`` through a private index."""
-        with tempfile.TemporaryDirectory(prefix="nova-index-") as scratch:
-            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            self.run("read-tree", revision, env=env)
-            self.run(f"--work-tree={destination}", "checkout-index", "--all", "--force", env=env)
+        """Write the files of ``revision`` into the empty directory ``destination``, from git's objects.
+
+        Regular files get their blob's bytes (no filters, no line-ending conversion: what the commit holds).
+        A symbolic link is never written as the link the tree holds (``export_plan`` says what it becomes),
+        so no file outside ``destination`` can be reached through the export; the directory reader reports
+        each refused link as a problem that names its path, as it does for a directory source."""
+        entries = tree_entries(self.run_bytes("ls-tree", "-r", "-z", "--full-tree", revision))
+        links: dict[str, list[str]] = {}  # blob id → the links whose target text it is
+        for entry in entries:
+            if entry.mode == LINK_MODE:
+                links.setdefault(entry.oid, []).append(entry.path)
+        targets: dict[str, str] = {}
+        for oid, data in self.blobs(links) if links else ():
+            targets.update((path, os.fsdecode(data)) for path in links[oid])
+        plan = export_plan(entries, targets)
+        created: set[str] = set()
+        for oid, data in self.blobs(plan.files):
+            for path, executable in plan.files[oid]:
+                write_file(destination, path, data, executable=executable, created=created)
+        for path in plan.directories:
+            with_parents(destination, path, created)
+        for path, target in plan.links.items():
+            write_link(destination, path, target, created=created)
 
     def is_ancestor(self, older: str, newer: str) -> bool | None:
         """Whether ``older`` is an ancestor of ``newer``; None when either commit is unknown here."""
@@ -131,6 +160,207 @@ class Repository:
     def supersedes(self, ours: str, theirs: str) -> bool:
         """Whether ``theirs`` is a strictly newer revision than ``ours`` (a descendant of it)."""
         return theirs != ours and self.is_ancestor(ours, theirs) is True
+
+    def command(self, args: Iterable[str], env: Mapping[str, str] | None = None) -> list[str]:
+        """git with ``args`` on this repository, inherited ``GIT_*`` variables unset (but those in ``env``:
+        one a call passes, like a private index, must reach git)."""
+        unset = [name for name in self._strip if not env or name not in env]
+        prefix: list[str] = ["env", *[part for name in unset for part in ("-u", name)]] if unset else []
+        return [*prefix, "git", f"--git-dir={self.git_dir}", *args]
+
+    def run_bytes(self, *args: str) -> bytes:
+        """``run`` for output that is not text (file names in a ``-z`` listing may be any bytes)."""
+        status, out, err = self._git.execute(
+            self.command(args),
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+        )
+        if status != 0:
+            raise git.GitCommandError([*args], status, str(err))
+        return bytes(out)
+
+    def blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        """Each blob's id and bytes, in the order asked, streamed by one ``cat-file --batch`` process. The
+        ids are written to a file first: a pipe would need a thread to feed git while its answers are read
+        (GitPython's persistent ``cat-file`` is one request and answer at a time)."""
+        with tempfile.TemporaryFile() as asked:
+            asked.write("".join(f"{oid}\n" for oid in oids).encode())
+            asked.seek(0)
+            process = subprocess.Popen(
+                self.command(["cat-file", "--batch"]), stdin=asked, stdout=PIPE, stderr=PIPE
+            )
+        stdout, stderr = cast(IO[bytes], process.stdout), cast(IO[bytes], process.stderr)
+        try:
+            while header := stdout.readline():
+                oid, kind, size = [*header.decode().split(), "", ""][:3]
+                if kind != "blob":
+                    raise errors.RepoError(
+                        f"{self.git_dir}: object {oid} is {kind or 'missing'}, not a file's contents; "
+                        "the repository is incomplete (fetch it again)"
+                    )
+                data = stdout.read(int(size))
+                stdout.read(1)  # the newline after each blob
+                yield oid, data
+        except BaseException:
+            process.kill()
+            raise
+        finally:
+            status = process.wait()
+            message = stderr.read().decode(errors="replace")
+            stdout.close()
+            stderr.close()
+        if status != 0:
+            raise git.GitCommandError(["cat-file", "--batch"], status, message)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One line of ``ls-tree -r``: a file, a symbolic link or a submodule of a commit's tree."""
+
+    mode: str
+    oid: str
+    path: str
+
+
+def tree_entries(listing: bytes) -> list[TreeEntry]:
+    """The entries of ``ls-tree -r -z`` output, less any whose path could not be checked out (an empty,
+    ``.``, ``..`` or ``.git`` component: git refuses those too, and they would write outside the export)."""
+    entries = []
+    for record in listing.split(b"\0"):
+        meta, tab, raw_path = record.partition(b"\t")
+        if not tab:
+            continue
+        mode, _, oid = meta.decode().split(" ")
+        path = os.fsdecode(raw_path)
+        if all(part not in ("", ".", "..") and part.casefold() != ".git" for part in path.split("/")):
+            entries.append(TreeEntry(mode, oid, path))
+    return entries
+
+
+class Reach(enum.Enum):
+    """Where a symbolic link of the tree leads, resolved within the tree alone."""
+
+    FILE = "a regular file of the tree"
+    DIRECTORY = "a directory of the tree"
+    MISSING = "nothing"
+    LOOP = "round in a loop"
+    OUTSIDE = "outside the tree"
+
+
+def link_reach(
+    path: str, targets: Mapping[str, str], files: Collection[str], directories: Collection[str]
+) -> tuple[Reach, str]:
+    """Follow the link at ``path`` (``targets``: every link's target text) as the kernel would, with the
+    tree's top as ``/`` that ``..`` cannot climb past; the reach, and the file's path when it is a file."""
+    if targets[path].startswith("/"):
+        return Reach.OUTSIDE, ""
+    resolved = path.split("/")[:-1]
+    pending = targets[path].split("/")
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not resolved:
+                return Reach.OUTSIDE, ""
+            resolved.pop()
+            continue
+        candidate = "/".join([*resolved, part])
+        if candidate in targets:  # another link: its target replaces it, from the same directory
+            hops += 1
+            if hops > MAX_LINK_HOPS:
+                return Reach.LOOP, ""
+            if targets[candidate].startswith("/"):
+                return Reach.OUTSIDE, ""
+            pending[:0] = targets[candidate].split("/")
+            continue
+        if pending and candidate not in directories:  # "file/x" or "missing/x": the kernel stops here
+            return Reach.MISSING, ""
+        resolved.append(part)
+    final = "/".join(resolved)
+    if final in files:
+        return Reach.FILE, final
+    return (Reach.DIRECTORY, "") if final in directories or not final else (Reach.MISSING, "")
+
+
+@dataclass(frozen=True, slots=True)
+class ExportPlan:
+    """What ``Repository.export`` writes: blob id → (path, executable) of each file holding its bytes;
+    directories to create empty; links to create, path → the target they are given."""
+
+    files: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+    directories: list[str] = field(default_factory=list)
+    links: dict[str, str] = field(default_factory=dict)
+
+
+def export_plan(entries: list[TreeEntry], targets: Mapping[str, str]) -> ExportPlan:
+    """The export of a tree whose links' target texts are ``targets``. A link becomes:
+
+    - leading to a regular file within the tree: a copy of that file (read from git, like any file);
+    - to a directory within the tree: an empty directory, which is as much as a directory source's reader
+      takes from a link to a directory (it never walks into one);
+    - outside the tree: a link to ``OUTSIDE_LINK``; to nothing: a link to a name the tree does not hold; in
+      a loop: a link to itself. The reader refuses each with the reason a directory source's link gets,
+      so the path is reported, and the target the source gave never reaches the file system.
+
+    Submodules are empty directories, as a checkout leaves them."""
+    files = {entry.path: entry for entry in entries if entry.mode in REGULAR_MODES}
+    directories = {"/".join(e.path.split("/")[:i]) for e in entries for i in range(1, e.path.count("/") + 1)}
+    directories.update(entry.path for entry in entries if entry.mode == SUBMODULE_MODE)
+    taken = {*files, *directories, *targets}
+    plan = ExportPlan()
+    for entry in files.values():
+        plan.files.setdefault(entry.oid, []).append((entry.path, REGULAR_MODES[entry.mode]))
+    for entry in entries:
+        if entry.mode == SUBMODULE_MODE:
+            plan.directories.append(entry.path)
+        if entry.path not in targets:
+            continue
+        reach, found = link_reach(entry.path, targets, files, directories)
+        name = entry.path.rpartition("/")[2]
+        if reach is Reach.FILE:
+            plan.files.setdefault(files[found].oid, []).append((entry.path, REGULAR_MODES[files[found].mode]))
+        elif reach is Reach.DIRECTORY:
+            plan.directories.append(entry.path)
+        elif reach is Reach.OUTSIDE:
+            plan.links[entry.path] = OUTSIDE_LINK
+        elif reach is Reach.LOOP:
+            plan.links[entry.path] = name
+        else:
+            folder = entry.path[: -len(name)]
+            missing = next(
+                f"{name}.missing{n}"
+                for n in range(len(taken) + 1)
+                if folder + f"{name}.missing{n}" not in taken
+            )
+            plan.links[entry.path] = missing
+    return plan
+
+
+def with_parents(destination: Path, path: str, created: set[str]) -> Path:
+    """``destination / path`` as a directory, made with its parents unless ``created`` says they exist."""
+    if path and path not in created:
+        (destination / path).mkdir(parents=True, exist_ok=True)
+        parts = path.split("/")
+        created.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return destination / path
+
+
+def write_file(destination: Path, path: str, data: bytes, *, executable: bool, created: set[str]) -> None:
+    """A new file at ``destination / path`` (never through a link: ``O_EXCL`` | ``O_NOFOLLOW``)."""
+    folder = with_parents(destination, path.rpartition("/")[0], created)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    descriptor = os.open(folder / path.rpartition("/")[2], flags, 0o755 if executable else 0o644)
+    with open(descriptor, "wb") as out:
+        out.write(data)
+
+
+def write_link(destination: Path, path: str, target: str, *, created: set[str]) -> None:
+    folder = with_parents(destination, path.rpartition("/")[0], created)
+    os.symlink(target, folder / path.rpartition("/")[2])
 
 
 class SourceCache(Repository):
@@ -233,8 +463,13 @@ def git_dir_of(path: Path) -> Path:
     if dot_git.is_dir():
         return dot_git
     if dot_git.is_file():  # a linked work tree or submodule: "gitdir: <path>"
-        target = dot_git.read_text().partition("gitdir:")[2].strip()
-        return (path / target).resolve()
+        try:
+            text = directory.read_regular(dot_git, 4096).decode("utf-8", "replace")
+        except (OSError, directory.Refused):
+            text = ""
+        target = text.partition("gitdir:")[2].strip()
+        if target:
+            return (path / target).resolve()
     raise errors.RepoError(f"{path} is not the top of a git repository; run the command from its root")
 
 
@@ -249,7 +484,7 @@ def open_directory(path: Path) -> Checkout:
     origin = repository.run("config", "--get", "remote.origin.url", check=False).strip()
     # --no-optional-locks: asking whether the tree is clean must not rewrite the user's index (a refresh)
     status = repository.run(
-        "--no-optional-locks", f"--work-tree={path}", "status", "--porcelain", check=False
+        "--no-optional-locks", f"--work-tree={path.absolute()}", "status", "--porcelain", check=False
     )
     head = repository.resolve(None)
     repo = public_url(origin) if origin else path.resolve().name
