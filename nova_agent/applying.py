@@ -8,15 +8,18 @@ without hammering the server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
+from nova_agent import redacting
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject
 from nova_agent.health import find_condition
 from nova_agent.kubeports import KubeApiError, KubePort, Resource
 from nova_agent.ordering import apply_order
-from nova_agent.resources import ObjectRef, with_namespace
+from nova_agent.ownership import ADOPT_ANNOTATION, ADOPT_FORCE
+from nova_agent.resources import Body, ObjectRef, with_namespace
 from nova_agent.retrying import FailureKind, FailureTable, classify_api_failure, record_failure
 
 CRD_RESOURCE = Resource(
@@ -24,10 +27,19 @@ CRD_RESOURCE = Resource(
 )
 
 
+ADOPTION_CONFLICT_FIX: Final = (
+    "; the object existed before nova-agent applied it, and nova-agent does not take over fields other "
+    "managers own on objects it did not create: remove those fields from git or from the object, or "
+    f"annotate the manifest with {ADOPT_ANNOTATION}: {ADOPT_FORCE} to take them over"
+)
+
+
 @dataclass(slots=True)
 class ApplyOutcome:
     applied: list[DesiredObject] = field(default_factory=list)
     failed: dict[ObjectRef, str] = field(default_factory=dict)
+    responses: dict[ObjectRef, Body] = field(default_factory=dict)
+    """What the server answered for each applied object (its uid and managed fields)."""
 
 
 def resolve(kube: KubePort, item: DesiredObject) -> tuple[Resource | None, DesiredObject]:
@@ -64,10 +76,12 @@ def apply_objects(
     now: float,
     clock: Clock,
     force: bool,
+    unforced: Collection[ObjectRef] = (),
     dry_run: bool = False,
     crd_timeout: float = 60.0,
 ) -> ApplyOutcome:
-    """Apply ``objects`` in rank order; ``failures`` is updated in place (cleared on success)."""
+    """Apply ``objects`` in rank order; ``failures`` is updated in place (cleared on success). Objects in
+    ``unforced`` (being created or adopted) are applied without ``force``, whatever ``force`` says."""
     outcome = ApplyOutcome()
     by_ref: Mapping[ObjectRef, DesiredObject] = {item.ref: item for item in objects}
     ordered = [by_ref[ref] for ref in apply_order(by_ref)]
@@ -86,17 +100,21 @@ def apply_objects(
             )
             fail(item, FailureKind.TRANSIENT, message)
             return False
+        adopting = item.ref in unforced
         try:
-            kube.apply(resource, resolved.body, force=force, dry_run=dry_run)
+            response = kube.apply(resource, resolved.body, force=force and not adopting, dry_run=dry_run)
         except KubeApiError as error:
+            message = redacting.redact_server_message(error.message, resolved.body)
+            fix = ADOPTION_CONFLICT_FIX if adopting and error.status == 409 else ""
             fail(
                 item,
                 classify_api_failure(error.status, error.message),
-                f"{error.status} {error.reason}: {error.message}",
+                f"{error.status} {error.reason}: {message}{fix}",
             )
             return False
         failures.pop(item.ref.key, None)
         outcome.applied.append(resolved)
+        outcome.responses[resolved.ref] = response
         return True
 
     applied_crds = [item.ref.name for item in crds if send(item)]

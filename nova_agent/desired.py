@@ -11,6 +11,9 @@ is a refused render with a clear message rather than seconds of CPU and an out-o
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -30,6 +33,40 @@ class DesiredObject:
     body: Body
     digest: str
     path: str
+
+
+SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+
+
+def secret_problems(body: Body) -> list[str]:
+    """What makes a Secret's ``data``/``stringData`` unfit to send, naming keys, never values: the server
+    would refuse it and quote the value back in its error."""
+    if body.get("kind") != "Secret" or body.get("apiVersion") != "v1":
+        return []
+    problems: list[str] = []
+    for field in ("data", "stringData"):
+        values = body.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            problems.append(f"{field} is not a mapping of keys to values")
+            continue
+        for key, value in values.items():
+            if not isinstance(key, str) or not SECRET_KEY.fullmatch(key) or len(key) > 253:
+                problems.append(f"{field} has a key that is not a valid Secret key")
+            elif not isinstance(value, str):
+                problems.append(f"{field}[{key}] is not a string (Secret values are strings)")
+            elif field == "data" and not _is_base64(value):
+                problems.append(f"{field}[{key}] is not base64-encoded")
+    return problems
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def _labelled(body: Body, cluster: str) -> Body:

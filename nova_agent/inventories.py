@@ -5,6 +5,12 @@ object someone created by hand, or that another tool applies, is never deleted b
 holds the digest of the manifest last applied, which is how an unchanged object is recognised without
 sending it: a no-op sync makes no write call at all.
 
+Each entry also says whether the agent *created* the object (it did not exist when first applied; its
+``uid`` is recorded) or *adopted* it (it existed already: a user's Namespace that namespace-follow renders, an
+object created by hand before it was put in git). Only created objects are ever deleted, and only while the
+live object still has the recorded uid; adopted ones are released (forgotten, left as they are). Entries
+written before ownership was recorded read as ``unknown`` (see :mod:`nova_agent.ownership`).
+
 The ConfigMap data is two keys: ``revision`` (the rendered commit last synced) and ``objects``, one JSON line
 per object, sorted, so the ConfigMap diff of a change is readable with ``kubectl get -o yaml``.
 """
@@ -16,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from nova_agent.ownership import Ownership
 from nova_agent.resources import Body, ObjectKey, ObjectRef
 
 PENDING_DIGEST: Final = ""
@@ -27,6 +34,9 @@ Such an entry is always applied again, and still counts as ours for pruning."""
 class InventoryEntry:
     ref: ObjectRef
     digest: str
+    owner: Ownership = Ownership.UNKNOWN
+    uid: str = ""
+    """The live object's uid when the agent created it: a deletion is conditional on it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +69,22 @@ def inventory_name(cluster: str) -> str:
 def encode_inventory(inventory: Inventory) -> dict[str, str]:
     """ConfigMap ``data`` for an inventory: byte-identical for equal inventories."""
     lines = [
-        json.dumps({**entry.ref.as_dict(), "digest": entry.digest}, separators=(",", ":"), sort_keys=True)
-        for _, entry in sorted(inventory.entries.items())
+        json.dumps(_entry_dict(entry), separators=(",", ":"), sort_keys=True) for entry in _sorted(inventory)
     ]
     return {"revision": inventory.revision, "objects": "".join(line + "\n" for line in lines)}
+
+
+def _sorted(inventory: Inventory) -> list[InventoryEntry]:
+    return [entry for _, entry in sorted(inventory.entries.items())]
+
+
+def _entry_dict(entry: InventoryEntry) -> dict[str, str]:
+    item = {**entry.ref.as_dict(), "digest": entry.digest}
+    if entry.owner is not Ownership.UNKNOWN:
+        item["owner"] = entry.owner.value
+    if entry.uid:
+        item["uid"] = entry.uid
+    return item
 
 
 def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[str]]:
@@ -81,7 +103,12 @@ def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[st
         try:
             item = json.loads(line)
             ref = ObjectRef(item["apiVersion"], item["kind"], item.get("namespace", ""), item["name"])
-            entry = InventoryEntry(ref, str(item.get("digest", PENDING_DIGEST)))
+            entry = InventoryEntry(
+                ref,
+                str(item.get("digest", PENDING_DIGEST)),
+                Ownership.parse(item.get("owner")),
+                str(item.get("uid") or ""),
+            )
         except (ValueError, KeyError, TypeError) as error:
             problems.append(f"inventory line {number} is unreadable and was skipped: {error}")
             continue

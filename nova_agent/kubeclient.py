@@ -47,6 +47,10 @@ def _status_message(body: str | bytes | None) -> tuple[str, str]:
     return "", str(status)
 
 
+def _resource(group: str, version: str, item: dict[str, Any]) -> Resource:
+    return Resource(group, version, item["name"], item["kind"], bool(item.get("namespaced")))
+
+
 class ApiClientKube:
     """KubePort over an explicitly built ``ApiClient``."""
 
@@ -54,6 +58,7 @@ class ApiClientKube:
         self._api_client = api_client
         self._timeout = request_timeout
         self._groups: dict[str, list[Resource]] | None = None
+        self._listable: set[Resource] = set()
         self._may_refresh = False
         """Whether a discovery miss may rediscover (once per pass)."""
 
@@ -108,11 +113,13 @@ class ApiClientKube:
             except KubeApiError:
                 continue  # a group whose aggregated API is down must not break the agent
             api_version = f"{group_name}/{version}" if group_name else version
-            groups[api_version] = [
-                Resource(group_name, version, item["name"], item["kind"], bool(item.get("namespaced")))
-                for item in listing.get("resources", [])
-                if "/" not in item["name"]
-            ]
+            served = [(item, _resource(group_name, version, item)) for item in listing.get("resources", [])]
+            groups[api_version] = [resource for item, resource in served if "/" not in item["name"]]
+            self._listable.update(
+                resource
+                for item, resource in served
+                if "/" not in item["name"] and "list" in item.get("verbs", [])
+            )
         return groups
 
     def resource_for(self, api_version: str, kind: str) -> Resource | None:
@@ -136,6 +143,16 @@ class ApiClientKube:
     def forget_discovery(self) -> None:
         self._groups = None
 
+    def namespaced_resources(self) -> Sequence[Resource]:
+        if self._groups is None:
+            self._groups, self._may_refresh = self._discover(), False
+        first: dict[tuple[str, str], Resource] = {}
+        for resources in self._groups.values():  # discovery lists a group's preferred version first
+            for resource in resources:
+                if resource.namespaced and resource in self._listable:
+                    first.setdefault((resource.group, resource.plural), resource)
+        return list(first.values())
+
     def new_pass(self) -> None:
         self._may_refresh = True
 
@@ -150,9 +167,14 @@ class ApiClientKube:
         result: Body = self._call("PATCH", path, query, body, "application/apply-patch+yaml")
         return result
 
-    def delete(self, resource: Resource, namespace: str, name: str) -> None:
+    def delete(self, resource: Resource, namespace: str, name: str, *, uid: str = "") -> None:
+        options: Body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        if uid:
+            options["preconditions"] = {"uid": uid}
         try:
-            self._call("DELETE", resource.path(namespace, name), [("propagationPolicy", "Background")])
+            self._call(
+                "DELETE", resource.path(namespace, name), body=options, content_type="application/json"
+            )
         except KubeApiError as error:
             if error.status != 404:
                 raise

@@ -70,8 +70,9 @@ class KubePort(Protocol):
         """Server-side apply with field manager ``nova-agent``."""
         ...
 
-    def delete(self, resource: Resource, namespace: str, name: str) -> None:
-        """Delete with background propagation; a missing object is not an error."""
+    def delete(self, resource: Resource, namespace: str, name: str, *, uid: str = "") -> None:
+        """Delete with background propagation; a missing object is not an error. With ``uid``, only that
+        object (a precondition: the server answers 409 when the live object has another uid)."""
         ...
 
     def get(self, resource: Resource, namespace: str, name: str) -> Body | None: ...
@@ -80,6 +81,10 @@ class KubePort(Protocol):
         self, resource: Resource, namespace: str | None = None, label_selector: str = ""
     ) -> Sequence[Body]:
         """A collection's items (all namespaces when ``namespace`` is None), with apiVersion and kind set."""
+        ...
+
+    def namespaced_resources(self) -> Sequence[Resource]:
+        """Every namespaced resource the server lists (one version per group and resource), from discovery."""
         ...
 
     def server_version(self) -> str:

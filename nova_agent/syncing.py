@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nova_agent import inventories, pruning
+from nova_agent import deleting, inventories, ownership, pruning
 from nova_agent.applying import apply_objects, resolve
 from nova_agent.clocks import Clock
-from nova_agent.desired import DesiredObject, load_desired
+from nova_agent.desired import DesiredObject, load_desired, secret_problems
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
 from nova_agent.kubeports import KubeApiError, KubePort, Resource
-from nova_agent.resources import Body, ObjectKey, ObjectRef, labels_of, ref_of
+from nova_agent.ownership import Ownership
+from nova_agent.resources import Body, ObjectKey, ObjectRef, ref_of
 from nova_agent.retrying import FailureTable, may_retry
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
@@ -42,6 +43,11 @@ class SyncResult:
     failed: dict[ObjectRef, str] = field(default_factory=dict)
     pruned: list[ObjectRef] = field(default_factory=list)
     would_prune: list[ObjectRef] = field(default_factory=list)
+    adopted: list[ObjectRef] = field(default_factory=list)
+    """Objects that existed before the agent first applied them: released, never deleted, once git drops
+    them."""
+    released: list[ObjectRef] = field(default_factory=list)
+    """Objects git no longer wants that the agent did not create: forgotten and left as they are."""
     refusal: str = ""
     live: list[Body] = field(default_factory=list)
     """The live objects of this cluster's render (for health), as listed during the pass."""
@@ -153,33 +159,6 @@ def _resolved(
     return items, resources
 
 
-def prune(
-    kube: KubePort, plan: Sequence[ObjectRef], cluster: str, *, dry_run: bool
-) -> tuple[list[ObjectRef], list[ObjectKey], dict[ObjectRef, str]]:
-    """Delete planned objects that still carry our label; (deleted, keys to forget, failures).
-
-    An object whose kind is not discovered stays in the inventory: discovery may lag behind (or a CRD may
-    come back), and an entry once forgotten is never pruned."""
-    deleted, forget, failed = [], [], {}
-    for ref in plan:
-        resource = kube.resource_for(ref.api_version, ref.kind)
-        if resource is None:
-            continue
-        try:
-            live = kube.get(resource, ref.namespace, ref.name)
-            if live is None or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster:
-                forget.append(ref.key)  # gone, or someone else's now: never delete what is not ours
-                continue
-            if not dry_run:
-                kube.delete(resource, ref.namespace, ref.name)
-        except KubeApiError as error:
-            failed[ref] = f"delete failed: {error.status} {error.reason}: {error.message}"
-            continue
-        deleted.append(ref)
-        forget.append(ref.key)
-    return deleted, forget, failed
-
-
 def sync_once(
     settings: AgentSettings,
     repo: RepoCache,
@@ -202,6 +181,9 @@ def sync_once(
         raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
     inventory, inventory_problems = read_inventory(kube, settings)
     desired, resources = _resolved(kube, desired)
+    desired, refused = refuse_unsafe(desired, settings.namespace)
+    result.failed.update(refused)
+    by_ref = {item.ref: item for item in desired}
     plan = pruning.plan_prune(
         inventory,
         {item.ref.key for item in desired},
@@ -219,8 +201,18 @@ def sync_once(
         return result
     now = clock.now().timestamp()
     to_send, result.unchanged = changed_objects(desired, inventory, set(live), failures, now)
+    before = {item.ref: _live_before(kube, item, live) for item in to_send}
+    adopting = {
+        item.ref
+        for item in to_send
+        if ownership.adopts(*_owner_and_uid(inventory, item.ref), before[item.ref], settings.cluster)
+    }
     new_entries = [
-        InventoryEntry(i.ref, PENDING_DIGEST) for i in to_send if i.ref.key not in inventory.entries
+        InventoryEntry(
+            item.ref, PENDING_DIGEST, Ownership.ADOPTED if item.ref in adopting else Ownership.CREATED
+        )
+        for item in to_send
+        if item.ref.key not in inventory.entries
     ]
     if new_entries and not settings.dry_run:
         write_inventory(kube, settings, inventory.with_entries(new_entries))  # tracked before created
@@ -231,20 +223,38 @@ def sync_once(
         now=now,
         clock=clock,
         force=settings.force_conflicts,
+        unforced={ref for ref, body in before.items() if body is None}
+        | {ref for ref in adopting if not ownership.forces_adoption(by_ref[ref].body)},
         dry_run=settings.dry_run,
         crd_timeout=settings.crd_timeout,
     )
     result.applied = [item.ref for item in outcome.applied]
     result.failed.update(outcome.failed)
+    applied_entries = [
+        _applied_entry(inventory, item, before[item.ref], item.ref in adopting, outcome.responses[item.ref])
+        for item in outcome.applied
+    ]
+    result.adopted = [
+        entry.ref
+        for entry in applied_entries
+        if entry.owner is Ownership.ADOPTED and (entry.ref in adopting or before[entry.ref] is None)
+    ]
     updated = inventory.with_entries(
-        [InventoryEntry(item.ref, item.digest) for item in outcome.applied]
-        + new_entries_failed(new_entries, outcome.failed),
-        revision=revision,
+        applied_entries + new_entries_failed(new_entries, outcome.failed), revision=revision
     )
-    deleted, forget, delete_failures = prune(kube, plan.deletions, settings.cluster, dry_run=settings.dry_run)
+    deletions = deleting.carry_out(
+        kube,
+        plan.deletions,
+        inventory,
+        cluster=settings.cluster,
+        agent_namespace=settings.namespace,
+        dry_run=settings.dry_run,
+    )
+    deleted = deletions.deleted
     result.pruned, result.would_prune = (deleted, []) if not settings.dry_run else ([], deleted)
-    result.failed.update(delete_failures)
-    updated = updated.without(forget)
+    result.released = deletions.released
+    result.failed.update(deletions.failed)
+    updated = updated.without(deletions.forget)
     if inventory_problems:
         result.failed.setdefault(
             ObjectRef("v1", "ConfigMap", settings.namespace, "inventory"), "; ".join(inventory_problems)
@@ -260,6 +270,52 @@ def sync_once(
     result.live = list(live.values())
     result.synced_revision = revision
     return result
+
+
+def refuse_unsafe(
+    desired: Sequence[DesiredObject], agent_namespace: str
+) -> tuple[list[DesiredObject], dict[ObjectRef, str]]:
+    """The objects that may be sent, and why each of the others may not: a Namespace of the cluster's own
+    or the agent's, a Secret whose values are not all strings (the server would quote them back)."""
+    kept: list[DesiredObject] = []
+    refused: dict[ObjectRef, str] = {}
+    for item in desired:
+        if ownership.protected_namespace(item.ref, agent_namespace):
+            refused[item.ref] = (
+                f"Namespace {item.ref.name} belongs to the cluster (or to nova-agent itself): nova-agent "
+                "never applies nor deletes it; remove it from the render"
+            )
+        elif problems := secret_problems(item.body):
+            refused[item.ref] = "not applied: " + "; ".join(problems)
+        else:
+            kept.append(item)
+    return kept, refused
+
+
+def _owner_and_uid(inventory: Inventory, ref: ObjectRef) -> tuple[Ownership | None, str]:
+    entry = inventory.entries.get(ref.key)
+    return (None, "") if entry is None else (entry.owner, entry.uid)
+
+
+def _live_before(kube: KubePort, item: DesiredObject, live: Mapping[ObjectKey, Body]) -> Body | None:
+    """The object as it is before this pass applies it: from the listing when it carries our label, else
+    read (it may exist without our label: a user's own object, about to be adopted)."""
+    if item.ref.key in live:
+        return live[item.ref.key]
+    resource = kube.resource_for(item.ref.api_version, item.ref.kind)
+    return None if resource is None else kube.get(resource, item.ref.namespace, item.ref.name)
+
+
+def _applied_entry(
+    inventory: Inventory, item: DesiredObject, before: Body | None, adopting: bool, response: Body
+) -> InventoryEntry:
+    owner, _ = _owner_and_uid(inventory, item.ref)
+    return InventoryEntry(
+        item.ref,
+        item.digest,
+        ownership.ownership_after_apply(owner, adopting, before, response),
+        ownership.uid_of(response),
+    )
 
 
 def new_entries_failed(

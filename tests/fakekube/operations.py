@@ -29,6 +29,8 @@ from tests.fakekube.preparing import Target
 from tests.fakekube.resources import ResourceTable, ResourceType
 from tests.fakekube.store import ObjectStore
 
+IMMORTAL = frozenset({"default", "kube-system", "kube-public"})
+"""Namespaces kube-apiserver's NamespaceLifecycle admission refuses to delete."""
 RETURNS_DELETED_OBJECT = frozenset(
     {"pods", "services", "serviceaccounts", "storageclasses", "namespaces", "customresourcedefinitions"}
 )
@@ -316,12 +318,21 @@ class Operations:
         resource_type = target.resource_type
         with self.store.lock:
             old = self._existing(target)
+            if resource_type.plural == "namespaces" and not resource_type.group and target.name in IMMORTAL:
+                raise statuses.immortal_namespace(target.name)
             preconditions = (options or {}).get("preconditions") or {} if isinstance(options, dict) else {}
-            if preconditions.get("resourceVersion") not in (
-                None,
-                old["metadata"]["resourceVersion"],
-            ) or preconditions.get("uid") not in (None, old["metadata"].get("uid")):
-                raise statuses.stale_conflict(resource_type, target.name)
+            if preconditions.get("uid") not in (None, old["metadata"].get("uid")):
+                raise statuses.precondition_failed(
+                    resource_type, target.name, "UID", preconditions["uid"], old["metadata"].get("uid")
+                )
+            if preconditions.get("resourceVersion") not in (None, old["metadata"]["resourceVersion"]):
+                raise statuses.precondition_failed(
+                    resource_type,
+                    target.name,
+                    "ResourceVersion",
+                    preconditions["resourceVersion"],
+                    old["metadata"]["resourceVersion"],
+                )
             if target.dry_run:
                 return preparing.present(resource_type, old)
             if old["metadata"].get("finalizers"):

@@ -77,6 +77,28 @@ def stale_conflict(resource_type: ResourceType, name: str) -> ApiError:
     return ApiError(409, "Conflict", message, _details(resource_type, name))
 
 
+def immortal_namespace(name: str) -> ApiError:
+    """kube-apiserver's NamespaceLifecycle admission: default, kube-system, kube-public never go."""
+    return ApiError(
+        403,
+        "Forbidden",
+        f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+        {"name": name, "kind": "namespaces"},
+    )
+
+
+def precondition_failed(
+    resource_type: ResourceType, name: str, field: str, expected: object, actual: object
+) -> ApiError:
+    """A delete whose precondition does not hold: the storage layer's error, which kube-apiserver turns into
+    a 409 Conflict."""
+    message = (
+        f'Operation cannot be fulfilled on {resource_type.group_resource} "{name}": Precondition failed: '
+        f"{field} in precondition: {expected}, {field} in object meta: {actual}"
+    )
+    return ApiError(409, "Conflict", message, _details(resource_type, name))
+
+
 def _cause_reason(message: str) -> str:
     if message.startswith("Required value"):
         return "FieldValueRequired"

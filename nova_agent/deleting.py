@@ -1,0 +1,107 @@
+"""Carrying out a prune plan: delete what the agent created, release what it adopted, keep what it must.
+
+:mod:`nova_agent.pruning` decides which inventory entries git no longer wants; this module decides, object by
+object and against the live cluster, what happens to each (:mod:`nova_agent.ownership` explains the rules):
+
+- gone, or no longer carrying our target-cluster label: forgotten (someone else's now);
+- adopted, of unknown ownership and a Namespace, one of the cluster's own Namespaces, or not the object the
+  agent created (another uid): *released*, forgotten and left as it is;
+- a Namespace the agent created that still holds objects it may not delete: *kept*, with the reason, and
+  tried again next pass;
+- otherwise deleted, on condition that the live object still has the uid just checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nova_agent import ownership
+from nova_agent.inventories import Inventory
+from nova_agent.kubeports import KubeApiError, KubePort
+from nova_agent.ownership import Ownership
+from nova_agent.resources import Body, ObjectKey, ObjectRef, labels_of
+from nova_gitops.api import labels as nova_labels
+
+
+@dataclass(slots=True)
+class DeleteOutcome:
+    deleted: list[ObjectRef] = field(default_factory=list)
+    released: list[ObjectRef] = field(default_factory=list)
+    forget: list[ObjectKey] = field(default_factory=list)
+    failed: dict[ObjectRef, str] = field(default_factory=dict)
+    """Deletions that failed, and Namespaces kept because of what they hold (with the reason)."""
+
+
+def releases(ref: ObjectRef, owner: Ownership, agent_namespace: str) -> bool:
+    """Whether an inventory entry is released rather than deleted, whatever the live object looks like."""
+    if ownership.protected_namespace(ref, agent_namespace):
+        return True
+    return owner is Ownership.ADOPTED or (owner is Ownership.UNKNOWN and ownership.is_namespace(ref))
+
+
+def carry_out(
+    kube: KubePort,
+    plan: Sequence[ObjectRef],
+    inventory: Inventory,
+    *,
+    cluster: str,
+    agent_namespace: str,
+    dry_run: bool,
+) -> DeleteOutcome:
+    """Delete, release or keep each planned object (in plan order: a Namespace after its contents).
+
+    An object whose kind is not discovered stays in the inventory: discovery may lag behind (or a CRD may
+    come back), and an entry once forgotten is never pruned."""
+    outcome = DeleteOutcome()
+    for ref in plan:
+        entry = inventory.entries[ref.key]
+        resource = kube.resource_for(ref.api_version, ref.kind)
+        if resource is None:
+            continue
+        try:
+            live = kube.get(resource, ref.namespace, ref.name)
+            if live is None or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster:
+                outcome.forget.append(ref.key)  # gone, or someone else's now: never delete what is not ours
+                continue
+            if releases(ref, entry.owner, agent_namespace) or (
+                entry.uid and ownership.uid_of(live) != entry.uid
+            ):
+                outcome.released.append(ref)
+                outcome.forget.append(ref.key)
+                continue
+            if ownership.is_namespace(ref):
+                reason = _namespace_kept(kube, ref.name, {deleted.key for deleted in outcome.deleted})
+                if reason:
+                    outcome.failed[ref] = reason
+                    continue
+            if not dry_run:
+                kube.delete(resource, ref.namespace, ref.name, uid=ownership.uid_of(live))
+        except KubeApiError as error:
+            if error.status == 409 and "Precondition failed" in error.message:
+                outcome.released.append(ref)  # replaced between our read and our delete: not ours
+                outcome.forget.append(ref.key)
+                continue
+            outcome.failed[ref] = f"delete failed: {error.status} {error.reason}: {error.message}"
+            continue
+        outcome.deleted.append(ref)
+        outcome.forget.append(ref.key)
+    return outcome
+
+
+def _namespace_kept(kube: KubePort, namespace: str, deleted: set[ObjectKey]) -> str:
+    """Why Namespace ``namespace`` may not be deleted now, or "" when it holds only what this pass deleted."""
+    items: list[Body] = []
+    for resource in kube.namespaced_resources():
+        try:
+            items += kube.list(resource, namespace)
+        except KubeApiError as error:
+            if error.status == 404:
+                continue
+            return (
+                f"Namespace {namespace} was not deleted: nova-agent cannot check what it holds "
+                f"(listing {resource.plural}: {error.status} {error.reason}); deleting a Namespace deletes "
+                "everything in it"
+            )
+    blockers = ownership.namespace_blockers(items, deleted)
+    return ownership.describe_blockers(namespace, blockers) if blockers else ""

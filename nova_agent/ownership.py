@@ -1,0 +1,176 @@
+"""Who an object belongs to: pure decisions on creating, adopting, releasing and deleting.
+
+The agent's promise is that it deletes only what it created. An object it applies either did not exist (the
+agent *created* it, and records its uid) or existed already (the agent *adopted* it: a user's Namespace that
+namespace-follow renders, a ConfigMap someone created by hand before it was put in git). Adopting is an
+explicit, reported event, and it never takes fields over by force: the first apply to an existing object is
+sent without ``force``, so a field another manager owns with a different value is a reported conflict, not a
+silent take-over, unless the manifest says ``gitops.nova.elotl.co/adopt: force``. When git no longer wants
+an object, a created one is deleted (on condition that the live object still has the recorded uid, so an
+object someone re-created by hand under the same name is never deleted), an adopted one is *released*:
+forgotten, left exactly as it is.
+
+Namespaces get two more guards, because deleting one deletes everything in it: the cluster's own
+(:data:`PROTECTED_NAMESPACES`) and the agent's own namespace are never applied or deleted, and a Namespace the
+agent created is deleted only when it holds nothing the agent does not own (:func:`namespace_blockers`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Final
+
+from nova_agent.kubeports import FIELD_MANAGER
+from nova_agent.resources import Body, ObjectKey, ObjectRef, annotations_of, labels_of, ref_of
+from nova_gitops.api import labels as nova_labels
+
+PROTECTED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+"""Namespaces every cluster has: never applied as Namespace objects, never deleted."""
+
+ADOPT_ANNOTATION: Final = "gitops.nova.elotl.co/adopt"
+ADOPT_FORCE: Final = "force"
+"""``gitops.nova.elotl.co/adopt: force``: adopt an existing object even over fields other managers own."""
+
+NAMESPACE_DEFAULTS: Final = frozenset(
+    {("", "ServiceAccount", "default"), ("", "ConfigMap", "kube-root-ca.crt")}
+)
+"""Objects Kubernetes creates in every namespace: they never keep a Namespace from being deleted."""
+
+EVENT_KINDS: Final = frozenset({("", "Event"), ("events.k8s.io", "Event")})
+
+MAX_NAMED_BLOCKERS: Final = 5
+
+
+class Ownership(enum.Enum):
+    CREATED = "created"
+    ADOPTED = "adopted"
+    UNKNOWN = "unknown"
+    """Recorded by an agent that did not yet record ownership: never a Namespace to delete."""
+
+    @classmethod
+    def parse(cls, value: object) -> Ownership:
+        for member in cls:
+            if member.value == value:
+                return member
+        return cls.UNKNOWN
+
+
+def is_namespace(ref: ObjectRef) -> bool:
+    return ref.kind == "Namespace" and ref.group == ""
+
+
+def protected_namespace(ref: ObjectRef, agent_namespace: str) -> bool:
+    """Whether ``ref`` is a Namespace the agent must never apply nor delete."""
+    return is_namespace(ref) and (ref.name in PROTECTED_NAMESPACES or ref.name == agent_namespace)
+
+
+def uid_of(body: Mapping[str, Any] | None) -> str:
+    metadata = (body or {}).get("metadata")
+    return str(metadata.get("uid") or "") if isinstance(metadata, Mapping) else ""
+
+
+def managers_of(body: Mapping[str, Any]) -> set[str]:
+    metadata = body.get("metadata")
+    entries = metadata.get("managedFields") if isinstance(metadata, Mapping) else None
+    if not isinstance(entries, list):
+        return set()
+    return {str(entry.get("manager", "")) for entry in entries if isinstance(entry, Mapping)}
+
+
+def is_same_object(owner: Ownership, uid: str, live: Mapping[str, Any], cluster: str) -> bool:
+    """Whether ``live`` is the object an inventory entry (``owner``, ``uid``) describes.
+
+    With a recorded uid, only that uid; without one (an entry written before its first apply completed, or by
+    an older agent), an entry of unknown ownership is taken at its word, and a pending creation only when the
+    live object carries our target-cluster label (the interrupted apply did reach the server)."""
+    if uid:
+        return uid_of(live) == uid
+    if owner is Ownership.UNKNOWN:
+        return True
+    return labels_of(live).get(nova_labels.TARGET_CLUSTER) == cluster
+
+
+def adopts(
+    entry_owner: Ownership | None, entry_uid: str, live: Mapping[str, Any] | None, cluster: str
+) -> bool:
+    """Whether applying now would take over an existing object the agent does not hold yet."""
+    if live is None:
+        return False
+    return entry_owner is None or not is_same_object(entry_owner, entry_uid, live, cluster)
+
+
+def ownership_after_apply(
+    entry_owner: Ownership | None, adopting: bool, before: Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> Ownership:
+    """Who owns an object once applied. Created when it did not exist and no other manager had written to
+    it by the time our apply landed (a racing creator shows in ``managedFields``)."""
+    if before is None:
+        return Ownership.CREATED if managers_of(after) <= {FIELD_MANAGER} else Ownership.ADOPTED
+    if adopting or entry_owner is None:
+        return Ownership.ADOPTED
+    return entry_owner
+
+
+def forces_adoption(body: Mapping[str, Any]) -> bool:
+    return str(annotations_of(body).get(ADOPT_ANNOTATION, "")).strip().lower() == ADOPT_FORCE
+
+
+def namespace_blockers(items: Iterable[Body], owned: Collection[ObjectKey]) -> list[ObjectRef]:
+    """The objects in a namespace that keep it from being deleted: everything the agent does not own, except
+    what Kubernetes makes in every namespace, events, objects already being deleted, and dependents (an
+    ``ownerReferences`` entry) of objects that are ours or already gone — a Deployment's ReplicaSets and Pods,
+    a Service's EndpointSlices. A dependent of a blocking object blocks too."""
+    candidates: list[tuple[ObjectRef, Body]] = []
+    for item in items:
+        try:
+            candidates.append((ref_of(item), item))
+        except ValueError:
+            continue  # a listing item without a name cannot be judged: it never makes us delete
+    by_uid = {uid_of(body): (ref, body) for ref, body in candidates if uid_of(body)}
+    services = {
+        (ref.namespace, ref.name) for ref, _ in candidates if ref.kind == "Service" and ref.group == ""
+    }
+    services.update((key[2], key[3]) for key in owned if key[:2] == ("", "Service"))
+    memo: dict[str, bool] = {}
+
+    def blocks(ref: ObjectRef, body: Body, visiting: frozenset[str]) -> bool:
+        uid = uid_of(body)
+        if uid in memo:
+            return memo[uid]
+        metadata = body.get("metadata") or {}
+        owners = [
+            str(owner["uid"])
+            for owner in metadata.get("ownerReferences") or []
+            if isinstance(owner, Mapping) and owner.get("uid")
+        ]
+        if (
+            metadata.get("deletionTimestamp")
+            or ref.key in owned
+            or (ref.group, ref.kind, ref.name) in NAMESPACE_DEFAULTS
+            or (ref.group, ref.kind) in EVENT_KINDS
+            or (ref.group == "" and ref.kind == "Endpoints" and (ref.namespace, ref.name) in services)
+        ):
+            result = False  # ours, Kubernetes' own, going anyway, or a Service's endpoints (judged with it)
+        elif not owners:
+            result = True
+        else:  # a dependent blocks with a blocking owner; an owner gone takes its dependents along
+            result = any(
+                owner in by_uid and owner not in visiting and blocks(*by_uid[owner], visiting | {uid})
+                for owner in owners
+            )
+        if uid:
+            memo[uid] = result
+        return result
+
+    return sorted(ref for ref, body in candidates if blocks(ref, body, frozenset()))
+
+
+def describe_blockers(namespace: str, blockers: list[ObjectRef]) -> str:
+    named = ", ".join(f"{ref.kind} {ref.name}" for ref in blockers[:MAX_NAMED_BLOCKERS])
+    more = f" and {len(blockers) - MAX_NAMED_BLOCKERS} more" if len(blockers) > MAX_NAMED_BLOCKERS else ""
+    return (
+        f"Namespace {namespace} was not deleted: it holds objects nova-agent did not create or still "
+        f"applies ({named}{more}), and deleting a Namespace deletes everything in it; once they are moved "
+        "or deleted, the next pass deletes it"
+    )
