@@ -156,15 +156,20 @@ def log_outcome(outcome: PassOutcome) -> None:
     result = outcome.sync
     if result is not None:
         log.info(
-            "revision %s: %d applied, %d unchanged, %d pruned, %d failed",
+            "revision %s: %d applied, %d unchanged, %d pruned, %d released, %d failed",
             result.revision[:12],
             len(result.applied),
             result.unchanged,
             len(result.pruned),
+            len(result.released),
             len(result.failed),
         )
         for ref, message in sorted(result.failed.items()):
             log.warning("%s: %s", ref, message)
+        for ref in result.adopted:
+            log.info("adopted %s: it existed before nova-agent applied it, so it will never be deleted", ref)
+        for ref in result.released:
+            log.info("released %s: git no longer has it and nova-agent did not create it; left as it is", ref)
         for ref in result.would_prune:
             log.info("would delete %s (dry run)", ref)
     if outcome.message:
