@@ -70,11 +70,10 @@ def carry_out(
                 outcome.released.append(ref)
                 outcome.forget.append(ref.key)
                 continue
-            if ownership.is_namespace(ref):
-                reason = _namespace_kept(kube, ref.name, {deleted.key for deleted in outcome.deleted})
-                if reason:
-                    outcome.failed[ref] = reason
-                    continue
+            reason = _kept(kube, ref, live, {deleted.key for deleted in outcome.deleted})
+            if reason:
+                outcome.failed[ref] = reason
+                continue
             if not dry_run:
                 kube.delete(resource, ref.namespace, ref.name, uid=ownership.uid_of(live))
         except KubeApiError as error:
@@ -89,19 +88,26 @@ def carry_out(
     return outcome
 
 
-def _namespace_kept(kube: KubePort, namespace: str, deleted: set[ObjectKey]) -> str:
-    """Why Namespace ``namespace`` may not be deleted now, or "" when it holds only what this pass deleted."""
+def _kept(kube: KubePort, ref: ObjectRef, live: Body, deleted: set[ObjectKey]) -> str:
+    """Why ``ref`` may not be deleted now, or "": a Namespace deletes everything in it, and a CRD every object
+    of its kind, so each is deleted only when all it would take along is what this pass deleted."""
+    if ownership.is_namespace(ref):
+        resources, namespace = list(kube.namespaced_resources()), ref.name
+    elif ref.kind == "CustomResourceDefinition" and ref.group == "apiextensions.k8s.io":
+        served = ownership.crd_resource(live)
+        resources, namespace = ([served] if served is not None else []), None
+    else:
+        return ""
     items: list[Body] = []
-    for resource in kube.namespaced_resources():
+    for resource in resources:
         try:
             items += kube.list(resource, namespace)
         except KubeApiError as error:
             if error.status == 404:
                 continue
             return (
-                f"Namespace {namespace} was not deleted: nova-agent cannot check what it holds "
-                f"(listing {resource.plural}: {error.status} {error.reason}); deleting a Namespace deletes "
-                "everything in it"
+                f"{ref.kind} {ref.name} was not deleted: nova-agent cannot check what deleting it would take "
+                f"along (listing {resource.plural}: {error.status} {error.reason})"
             )
-    blockers = ownership.namespace_blockers(items, deleted)
-    return ownership.describe_blockers(namespace, blockers) if blockers else ""
+    blockers = ownership.deletion_blockers(items, deleted)
+    return ownership.describe_blockers(ref, blockers) if blockers else ""

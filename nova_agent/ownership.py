@@ -12,7 +12,8 @@ forgotten, left exactly as it is.
 
 Namespaces get two more guards, because deleting one deletes everything in it: the cluster's own
 (:data:`PROTECTED_NAMESPACES`) and the agent's own namespace are never applied or deleted, and a Namespace the
-agent created is deleted only when it holds nothing the agent does not own (:func:`namespace_blockers`).
+agent created is deleted only when it holds nothing the agent does not own (:func:`deletion_blockers`). The
+same holds for a CustomResourceDefinition, whose deletion deletes every object of its kind.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import enum
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
-from nova_agent.kubeports import FIELD_MANAGER
+from nova_agent.kubeports import FIELD_MANAGER, Resource
 from nova_agent.resources import Body, ObjectKey, ObjectRef, annotations_of, labels_of, ref_of
 from nova_gitops.api import labels as nova_labels
 
@@ -116,8 +117,9 @@ def forces_adoption(body: Mapping[str, Any]) -> bool:
     return str(annotations_of(body).get(ADOPT_ANNOTATION, "")).strip().lower() == ADOPT_FORCE
 
 
-def namespace_blockers(items: Iterable[Body], owned: Collection[ObjectKey]) -> list[ObjectRef]:
-    """The objects in a namespace that keep it from being deleted: everything the agent does not own, except
+def deletion_blockers(items: Iterable[Body], owned: Collection[ObjectKey]) -> list[ObjectRef]:
+    """Of the objects a deletion would take along (a namespace's contents, a CRD's objects), those that keep
+    it from happening: everything not in ``owned`` (what this pass deleted), except
     what Kubernetes makes in every namespace, events, objects already being deleted, and dependents (an
     ``ownerReferences`` entry) of objects that are ours or already gone — a Deployment's ReplicaSets and Pods,
     a Service's EndpointSlices. A dependent of a blocking object blocks too."""
@@ -166,11 +168,33 @@ def namespace_blockers(items: Iterable[Body], owned: Collection[ObjectKey]) -> l
     return sorted(ref for ref, body in candidates if blocks(ref, body, frozenset()))
 
 
-def describe_blockers(namespace: str, blockers: list[ObjectRef]) -> str:
-    named = ", ".join(f"{ref.kind} {ref.name}" for ref in blockers[:MAX_NAMED_BLOCKERS])
+def describe_blockers(kept: ObjectRef, blockers: list[ObjectRef]) -> str:
+    named = ", ".join(str(ref) for ref in blockers[:MAX_NAMED_BLOCKERS])
     more = f" and {len(blockers) - MAX_NAMED_BLOCKERS} more" if len(blockers) > MAX_NAMED_BLOCKERS else ""
+    what = "everything in it" if is_namespace(kept) else "every object of its kind"
     return (
-        f"Namespace {namespace} was not deleted: it holds objects nova-agent did not create or still "
-        f"applies ({named}{more}), and deleting a Namespace deletes everything in it; once they are moved "
-        "or deleted, the next pass deletes it"
+        f"{kept.kind} {kept.name} was not deleted: deleting it deletes {what}, and that includes objects "
+        f"nova-agent did not create or still applies ({named}{more}); once they are moved or deleted, the "
+        "next pass deletes it"
+    )
+
+
+def crd_resource(crd: Mapping[str, Any]) -> Resource | None:
+    """The resource a live CustomResourceDefinition serves (its storage version, else its first served)."""
+    spec = crd.get("spec")
+    if not isinstance(spec, Mapping):
+        return None
+    names, versions = (
+        spec.get("names") or {},
+        [v for v in spec.get("versions") or [] if isinstance(v, Mapping)],
+    )
+    served = [v for v in versions if v.get("storage")] + [v for v in versions if v.get("served")]
+    if not served or not isinstance(names, Mapping) or not names.get("plural") or not spec.get("group"):
+        return None
+    return Resource(
+        str(spec["group"]),
+        str(served[0].get("name")),
+        str(names["plural"]),
+        str(names.get("kind", "")),
+        spec.get("scope") == "Namespaced",
     )

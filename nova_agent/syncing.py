@@ -303,7 +303,12 @@ def _live_before(kube: KubePort, item: DesiredObject, live: Mapping[ObjectKey, B
     if item.ref.key in live:
         return live[item.ref.key]
     resource = kube.resource_for(item.ref.api_version, item.ref.kind)
-    return None if resource is None else kube.get(resource, item.ref.namespace, item.ref.name)
+    if resource is None:
+        return None
+    try:
+        return kube.get(resource, item.ref.namespace, item.ref.name)
+    except KubeApiError:  # not readable (narrowed RBAC): the apply says what it can; managedFields decide
+        return None
 
 
 def _applied_entry(
@@ -313,7 +318,7 @@ def _applied_entry(
     return InventoryEntry(
         item.ref,
         item.digest,
-        ownership.ownership_after_apply(owner, adopting, before, response),
+        ownership.ownership_after_apply(owner, adopting, before, response or {}),
         ownership.uid_of(response),
     )
 

@@ -76,7 +76,7 @@ def test_protected_namespaces() -> None:
     assert not ownership.protected_namespace(ObjectRef("v1", "ConfigMap", "default", "x"), "nova-agent")
 
 
-def test_namespace_blockers_ignore_defaults_events_ours_and_their_dependents() -> None:
+def test_deletion_blockers_ignore_defaults_events_ours_and_their_dependents() -> None:
     deployment = obj("Deployment", "web")
     replicaset = obj("ReplicaSet", "web-1", owners=(deployment["metadata"]["uid"],))
     pod = obj("Pod", "web-1-a", owners=(replicaset["metadata"]["uid"],))
@@ -97,22 +97,22 @@ def test_namespace_blockers_ignore_defaults_events_ours_and_their_dependents() -
         ObjectRef("apps/v1", "Deployment", "team", "web").key,
         ObjectRef("v1", "Service", "team", "web").key,
     }
-    assert ownership.namespace_blockers(items, ours) == []
+    assert ownership.deletion_blockers(items, ours) == []
 
 
-def test_namespace_blockers_name_what_is_not_ours_and_its_dependents() -> None:
+def test_deletion_blockers_name_what_is_not_ours_and_its_dependents() -> None:
     users = obj("Deployment", "theirs")
     their_replicaset = obj("ReplicaSet", "theirs-1", owners=(users["metadata"]["uid"],))
     items = [obj("ConfigMap", "precious"), obj("PersistentVolumeClaim", "data-0"), users, their_replicaset]
-    blockers = ownership.namespace_blockers(items, set())
+    blockers = ownership.deletion_blockers(items, set())
     assert {f"{ref.kind} {ref.name}" for ref in blockers} == {
         "ConfigMap precious",
         "PersistentVolumeClaim data-0",
         "Deployment theirs",
         "ReplicaSet theirs-1",
     }
-    message = ownership.describe_blockers("team", blockers)
-    assert "ConfigMap precious" in message and "was not deleted" in message
+    message = ownership.describe_blockers(ObjectRef("v1", "Namespace", "", "team"), blockers)
+    assert "ConfigMap team/precious" in message and "deletes everything in it" in message
 
 
 def test_ownership_cycles_do_not_loop() -> None:
@@ -120,7 +120,7 @@ def test_ownership_cycles_do_not_loop() -> None:
         obj("ConfigMap", "a", uid="ua", owners=("ub",)),
         obj("ConfigMap", "b", uid="ub", owners=("ua",)),
     )
-    assert ownership.namespace_blockers([first, second], set()) == []
+    assert ownership.deletion_blockers([first, second], set()) == []
 
 
 @given(

@@ -31,7 +31,7 @@ from nova_agent.running import EXIT_OBJECT_FAILURES, EXIT_OK
 from nova_agent.syncing import write_inventory
 from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo
-from tests.agent.manifests import configmap, layout, rendered
+from tests.agent.manifests import configmap, layout, rendered, widget, widget_crd
 from tests.fakekube.fixtures import KubeTarget
 
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
@@ -133,7 +133,7 @@ def test_a_created_namespace_holding_a_users_object_is_kept_until_it_is_empty(
     assert second.exit_code == EXIT_OBJECT_FAILURES
     assert second.sync is not None and [ref.name for ref in second.sync.pruned] == ["app"]
     refusal = second.sync.failed[ObjectRef("v1", "Namespace", "", app)]
-    assert "ConfigMap precious" in refusal and "was not deleted" in refusal
+    assert f"ConfigMap {app}/precious" in refusal and "was not deleted" in refusal
     assert exists(kube, NAMESPACES, "", app) and exists(kube, CONFIGMAPS, app, "precious")
 
     from kubernetes import client
@@ -302,3 +302,37 @@ def test_a_secret_value_echoed_by_the_server_is_redacted_everywhere(
     report = rendered.show("nova-status", "status/c1.yaml")
     assert "[redacted]" in report and "s3cr3t" not in report
     assert "s3cr3t" not in caplog.text
+
+
+def test_a_created_crd_whose_kind_has_objects_of_someone_else_is_kept(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    group = f"t{secrets.token_hex(3)}.example.com"  # a group of its own: a real cluster keeps CRDs around
+    rendered.commit(layout("c1", widget_crd("c1", group), widget("c1", ns, "ours", group=group)))
+    agent = make_agent(report_enabled=False)
+    first = agent.pass_once()
+    assert first.exit_code == EXIT_OK, first.message
+    widgets = Resource(group, "v1", "widgets", "Widget", True)
+    theirs = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "theirs", "namespace": ns}}
+    from kubernetes import client
+
+    try:
+        client.CustomObjectsApi(kube.api_client).create_namespaced_custom_object(
+            group, "v1", ns, "widgets", theirs, field_manager="kubectl-create"
+        )
+        rendered.commit(
+            {
+                f"clusters/c1/_cluster/customresourcedefinition-widgets.{group}.yaml": None,
+                f"clusters/c1/{ns}/widget-ours.yaml": None,
+            },
+            trailers="Nova-Allow-Mass-Prune: true",
+        )
+        outcome = agent.pass_once()
+        assert outcome.sync is not None and [ref.name for ref in outcome.sync.pruned] == ["ours"]
+        crd = ObjectRef("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", f"widgets.{group}")
+        assert f"Widget {ns}/theirs" in outcome.sync.failed[crd]
+        assert exists(kube, widgets, ns, "theirs")
+    finally:
+        if kube.fake is None:
+            client.ApiextensionsV1Api(kube.api_client).delete_custom_resource_definition(f"widgets.{group}")
