@@ -10,13 +10,26 @@ controller runs. The server runs in a daemon thread and only reads these numbers
   leader election, 200 exactly while this replica leads: only the leader reconciles, so a Service whose
   endpoints follow readiness sends webhooks to the leader alone instead of half of them to a follower that
   would drop them (deploy/overlays/webhook probes it).
+
+Both servers (this one and the webhook receiver) are ``Server``, which bounds what a client can hold
+(issue 9, item 8): a **deadline for the whole request** (``REQUEST_DEADLINE``: request line, headers, body
+and answer; a per-read timeout alone lets a client that drips one byte a second reset the clock with each
+byte), a **byte budget** per connection, and a **cap on concurrent connections** (``MAX_CONNECTIONS``):
+over the cap a new connection gets a ``503`` written without blocking and is closed by the accepting
+thread, so no thread is spawned for it. One request per connection (HTTP/1.0), so the deadline is per
+request.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import socket
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from nova_gitops.controller.settings import Address
 
@@ -24,6 +37,13 @@ DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0
 OUTCOMES = ("published", "unchanged", "superseded", "failed")
 RESCHEDULE_ACTIONS = ("moved", "reported", "stuck")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+REQUEST_DEADLINE = 10.0  # seconds for a whole request: request line, headers, body and the answer
+MAX_CONNECTIONS = 32  # connections served at once; more are answered 503 and closed without a thread
+MAX_REQUEST_BYTES = 64 * 1024  # what a GET (request line and headers) may send
+OVERLOADED = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\ntoo busy\r\n"
+)
 
 
 class Metrics:
@@ -117,10 +137,80 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
-def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "nova-gitops"
+class RequestTooLarge(ConnectionAbortedError):
+    """The client sent more than the connection's byte budget."""
 
+
+class _DeadlineSocket(io.RawIOBase):
+    """The connection's bytes, read and written within one deadline and one byte budget.
+
+    Before every ``recv`` and ``send`` the socket timeout is set to what is left of the deadline, so a
+    client that drips a byte at a time gets no more time in total than one that sends nothing."""
+
+    def __init__(self, connection: socket.socket, deadline: float, budget: int) -> None:
+        self.connection = connection
+        self.deadline = deadline
+        self.budget = budget
+
+    def _arm(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("request deadline passed")
+        self.connection.settimeout(left)
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.budget <= 0:
+            raise RequestTooLarge("request over its byte budget")
+        self._arm()
+        view = memoryview(buffer)
+        received = self.connection.recv_into(view[: min(len(view), self.budget)])
+        self.budget -= received
+        return received
+
+    def write(self, data: Any) -> int:
+        self._arm()
+        self.connection.sendall(data)
+        return len(data)
+
+
+class DeadlineHandler(BaseHTTPRequestHandler):
+    """A request handler whose reads and writes share one deadline and a byte budget (see ``Server``).
+
+    Timeouts, resets and an exhausted budget close the connection quietly: they are the client's doing."""
+
+    server_version = "nova-gitops"
+
+    def setup(self) -> None:
+        limits = getattr(self.server, "limits", None)
+        deadline, budget = limits if isinstance(limits, tuple) else (REQUEST_DEADLINE, MAX_REQUEST_BYTES)
+        self.connection = self.request
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        raw = _DeadlineSocket(self.connection, time.monotonic() + deadline, budget)
+        self.rfile = io.BufferedReader(raw)
+        self.wfile = raw  # type: ignore[assignment]  # unbuffered: every write is sent within the deadline
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError:  # TimeoutError, RequestTooLarge, a reset: the connection is closed below
+            self.close_connection = True
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError):
+            self.rfile.close()
+
+    def log_message(self, format: str, *args: object) -> None:  # our JSON log says what matters
+        return
+
+
+def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
+    class Handler(DeadlineHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
@@ -145,18 +235,77 @@ def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # scrapes are not worth a log line
-            return
-
     return Handler
 
 
-class Server:
-    """A small HTTP server in a daemon thread; ``address.port`` 0 picks a free port (see ``port``)."""
+class _BoundedHTTPServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` with a cap on the threads it runs (one per connection being served)."""
 
-    def __init__(self, address: Address, handler: type[BaseHTTPRequestHandler]) -> None:
-        self.httpd = ThreadingHTTPServer((address.host, address.port), handler)
-        self.httpd.daemon_threads = True
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        deadline: float,
+        max_connections: int,
+        max_request_bytes: int,
+    ) -> None:
+        super().__init__(address, handler)
+        self.limits = (deadline, max_request_bytes)
+        self.slots = threading.BoundedSemaphore(max_connections)
+        self.refused = 0  # connections answered 503 because every slot was taken
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.refused += 1
+            try:  # the accepting thread must never wait on a client: a best-effort answer, then close
+                request.setblocking(False)
+                request.send(OVERLOADED)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # no traceback on stderr per client
+        return
+
+
+class Server:
+    """A small HTTP server in a daemon thread; ``address.port`` 0 picks a free port (see ``port``).
+
+    ``handler`` should derive from ``DeadlineHandler``. ``deadline`` (seconds for a whole request),
+    ``max_connections`` and ``max_request_bytes`` (per connection) bound what clients can hold; tests
+    pass small values."""
+
+    def __init__(
+        self,
+        address: Address,
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        deadline: float = REQUEST_DEADLINE,
+        max_connections: int = MAX_CONNECTIONS,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+    ) -> None:
+        self.httpd = _BoundedHTTPServer(
+            (address.host, address.port),
+            handler,
+            deadline=deadline,
+            max_connections=max_connections,
+            max_request_bytes=max_request_bytes,
+        )
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="nova-http", daemon=True
         )
@@ -164,6 +313,10 @@ class Server:
     @property
     def port(self) -> int:
         return int(self.httpd.server_address[1])
+
+    @property
+    def refused(self) -> int:
+        return self.httpd.refused
 
     def start(self) -> Server:
         self.thread.start()
@@ -174,5 +327,11 @@ class Server:
         self.httpd.server_close()
 
 
-def metrics_server(address: Address, metrics: Metrics) -> Server:
-    return Server(address, _handler(metrics))
+def metrics_server(
+    address: Address,
+    metrics: Metrics,
+    *,
+    deadline: float = REQUEST_DEADLINE,
+    max_connections: int = MAX_CONNECTIONS,
+) -> Server:
+    return Server(address, _handler(metrics), deadline=deadline, max_connections=max_connections)

@@ -1,7 +1,11 @@
 """The webhook receiver: a signed push wakes the loop early; nothing else gets through.
 
 Checks, in order, before anything is read into memory: the method is POST; the body length is declared
-(``Content-Length``; chunked bodies are refused) and at most 1 MiB (413 otherwise, without reading it). Then
+once (``Content-Length``; chunked bodies are refused, two Content-Length headers are 400) as ASCII digits
+only — ``str.isdigit`` also accepts ``²``, which ``int`` refuses, and ``+5``, ``-1`` or ``0x5`` are not
+HTTP (400) — and is at most 1 MiB (413 otherwise, without reading it). The whole request, slow or not,
+must arrive within ``REQUEST_DEADLINE`` seconds, and at most ``MAX_CONNECTIONS`` are served at once
+(``serving.Server``). Then
 the body is read and its signature verified with a constant-time compare (``hmac.compare_digest``):
 
 - GitHub (Gitea and Forgejo send the same): ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>``
@@ -18,15 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from http.server import BaseHTTPRequestHandler
 
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import Triggers
-from nova_gitops.controller.serving import Server
+from nova_gitops.controller.serving import MAX_CONNECTIONS, REQUEST_DEADLINE, DeadlineHandler, Server
 from nova_gitops.controller.settings import Address, WebhookSecrets
 
 MAX_BODY_BYTES = 1024 * 1024
-READ_TIMEOUT = 10.0
+MAX_HEADER_BYTES = 64 * 1024  # request line and headers
+CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # ASCII digits; more than 18 is over any limit (413)
 GITHUB_HEADER = "X-Hub-Signature-256"
 GITLAB_HEADER = "X-Gitlab-Token"
 GENERIC_HEADER = "X-Nova-Signature-256"
@@ -57,20 +63,30 @@ def verify(secrets: WebhookSecrets, headers: dict[str, str], body: bytes) -> int
     return 202 if all(checks) else 403
 
 
-def _handler(secrets: WebhookSecrets, triggers: Triggers, log: JsonLog) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "nova-gitops"
-        timeout = READ_TIMEOUT  # a client that stalls mid-body loses its connection, not a thread forever
+def content_length(values: list[str]) -> tuple[int | None, int, str]:
+    """``(length, 0, "")`` from the request's Content-Length header values, or ``(None, status, why)``.
 
+    Strict: exactly one header, optional whitespace around ASCII digits, nothing else (RFC 9110 §8.6)."""
+    if not values:
+        return None, 411, "Content-Length required"
+    if len(values) > 1:
+        return None, 400, "more than one Content-Length"
+    text = values[0].strip(" \t")
+    if not text.isascii() or not text.isdigit():
+        return None, 400, "Content-Length must be ASCII digits"
+    if CONTENT_LENGTH.fullmatch(text) is None or int(text) > MAX_BODY_BYTES:
+        return None, 413, f"body over {MAX_BODY_BYTES} bytes"
+    return int(text), 0, ""
+
+
+def _handler(secrets: WebhookSecrets, triggers: Triggers, log: JsonLog) -> type[BaseHTTPRequestHandler]:
+    class Handler(DeadlineHandler):
         def do_POST(self) -> None:
             if self.headers.get("Transfer-Encoding"):
                 return self._refuse(411, "send a Content-Length; chunked bodies are not accepted")
-            length_text = self.headers.get("Content-Length")
-            if length_text is None or not length_text.strip().isdigit():
-                return self._refuse(411, "Content-Length required")
-            length = int(length_text)
-            if length > MAX_BODY_BYTES:
-                return self._refuse(413, f"body over {MAX_BODY_BYTES} bytes")
+            length, status, why = content_length(self.headers.get_all("Content-Length") or [])
+            if length is None:
+                return self._refuse(status, why)
             body = self.rfile.read(length)
             if len(body) != length:
                 return self._refuse(400, "body shorter than Content-Length")
@@ -105,14 +121,26 @@ def _handler(secrets: WebhookSecrets, triggers: Triggers, log: JsonLog) -> type[
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: object) -> None:  # our JSON log says what matters
-            return
-
     return Handler
 
 
-def webhook_server(address: Address, secrets: WebhookSecrets, triggers: Triggers, log: JsonLog) -> Server:
-    """A receiver bound to ``address`` only (``start()`` it; port 0 picks a free port)."""
+def webhook_server(
+    address: Address,
+    secrets: WebhookSecrets,
+    triggers: Triggers,
+    log: JsonLog,
+    *,
+    deadline: float = REQUEST_DEADLINE,
+    max_connections: int = MAX_CONNECTIONS,
+) -> Server:
+    """A receiver bound to ``address`` only (``start()`` it; port 0 picks a free port). ``deadline`` is
+    the time a whole request may take; ``max_connections`` how many are served at once."""
     if not secrets.any:
         raise ValueError("the webhook needs at least one secret: it never accepts unsigned requests")
-    return Server(address, _handler(secrets, triggers, log))
+    return Server(
+        address,
+        _handler(secrets, triggers, log),
+        deadline=deadline,
+        max_connections=max_connections,
+        max_request_bytes=MAX_HEADER_BYTES + MAX_BODY_BYTES,
+    )
