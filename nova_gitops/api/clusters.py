@@ -9,7 +9,7 @@ from typing import Any, Literal
 from nova_gitops.api import labels as labels_module
 from nova_gitops.api import names, selectors
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, described
+from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
 from nova_gitops.api.quantities import ResourceList, parse_resource_list
 from nova_gitops.api.selectors import label_value_errors
 
@@ -149,11 +149,11 @@ def _cluster_name(raw: object, check: names.Fields) -> str | None:
     if is_cluster_name(text):
         check.warning(
             field,
-            f"Cluster name {text!r} is not a valid Kubernetes object name (DNS-1123); "
+            f"Cluster name {excerpt(text)} is not a valid Kubernetes object name (DNS-1123); "
             "it is used as is, as Nova's examples do",
         )
         return text
-    check.error(field, f"{text!r} is not a valid name: {names.DNS1123_SUBDOMAIN_RULE}")
+    check.error(field, f"{excerpt(text)} is not a valid name: {names.DNS1123_SUBDOMAIN_RULE}")
     return None
 
 
@@ -165,14 +165,16 @@ def _labels(
     check.unknown(spec, "spec", _SPEC_FIELDS)
     spec_name = spec.get("name")
     if name is not None and spec_name not in (None, "", name):
-        check.warning("spec.name", f"differs from metadata.name {name!r}, which names the cluster; ignored")
+        check.warning(
+            "spec.name", f"differs from metadata.name {excerpt(name)}, which names the cluster; ignored"
+        )
     for key, label in _DERIVED_LABELS:
         value = check.text(spec.get(key), f"spec.{key}")
         if not value or label in labels:
             continue
         reasons = label_value_errors(value)
         if reasons:
-            check.error(f"spec.{key}", f"{value!r} cannot be the label {label}: {'; '.join(reasons)}")
+            check.error(f"spec.{key}", f"{excerpt(value)} cannot be the label {label}: {'; '.join(reasons)}")
             continue
         labels[label] = value
     if name is not None:
@@ -180,7 +182,7 @@ def _labels(
         if given not in (None, name):
             check.warning(
                 names.child("metadata.labels", labels_module.METADATA_NAME),
-                f"is always the cluster's name {name!r}; {given!r} ignored",
+                f"is always the cluster's name {excerpt(name)}; {excerpt(given)} ignored",
             )
         labels[labels_module.METADATA_NAME] = name
     return labels
@@ -197,7 +199,9 @@ def _conditions(raw: object, check: names.Fields) -> tuple[bool | None, bool]:
             continue
         kind = check.text(condition.get("type"), f"{where}.type", required=True)
         value = condition.get("status")
-        if value not in _CONDITION_STATUS:
+        if (
+            not isinstance(value, str | bool) or value not in _CONDITION_STATUS
+        ):  # a list is unhashable; 1 == True
             check.error(f"{where}.status", f"must be True, False or Unknown, got {described(value)}")
             continue
         if kind == "Ready":

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from nova_gitops.api.problems import excerpt
+
 Segment = str | int
 """A key (str) or an index (int). A bracketed number on a mapping is treated as the key of that text."""
 
@@ -47,13 +49,13 @@ class FieldPath:
 
 
 def _malformed(text: str, defect: str, index: int) -> FieldPathError:
-    return FieldPathError(f"invalid field path {text!r}: {defect} at character {index + 1}")
+    return FieldPathError(f"invalid field path {excerpt(text)}: {defect} at character {index + 1}")
 
 
 def parse(text: str) -> FieldPath:
     """Parse ``text``; raise FieldPathError naming the defect."""
     if not isinstance(text, str):
-        raise FieldPathError(f"a field path must be text, got {type(text).__name__} {text!r}")
+        raise FieldPathError(f"a field path must be text, got {type(text).__name__} {excerpt(text)}")
     if not text:
         raise FieldPathError("invalid field path '': the path is empty")
     segments: list[Segment] = []
@@ -124,7 +126,7 @@ def format_path(segments: tuple[Segment, ...]) -> str:
     parts: list[str] = []
     for segment in segments:
         if isinstance(segment, bool) or not isinstance(segment, int | str):
-            raise FieldPathError(f"a field path segment must be text or an index, got {segment!r}")
+            raise FieldPathError(f"a field path segment must be text or an index, got {excerpt(segment)}")
         if isinstance(segment, int):
             if segment < 0:
                 raise FieldPathError(f"a list index cannot be negative: {segment}")
@@ -136,7 +138,9 @@ def format_path(segments: tuple[Segment, ...]) -> str:
         else:
             quote = next((q for q in _QUOTES if q not in segment), None)
             if quote is None:
-                raise FieldPathError(f"a key holding both quote characters cannot be written: {segment!r}")
+                raise FieldPathError(
+                    f"a key holding both quote characters cannot be written: {excerpt(segment)}"
+                )
             parts.append(f"[{quote}{segment}{quote}]")
     return "".join(parts)
 
@@ -170,12 +174,13 @@ def get(obj: Any, path: FieldPath) -> Any:
         if isinstance(node, dict):
             key = str(segment)
             if key not in node:
-                raise FieldPathError(f"{path}: {_describe(path, depth)} has no key {key!r}")
+                raise FieldPathError(f"{path}: {_describe(path, depth)} has no key {excerpt(key)}")
             node = node[key]
         elif isinstance(node, list):
             if not isinstance(segment, int):
                 raise FieldPathError(
-                    f"{path}: {_describe(path, depth)} is a list, index it with a number, not {segment!r}"
+                    f"{path}: {_describe(path, depth)} is a list, "
+                    f"index it with a number, not {excerpt(segment)}"
                 )
             if segment >= len(node):
                 raise FieldPathError(
@@ -225,7 +230,7 @@ def _set(node: Any, path: FieldPath, depth: int, value: Any) -> Any:
     if isinstance(node, list):
         if not isinstance(segment, int):
             raise FieldPathError(
-                f"{path}: {_describe(path, depth)} is a list, index it with a number, not {segment!r}"
+                f"{path}: {_describe(path, depth)} is a list, index it with a number, not {excerpt(segment)}"
             )
         if segment >= len(node):
             raise FieldPathError(

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nova_gitops.api import clusters, kinds, labels, loading, names, policies, selectors
+from nova_gitops.api import clusters, kinds, labels, loading, names, policies, secrets, selectors
 from nova_gitops.api.clusters import Cluster, is_cluster_name
 from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
-from nova_gitops.api.problems import Problem, Severity, SourceLocation
+from nova_gitops.api.problems import Problem, Severity, SourceLocation, excerpt, shortened
 from nova_gitops.errors import InputError
 
 
@@ -122,7 +122,7 @@ def _note_duplicate(
     first = seen.setdefault((what, key), document.location)
     if first == document.location:
         return False
-    shown = f"{what} {key!r}" if isinstance(key, str) else f"{what} {key}"
+    shown = f"{what} {excerpt(key)}" if isinstance(key, str) else f"{what} {shortened(str(key))}"
     problems.append(
         Problem(document.location, f"duplicate {shown}: also defined at {first}", "metadata.name")
     )
@@ -166,7 +166,9 @@ def _parse_workload(
     check = names.Fields(document.location, problems)
     group, version = split_api_version(api_version)
     if not version or "/" in group or " " in api_version:
-        check.error("apiVersion", f"{api_version!r} is not group/version (apps/v1) or a core version (v1)")
+        check.error(
+            "apiVersion", f"{excerpt(api_version)} is not group/version (apps/v1) or a core version (v1)"
+        )
     body = document.body
     metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
     check.unknown(metadata, "metadata", names.OBJECT_META_FIELDS)
@@ -175,7 +177,7 @@ def _parse_workload(
     namespace = check.text(raw_namespace, "metadata.namespace") or ""
     if namespace and not selectors.is_dns1123_label(namespace):
         check.error(
-            "metadata.namespace", f"{namespace!r} is not a valid namespace: {names.DNS1123_LABEL_RULE}"
+            "metadata.namespace", f"{excerpt(namespace)} is not a valid namespace: {names.DNS1123_LABEL_RULE}"
         )
     namespaced = kinds.is_namespaced(group, kind, bool(namespace), crds)
     if namespace and not namespaced:
@@ -183,6 +185,8 @@ def _parse_workload(
     check.labels(metadata.get("labels"), "metadata.labels")
     annotations = check.annotations(metadata.get("annotations"), "metadata.annotations")
     _check_placement_annotations(annotations, check)
+    if group == "" and kind == "Secret":
+        secrets.check_secret_data(body, check)
     if not check.ok or name is None:
         return None
     resolved = (namespace or "default") if namespaced else ""
@@ -213,7 +217,15 @@ def _object_name(metadata: Mapping[str, Any], group: str, kind: str, check: name
     else:
         valid, rule = selectors.is_dns1123_subdomain(name), names.DNS1123_SUBDOMAIN_RULE
     if not valid:
-        check.error("metadata.name", f"{name!r} is not a valid {kind} name: {rule}")
+        check.error("metadata.name", f"{excerpt(name)} is not a valid {kind} name: {rule}")
+        return None
+    if group == "" and kind == "Namespace" and name in names.SYSTEM_NAMESPACES:
+        check.error(
+            "metadata.name",
+            f"namespace {name!r} belongs to the cluster: nova-gitops never applies or deletes it, so the "
+            "source must not define it (remove this Namespace; a policy's namespaceSelector sees it with "
+            f"only the label {labels.METADATA_NAME}={name})",
+        )
         return None
     return name
 
@@ -224,7 +236,7 @@ def _check_placement_annotations(annotations: Mapping[str, str], check: names.Fi
     spread_field = names.child("metadata.annotations", labels.SPREAD_ONTO)
     pin = annotations.get(labels.CLUSTER_PIN)
     if pin is not None and not is_cluster_name(pin.strip()):
-        check.error(pin_field, f"{pin!r} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
+        check.error(pin_field, f"{excerpt(pin)} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
     spread = annotations.get(labels.SPREAD_ONTO)
     if spread is None:
         return
@@ -248,14 +260,16 @@ def parse_spread_onto(text: str) -> tuple[tuple[str, ...], SpreadMode]:
     if separator:
         if mode_text.strip() not in ("Divide", "Duplicate"):
             hint = names.suggestion(mode_text.strip(), ("Divide", "Duplicate"))
-            raise ValueError(f"unknown mode {mode_text.strip()!r} after '::': use Divide or Duplicate{hint}")
+            raise ValueError(
+                f"unknown mode {excerpt(mode_text.strip())} after '::': use Divide or Duplicate{hint}"
+            )
         mode = "Duplicate" if mode_text.strip() == "Duplicate" else "Divide"
     cluster_names = tuple(name.strip() for name in listed.split(","))
     for name in cluster_names:
         if not name:
-            raise ValueError(f"{text!r} has an empty cluster name: write c1,c2 or c1,c2::Duplicate")
+            raise ValueError(f"{excerpt(text)} has an empty cluster name: write c1,c2 or c1,c2::Duplicate")
         if not is_cluster_name(name):
-            raise ValueError(f"{name!r} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
+            raise ValueError(f"{excerpt(name)} is not a cluster name: {names.DNS1123_SUBDOMAIN_RULE}")
     return cluster_names, mode
 
 

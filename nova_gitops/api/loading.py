@@ -17,24 +17,36 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
   custom tag) is a Problem at its line rather than bytes or a set that would crash the render later. And an
   unquoted ``2024-01-01T00:00:00Z`` stays that string, as kube's YAML → JSON keeps it; PyYAML would read a
   datetime and write it back as ``2024-01-01 00:00:00+00:00``. So is a bare ``=`` (PyYAML's ``!!value``).
+  Numbers JSON cannot carry are Problems too: ``.nan``, ``.inf`` and floats that overflow to them, and
+  integers beyond float64's range (kube's JSON decoder refuses them). Integer literals over
+  ``MAX_INTEGER_DIGITS`` characters are refused before they are parsed: Python's ``int()`` limits decimal
+  conversions to 4,300 digits (it raises ValueError, not a YAML error) because they cost quadratic time.
+- Duplicate keys are Problems, at the line of the repeated key, in every mapping at any depth: PyYAML keeps
+  the last value silently (``replicas: 3`` then ``replicas: 0`` would render 0), and kubectl refuses such a
+  file. Keys that a ``<<`` merge brings in may be overridden, as YAML's merge-key spec says. The check costs
+  one length comparison per mapping; the search for the repeated key runs only when the lengths differ.
 
 A ``kind: List`` (``v1``) document is unwrapped into its items, as ``kubectl apply -f`` does.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Hashable, Iterator
 from typing import Any, ClassVar
 
 import yaml
 
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, described
+from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_ALIASES = 64
 MAX_EXPANDED_NODES = 1_000_000
+MAX_INTEGER_DIGITS = 400
+"""Longer integer literals are refused unparsed: float64 (what kube's JSON holds) ends at 309 digits."""
 
 _Node = yaml.Node
 
@@ -60,6 +72,61 @@ class _KubernetesLoader(yaml.CSafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.foreign_nodes: list[_Node] = []
+        self.refusals: list[tuple[_Node, str]] = []  # (node, why): values that are not Kubernetes data
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """``SafeConstructor.construct_mapping``, refusing duplicate keys. Fast path: a mapping without merge
+        keys (its pair list neither replaced nor shortened by ``flatten_mapping``) has duplicates exactly when
+        the dict is shorter than the node's pairs. ``flatten_mapping`` deletes the ``<<`` pairs from the
+        node's own list and then assigns a new one (merged + own), so ``pairs`` ends up holding exactly the
+        keys written in this mapping: the ones that must be unique."""
+        pairs = node.value
+        count = len(pairs)
+        mapping: dict[Any, Any] = _construct_mapping(self, node, deep)
+        if not (node.value is pairs and len(pairs) == count == len(mapping)):
+            self._note_duplicates(pairs)
+        return mapping
+
+    def _note_duplicates(self, pairs: list[tuple[_Node, _Node]]) -> None:
+        first: dict[Any, _Node] = {}
+        for key_node, _ in pairs:
+            key = self.construct_object(key_node)
+            if not isinstance(key, Hashable):
+                continue  # construct_mapping has raised "found unhashable key" already
+            earlier = first.setdefault(key, key_node)
+            if earlier is not key_node:
+                why = (
+                    f"duplicate key {excerpt(key)} (first at line {earlier.start_mark.line + 1}): "
+                    "a mapping may hold each key once; kubectl refuses the file"
+                )
+                self.refusals.append((key_node, why))
+
+    def construct_json_int(self, node: yaml.ScalarNode) -> int | None:
+        """An int, or None with a refusal when it is too long to parse or beyond float64."""
+        text = node.value if isinstance(node.value, str) else ""
+        if len(text) > MAX_INTEGER_DIGITS:
+            self.refusals.append((node, f"integer of {len(text)} characters: {_TOO_LARGE}"))
+            return None
+        value: int = _construct_int(self, node)
+        if abs(value) > sys.float_info.max:
+            self.refusals.append((node, f"integer of {len(str(value))} digits: {_TOO_LARGE}"))
+            return None
+        return value
+
+    def construct_json_float(self, node: yaml.ScalarNode) -> float | None:
+        """A float, or None with a refusal for NaN and the infinities."""
+        value: float = _construct_float(self, node)
+        if not math.isfinite(value):
+            why = "NaN and infinities are not JSON numbers (Kubernetes data is JSON); quote it if it is text"
+            self.refusals.append((node, why))  # the value is not quoted: it may be a Secret's
+            return None
+        return value
+
+
+_construct_mapping = yaml.constructor.SafeConstructor.construct_mapping
+_construct_int = yaml.constructor.SafeConstructor.construct_yaml_int
+_construct_float = yaml.constructor.SafeConstructor.construct_yaml_float
+_TOO_LARGE = "too large for Kubernetes data (a JSON number ends near 1.8e308); quote it if it is text"
 
 
 def _construct_foreign(loader: _KubernetesLoader, node: _Node) -> None:
@@ -67,6 +134,8 @@ def _construct_foreign(loader: _KubernetesLoader, node: _Node) -> None:
 
 
 _KubernetesLoader.yaml_constructors[None] = _construct_foreign
+_KubernetesLoader.yaml_constructors[_YAML_TAG + "int"] = _KubernetesLoader.construct_json_int
+_KubernetesLoader.yaml_constructors[_YAML_TAG + "float"] = _KubernetesLoader.construct_json_float
 
 
 def _short_tag(tag: str) -> str:
@@ -110,16 +179,20 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
                 problems.append(
                     Problem(SourceLocation(file_name, _error_line(error, location.line)), _error_text(error))
                 )
+                loader.foreign_nodes.clear()  # this document's, not the next one's
+                loader.refusals.clear()
                 continue
-            if loader.foreign_nodes:
-                problems += [
-                    Problem(
-                        SourceLocation(file_name, foreign.start_mark.line + 1),
-                        f"{_short_tag(foreign.tag)} is not Kubernetes data (use a string)",
-                    )
+            if loader.foreign_nodes or loader.refusals:
+                refused = [
+                    (foreign, f"{_short_tag(foreign.tag)} is not Kubernetes data (use a string)")
                     for foreign in loader.foreign_nodes
+                ] + loader.refusals
+                problems += [
+                    Problem(SourceLocation(file_name, refused_node.start_mark.line + 1), why)
+                    for refused_node, why in sorted(refused, key=lambda pair: pair[0].start_mark.index)
                 ]
                 loader.foreign_nodes.clear()
+                loader.refusals.clear()
                 continue
             for item_body, item_line in _unwrap_list(body, node):
                 _append_document(documents, problems, item_body, SourceLocation(file_name, item_line))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from nova_gitops.api import selectors
-from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, quote_hint
+from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, excerpt, quote_hint
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
@@ -50,10 +50,10 @@ def is_dns1035_label(name: str) -> bool:
 def path_segment_problem(name: str) -> str | None:
     """Why ``name`` cannot be a path segment (kube-apiserver's rule for RBAC names), or None when it can."""
     if name in (".", ".."):
-        return f"may not be {name!r}"
+        return f"may not be {excerpt(name)}"
     for forbidden in ("/", "%"):
         if forbidden in name:
-            return f"may not contain {forbidden!r}"
+            return f"may not contain {excerpt(forbidden)}"
     if len(name) > 253:
         return "must be no more than 253 characters"
     return None
@@ -77,6 +77,11 @@ OBJECT_META_FIELDS: Final = frozenset(
     }
 )  # fmt: skip
 """The fields of Kubernetes ObjectMeta: never "unknown" in a document's metadata."""
+
+SYSTEM_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+"""Namespaces every cluster has and owns. nova-gitops never renders them as Namespace objects to apply,
+neither from the source (a Namespace object with one of these names is an error) nor to follow an object
+there: an agent would come to own, and could prune, the namespace the cluster itself runs in."""
 
 
 @dataclass(slots=True)
@@ -139,7 +144,7 @@ class Fields:
         if text is None:
             return None
         if not selectors.is_dns1123_subdomain(text):
-            self.error(field, f"{text!r} is not a valid name: {DNS1123_SUBDOMAIN_RULE}")
+            self.error(field, f"{excerpt(text)} is not a valid name: {DNS1123_SUBDOMAIN_RULE}")
             return None
         return text
 
@@ -181,7 +186,7 @@ class Fields:
             if not isinstance(key, str):
                 self.error(where, f"an annotation key must be text, got {described(key)}")
             elif _key_errors(key):
-                self.error(where, f"invalid annotation key {key!r}: {'; '.join(_key_errors(key))}")
+                self.error(where, f"invalid annotation key {excerpt(key)}: {'; '.join(_key_errors(key))}")
             else:
                 hint = quote_hint(value)
                 self.error(where, f"an annotation value must be text, got {described(value)}{hint}")

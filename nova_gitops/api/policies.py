@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from nova_gitops.api import fieldpaths, names
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, described
+from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
 from nova_gitops.api.selectors import (
     LabelSelector,
     Requirement,
@@ -197,7 +197,7 @@ def _group_by(raw: object, check: names.Fields) -> str | None:
         return None  # an empty labelKey means "no grouping", as in Nova
     reasons = qualified_name_errors(key)
     if reasons:
-        check.error("spec.groupBy.labelKey", f"invalid label key {key!r}: {'; '.join(reasons)}")
+        check.error("spec.groupBy.labelKey", f"invalid label key {excerpt(key)}: {'; '.join(reasons)}")
         return None
     return key
 
@@ -222,7 +222,9 @@ def _spread(raw: object, check: names.Fields) -> SpreadConstraints | None:
     if topology_key is not None:
         reasons = qualified_name_errors(topology_key)
         if reasons:
-            check.error(f"{field}.topologyKey", f"invalid label key {topology_key!r}: {'; '.join(reasons)}")
+            check.error(
+                f"{field}.topologyKey", f"invalid label key {excerpt(topology_key)}: {'; '.join(reasons)}"
+            )
     split: tuple[PercentageSplit, ...] = ()
     if spread.get("percentageSplit") is not None:
         if mode == "Duplicate":
@@ -260,7 +262,8 @@ def _percentage_split(raw: object, field: str, check: names.Fields) -> tuple[Per
             percentage = None
         if value is not None and value in first_index:
             check.error(
-                f"{where}.topologyValue", f"{value!r} is already split at {field}[{first_index[value]}]"
+                f"{where}.topologyValue",
+                f"{excerpt(value)} is already split at {field}[{first_index[value]}]",
             )
             value = None
         if value is None or percentage is None:
@@ -281,7 +284,9 @@ def _topology_value(raw: object, field: str, check: names.Fields) -> str | None:
         return None
     reasons = label_value_errors(value)
     if reasons or not value:
-        check.error(field, f"invalid label value {value!r}: {'; '.join(reasons) or 'must not be empty'}")
+        check.error(
+            field, f"invalid label value {excerpt(value)}: {'; '.join(reasons) or 'must not be empty'}"
+        )
         return None
     return value
 

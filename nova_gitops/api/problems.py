@@ -46,7 +46,7 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.location}: "
-        what = f"{self.field}: " if self.field else ""
+        what = f"{shortened(self.field)}: " if self.field else ""  # a field path can hold a huge unknown key
         tag = "warning: " if self.severity is Severity.WARNING else ""
         return f"{where}{tag}{what}{self.message}"
 
@@ -63,16 +63,38 @@ def errors(problems: list[Problem]) -> list[Problem]:
 # How a value YAML did not read as expected is named in messages (names and selectors alike).
 
 
+EXCERPT_CHARS = 80
+"""At most this many characters of any input value are quoted in a message (see ``excerpt``)."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``value`` quoted as ``repr`` does, cut to its first ``limit`` characters with an ellipsis: problems
+    quote input, and an input can be a whole file (a bare-string document, a symlinked ``/etc/passwd``) or
+    a key of a megabyte. Not for Secret values, which are never quoted at all."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= limit else repr(value[:limit]) + "…"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    shown = repr(value)
+    return shown if len(shown) <= limit + 2 else shown[: limit + 2] + "…"
+
+
+def shortened(text: str, limit: int = 2 * EXCERPT_CHARS) -> str:
+    """``text`` (a field path, an object's key) cut to ``limit`` characters with an ellipsis, unquoted."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def described(value: object) -> str:
-    """A value as a message shows it: ``null``, ``the number 5``, ``the boolean true``, ``a list``..."""
+    """A value as a message shows it: ``null``, ``the number 5``, ``the boolean true``, ``a list``...;
+    text is quoted by ``excerpt``, so at most a short start of it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if isinstance(value, int | float):
-        return f"the number {value!r}"
+        return f"the number {excerpt(value)}"
     if isinstance(value, str):
-        return repr(value)
+        return excerpt(value)
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):

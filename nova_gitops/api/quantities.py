@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.api.problems import Problem, SourceLocation, excerpt
 
 ResourceList = Mapping[str, int]
 """Resource name → milli-units."""
@@ -66,7 +66,7 @@ class QuantityError(ValueError):
 
 def _junk(value: object, why: str) -> QuantityError:
     return QuantityError(
-        f"{value!r} is not a Kubernetes quantity: {why} "
+        f"{excerpt(value)} is not a Kubernetes quantity: {why} "
         "(write a number with an optional suffix, like 500m, 1.5, 2Gi, 128974848 or 1e3)"
     )
 
@@ -91,7 +91,7 @@ def parse_quantity(value: object) -> int:
 
 def _in_range(value: object, milli: int) -> int:
     if abs(milli) > MAX_MILLI:
-        raise QuantityError(f"{value!r} is too large for a Kubernetes quantity")
+        raise QuantityError(f"{excerpt(value)} is too large for a Kubernetes quantity")
     return milli
 
 
@@ -115,8 +115,8 @@ def _parse_text(text: str) -> int:
         suffix = text[prefix.end() :]
         raise _junk(
             text,
-            f"unknown suffix {suffix!r}; the suffixes are n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei, "
-            "or an exponent such as e3",
+            f"unknown suffix {excerpt(suffix)}; the suffixes are n, u, m, k, M, G, T, P, E, "
+            "Ki, Mi, Gi, Ti, Pi, Ei, or an exponent such as e3",
         )
     whole, _, fraction = match["number"].partition(".")
     mantissa = int(whole + fraction or "0")  # the number is mantissa / 10**len(fraction)
@@ -192,7 +192,9 @@ def parse_resource_list(
     parsed: dict[str, int] = {}
     for name, quantity in raw.items():
         if not isinstance(name, str) or not name:
-            problems.append(Problem(location, f"resource name must be non-empty text, got {name!r}", field))
+            problems.append(
+                Problem(location, f"resource name must be non-empty text, got {excerpt(name)}", field)
+            )
             continue
         where = f"{field}.{name}" if field else name
         try:
@@ -201,7 +203,7 @@ def parse_resource_list(
             problems.append(Problem(location, str(error), where))
             continue
         if milli < 0 and not allow_negative:
-            problems.append(Problem(location, f"must not be negative, got {quantity!r}", where))
+            problems.append(Problem(location, f"must not be negative, got {excerpt(quantity)}", where))
             continue
         parsed[name] = milli
     return parsed

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, quote_hint
+from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, excerpt, quote_hint
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
 OPERATORS: tuple[Operator, ...] = get_args(Operator)
@@ -153,7 +153,7 @@ class _Checker:
             return None
         reasons = qualified_name_errors(key)
         if reasons:
-            self.error(field, f"invalid label key {key!r}: {'; '.join(reasons)}")
+            self.error(field, f"invalid label key {excerpt(key)}: {'; '.join(reasons)}")
             return None
         return key
 
@@ -163,7 +163,7 @@ class _Checker:
             return None
         reasons = label_value_errors(value)
         if reasons:
-            self.error(field, f"invalid label value {value!r}: {'; '.join(reasons)}")
+            self.error(field, f"invalid label value {excerpt(value)}: {'; '.join(reasons)}")
             return None
         return value
 
@@ -294,7 +294,7 @@ def _parse_operator(raw: Mapping[Any, Any], field: str, check: _Checker) -> Oper
         if operator == known:
             return known
     hint = _suggest(str(operator), OPERATORS)
-    check.error(where, f"unknown operator {operator!r}: must be one of {', '.join(OPERATORS)}{hint}")
+    check.error(where, f"unknown operator {excerpt(operator)}: must be one of {', '.join(OPERATORS)}{hint}")
     return None
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from nova_gitops.api import labels
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.inputs import SourceSet
+from nova_gitops.api.names import SYSTEM_NAMESPACES
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, SchedulePolicy, SpreadConstraints
 from nova_gitops.api.problems import Problem
@@ -38,8 +39,6 @@ from nova_gitops.scheduling.plans import (
 )
 
 NO_POLICY = "no SchedulePolicy matches"
-SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-"""Namespaces every cluster has: never synthesized to follow objects (an agent would come to own them)."""
 
 
 @dataclass(frozen=True, slots=True)
