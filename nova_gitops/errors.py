@@ -40,7 +40,12 @@ class InputError(UserError):
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)
-        super().__init__("\n".join(str(problem) for problem in self.problems))
+        super().__init__(f"{len(self.problems)} problems")
+
+    def __str__(self) -> str:
+        """Every problem, one per line: built when asked for, since a source can have a million of them
+        and most callers (``cli.errors``) print only the first hundred."""
+        return "\n".join(str(problem) for problem in self.problems)
 
 
 class RepoError(UserError):

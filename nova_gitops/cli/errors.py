@@ -3,6 +3,11 @@
 A ``UserError`` prints its message (an ``InputError`` prints one ``file:line: message`` per problem) and
 exits with the error's ``exit_code``; Ctrl-C exits 130; anything unexpected exits 3 with a pointer to
 ``--debug``, which shows the traceback. Library exceptions never reach a user raw.
+
+An ``InputError`` prints at most ``MAX_PRINTED_PROBLEMS`` problems, then ``… and K more problems``: a source
+of a million broken documents would otherwise print tens of megabytes to a terminal or a CI log, and the
+first hundred say what is wrong as well as all of them. ``--debug`` prints every one. No machine-readable
+output (``-o json``) lists problems today; one that does should list them all, since a program can page.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from nova_gitops.errors import InputError, UserError
 
 EXIT_INTERRUPTED = 130
 EXIT_UNEXPECTED = 3
+MAX_PRINTED_PROBLEMS = 100
 
 T = TypeVar("T")
 
@@ -31,11 +37,7 @@ def run(action: Callable[[], int], *, debug: bool = False) -> int:
     try:
         return action()
     except InputError as error:
-        for problem in error.problems:
-            report(str(problem))
-        count = sum(1 for problem in error.problems if problem.is_error)
-        plural = "s" if count != 1 else ""
-        report(f"error: the source is invalid ({count} problem{plural}); nothing was written")
+        report_problems(error, limit=None if debug else MAX_PRINTED_PROBLEMS)
         return error.exit_code
     except UserError as error:
         report(f"error: {error}")
@@ -52,3 +54,18 @@ def run(action: Callable[[], int], *, debug: bool = False) -> int:
             report(f"error: unexpected {type(error).__name__}: {error}")
             report("This is a bug in nova-gitops. Run again with --debug to see where it happened.")
         return EXIT_UNEXPECTED
+
+
+def report_problems(error: InputError, *, limit: int | None = MAX_PRINTED_PROBLEMS) -> None:
+    """The first ``limit`` problems (all when None), one line each, then how many were left out, and a
+    summary counting the errors among all of them."""
+    problems = error.problems
+    shown = problems if limit is None else problems[:limit]
+    if shown:
+        report("\n".join(str(problem) for problem in shown))
+    if len(problems) > len(shown):
+        more = len(problems) - len(shown)
+        report(f"… and {more} more problem{'s' if more != 1 else ''} (run with --debug to list them all)")
+    count = sum(1 for problem in problems if problem.is_error)
+    plural = "s" if count != 1 else ""
+    report(f"error: the source is invalid ({count} problem{plural}); nothing was written")
