@@ -25,7 +25,7 @@ from nova_agent.health import Health
 from nova_agent.rescheduling import RescheduleRequest
 from nova_agent.resources import Body, ObjectRef
 from nova_gitops.api import labels as nova_labels
-from nova_gitops.api import quantities
+from nova_gitops.api import loading, quantities
 
 VOLATILE_STATUS_FIELDS: Final = ("heartbeat", "lastUpdateTime")
 REGION_LABEL: Final = "topology.kubernetes.io/region"
@@ -199,9 +199,12 @@ def dump_status(document: Mapping[str, Any]) -> bytes:
 
 
 def load_status(data: bytes) -> Body | None:
-    """A previously written report, or None when it is missing or unreadable (then it is simply rewritten)."""
+    """A previously written report, or None when it is missing or unreadable (then it is simply rewritten).
+
+    The status branch is shared with other agents, so the file is read with the loader's bounds: a hostile
+    one (nested deep enough to crash libyaml, a 5,000-digit integer) is rewritten, never a crash."""
     try:
-        loaded = yaml.load(data, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError:
+        loaded = loading.load_one(data)
+    except loading.YamlRefused:
         return None
     return loaded if isinstance(loaded, dict) else None

@@ -26,6 +26,14 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
   file. Keys that a ``<<`` merge brings in may be overridden, as YAML's merge-key spec says. The check costs
   one length comparison per mapping; the search for the repeated key runs only when the lengths differ.
 
+- Nesting is bounded before libyaml sees the text (``nesting_problem``): libyaml's composer recurses in C once
+  per level, so some 30,000 nested ``[`` (60 KB) or ``- `` overflow the stack and kill the process with a
+  segmentation fault that no exception handler can catch (and deep flow nesting parses in quadratic time).
+  Flow depth is counted only when the file holds more brackets than the limit, and block depth is bounded by
+  the longest run of indentation and ``- ``/``? ``/``: `` indicators a line starts with, found by one regex
+  search for lines that start with more than the limit: ordinary manifests pay two ``str.count`` calls and
+  one search.
+
 A ``kind: List`` (``v1``) document is unwrapped into its items, as ``kubectl apply -f`` does.
 """
 
@@ -40,11 +48,15 @@ from typing import Any, ClassVar
 import yaml
 
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
+from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt, shortened
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_ALIASES = 64
 MAX_EXPANDED_NODES = 1_000_000
+MAX_FLOW_DEPTH = 512
+"""Nested ``[``/``{`` levels allowed in a file (generated CRD schemas nest some 40 levels in all)."""
+MAX_LINE_PREFIX = 1024
+"""Columns of indentation plus leading block indicators allowed on a line (4-space-indented schemas: ~200)."""
 MAX_INTEGER_DIGITS = 400
 """Longer integer literals are refused unparsed: float64 (what kube's JSON holds) ends at 309 digits."""
 
@@ -142,6 +154,74 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 
 
+_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
+_LINE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*")
+
+
+def nesting_problem(
+    text: str, *, max_flow_depth: int = MAX_FLOW_DEPTH, max_line_prefix: int = MAX_LINE_PREFIX
+) -> tuple[int, str] | None:
+    """(line, message) when ``text`` nests deeper than libyaml may be asked to compose, else None.
+
+    Over-estimates, never under: brackets inside quoted strings count too, and a line's prefix of indentation
+    and block indicators bounds the block collections open on it (each needs a column or an indicator)."""
+    if text.count("[") + text.count("{") > max_flow_depth:
+        depth = 0
+        for match in _FLOW_BRACKETS.finditer(text):
+            depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+            if depth > max_flow_depth:
+                line = text.count("\n", 0, match.start()) + 1
+                return line, f"nests [ and {{ more than {max_flow_depth} levels deep; refused"
+    wide = re.compile(rf"^[ \t\-?:]{{{max_line_prefix + 1}}}", re.MULTILINE)
+    for candidate in wide.finditer(text):
+        prefix = _LINE_PREFIX.match(text, candidate.start())
+        if prefix is not None and prefix.end() - prefix.start() > max_line_prefix:
+            line = text.count("\n", 0, candidate.start()) + 1
+            return line, f"indents or nests a line more than {max_line_prefix} columns deep; refused"
+    return None
+
+
+class YamlRefused(ValueError):
+    """A YAML text that is not plain, bounded data (see :func:`load_one`)."""
+
+
+def load_one(
+    data: str | bytes, *, max_flow_depth: int = MAX_FLOW_DEPTH, max_line_prefix: int = MAX_LINE_PREFIX
+) -> Any:
+    """One YAML document as plain data, under the bounds sources have (nesting, aliases, JSON-only values,
+    no duplicate keys); raises :class:`YamlRefused` saying why not, never anything else. For the YAML that
+    is not a source but is written by others all the same: status reports, a rendered ``placement.yaml``."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as error:
+        raise YamlRefused(f"not UTF-8 text: {error.reason}") from None
+    if len(text) > MAX_FILE_BYTES:
+        raise YamlRefused(f"{len(text)} characters, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")
+    too_deep = nesting_problem(text, max_flow_depth=max_flow_depth, max_line_prefix=max_line_prefix)
+    if too_deep is not None:
+        raise YamlRefused(f"line {too_deep[0]}: {too_deep[1]}")
+    loader = _KubernetesLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        refusal = _alias_refusal(node) if "*" in text else None
+        if refusal is not None:
+            raise YamlRefused(f"line {node.start_mark.line + 1}: {refusal}")
+        value = loader.construct_document(node)
+        if loader.foreign_nodes or loader.refusals:
+            nodes = [(n, f"tag {excerpt(n.tag)} is not Kubernetes data") for n in loader.foreign_nodes]
+            first, why = min([*nodes, *loader.refusals], key=lambda item: item[0].start_mark.line)
+            raise YamlRefused(f"line {first.start_mark.line + 1}: {why}")
+        return value
+    except (yaml.YAMLError, ValueError, RecursionError) as error:
+        if isinstance(error, YamlRefused):
+            raise
+        raise YamlRefused(shortened(str(error))) from None
+    finally:
+        loader.dispose()
+
+
 def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Problem]]:
     """The Kubernetes objects of one YAML file, and a Problem for every document that is not one.
 
@@ -153,6 +233,9 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
     if size > MAX_FILE_BYTES:
         message = f"file is {size} bytes, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; split it"
         return [], [Problem(SourceLocation(file_name, 1), message)]
+    too_deep = nesting_problem(text)
+    if too_deep is not None:
+        return [], [Problem(SourceLocation(file_name, too_deep[0]), too_deep[1])]
     documents: list[Document] = []
     may_alias = "*" in text
     loader = _KubernetesLoader(text)

@@ -7,7 +7,8 @@ is a problem the controller logs; it never stops the reconcile of the other clus
 Cluster of that name, if any, is used instead).
 
 Whatever a report holds, it is either used or refused naming its cluster (issue 9, item 4):
-- Before the YAML parser sees it, its nesting is bounded (``structure_problem``): libyaml composes nested
+- Before the YAML parser sees it, its nesting is bounded (``loading.nesting_problem``, with limits tighter
+  than a source's, since a report's shape is known): libyaml composes nested
   collections by C recursion, so ``[[[[…`` or ``- - - …`` a hundred thousand deep (200 KB, well under the
   size limit) overflows the C stack and kills the process, and deep flow nesting makes the scanner
   quadratic (100,000 ``[`` took 33 s). No exception handler can catch a segfault, so this check is the only
@@ -53,8 +54,6 @@ MAX_LINE_PREFIX = 256  # indentation plus leading `- `/`? `/`: ` indicators of o
 UNREADABLE = "report refused: it could not be interpreted"
 log = logging.getLogger(__name__)
 
-_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
-_LINE_PREFIX = re.compile(r"^[ \t]*(?:[-?:][ \t]+)*", re.MULTILINE)
 
 
 def capacity_fingerprint(status: Mapping[str, Any]) -> str:
@@ -67,26 +66,6 @@ def capacity_fingerprint(status: Mapping[str, Any]) -> str:
     except (TypeError, ValueError):  # keys of mixed types cannot be sorted: the order as written
         text = repr(capacity)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def structure_problem(text: str) -> str | None:
-    """Why ``text`` is nested too deeply to be given to the YAML parser, or None.
-
-    A linear scan that over-estimates depth (brackets inside quoted strings count too): it only has to be
-    generous to real reports and strict enough that the C parser's recursion stays shallow. Block nesting
-    needs a column of indentation or an indicator per level or two, so the longest line prefix bounds it.
-    """
-    depth = deepest = 0
-    for match in _FLOW_BRACKETS.finditer(text):
-        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_FLOW_DEPTH:
-                return f"nests [ and {{ more than {MAX_FLOW_DEPTH} deep; refused"
-    prefix = max((len(match.group()) for match in _LINE_PREFIX.finditer(text)), default=0)
-    if prefix > MAX_LINE_PREFIX:
-        return f"has a line indented or nested more than {MAX_LINE_PREFIX} columns deep; refused"
-    return None
 
 
 def parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Problem]]:
@@ -123,9 +102,11 @@ def _parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Pr
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         return None, [Problem(where, f"not UTF-8 text: {error.reason}")]
-    too_deep = structure_problem(text)
+    too_deep = loading.nesting_problem(
+        text, max_flow_depth=MAX_FLOW_DEPTH, max_line_prefix=MAX_LINE_PREFIX
+    )
     if too_deep is not None:
-        return None, [Problem(where, f"cluster {expected}: {too_deep}")]
+        return None, [Problem(SourceLocation(path, too_deep[0]), f"cluster {expected}: {too_deep[1]}")]
     documents, problems = loading.load_documents(path, text)
     if problems:
         return None, problems

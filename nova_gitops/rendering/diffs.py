@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 import yaml
 
+from nova_gitops.api import loading
+
 PLACEMENT_FILE = "placement.yaml"
 SUMMARY_FILES = frozenset({PLACEMENT_FILE, "PLACEMENT.md"})
 HIDDEN = "(hidden)"
@@ -203,8 +205,8 @@ def load(data: bytes | None) -> Any:
     if data is None:
         return None
     try:
-        return yaml.load(data, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError:
+        return loading.load_one(data)
+    except loading.YamlRefused:
         return None
 
 
@@ -379,8 +381,8 @@ def parse_items(chunks: Iterable[str]) -> list[Any]:
     parsed: list[Any] = []
     for chunk in chunks:
         try:
-            loaded = yaml.load(chunk, Loader=yaml.CSafeLoader)
-        except yaml.YAMLError:
+            loaded = loading.load_one(chunk)
+        except loading.YamlRefused:
             continue
         if isinstance(loaded, list):
             parsed.extend(loaded)

@@ -18,9 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import yaml
-
-from nova_gitops.api import labels, quantities
+from nova_gitops.api import labels, loading, quantities
 from nova_gitops.api.objects import ObjectKey
 from nova_gitops.rendering import manifests
 from nova_gitops.scheduling.plans import ClusterUsage, GroupPlan, ObjectPlan, Plan, PreviousPlacement
@@ -90,8 +88,8 @@ def parse_previous(text: str) -> PreviousPlacement:
     """The group → clusters decisions of a previous ``placement.yaml``. Unknown fields are ignored; a
     document that is not a Placement raises ValueError saying what is wrong."""
     try:
-        document = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as error:
+        document = loading.load_one(text)
+    except loading.YamlRefused as error:
         raise ValueError(f"previous placement.yaml is not valid YAML: {error}") from None
     if not isinstance(document, dict):
         raise ValueError("previous placement.yaml must be a mapping with kind: Placement")
