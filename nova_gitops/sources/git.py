@@ -140,14 +140,14 @@ class Repository:
         for oid, data in self.blobs(links) if links else ():
             targets.update((path, os.fsdecode(data)) for path in links[oid])
         plan = export_plan(entries, targets)
-        created: set[str] = set()
+        writer = TreeWriter(destination)
         for oid, data in self.blobs(plan.files):
             for path, executable in plan.files[oid]:
-                write_file(destination, path, data, executable=executable, created=created)
+                writer.file(path, data, executable=executable)
         for path in plan.directories:
-            with_parents(destination, path, created)
+            writer.directory(path)
         for path, target in plan.links.items():
-            write_link(destination, path, target, created=created)
+            writer.link(path, target)
 
     def is_ancestor(self, older: str, newer: str) -> bool | None:
         """Whether ``older`` is an ancestor of ``newer``; None when either commit is unknown here."""
@@ -189,7 +189,11 @@ class Repository:
             asked.write("".join(f"{oid}\n" for oid in oids).encode())
             asked.seek(0)
             process = subprocess.Popen(
-                self.command(["cat-file", "--batch"]), stdin=asked, stdout=PIPE, stderr=PIPE
+                self.command(["cat-file", "--batch", "--buffer"]),
+                stdin=asked,
+                stdout=PIPE,
+                stderr=PIPE,
+                bufsize=1 << 20,
             )
         stdout, stderr = cast(IO[bytes], process.stdout), cast(IO[bytes], process.stderr)
         try:
@@ -340,27 +344,39 @@ def export_plan(entries: list[TreeEntry], targets: Mapping[str, str]) -> ExportP
     return plan
 
 
-def with_parents(destination: Path, path: str, created: set[str]) -> Path:
-    """``destination / path`` as a directory, made with its parents unless ``created`` says they exist."""
-    if path and path not in created:
-        (destination / path).mkdir(parents=True, exist_ok=True)
-        parts = path.split("/")
-        created.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
-    return destination / path
+class TreeWriter:
+    """Writes an export into an empty directory: files are created, never opened through a link
+    (``O_EXCL`` | ``O_NOFOLLOW``), and links are made last, so no file is written through one. Paths are
+    plain strings: at thousands of files, ``pathlib`` would cost as much as the writes."""
 
+    __slots__ = ("created", "destination")
 
-def write_file(destination: Path, path: str, data: bytes, *, executable: bool, created: set[str]) -> None:
-    """A new file at ``destination / path`` (never through a link: ``O_EXCL`` | ``O_NOFOLLOW``)."""
-    folder = with_parents(destination, path.rpartition("/")[0], created)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    descriptor = os.open(folder / path.rpartition("/")[2], flags, 0o755 if executable else 0o644)
-    with open(descriptor, "wb") as out:
-        out.write(data)
+    def __init__(self, destination: Path) -> None:
+        self.destination = str(destination)
+        self.created = {""}
 
+    def directory(self, path: str) -> str:
+        """``path`` (``/``-separated, below the destination) as a directory, made with its parents."""
+        if path not in self.created:
+            os.makedirs(f"{self.destination}/{path}", exist_ok=True)
+            parts = path.split("/")
+            self.created.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+        return f"{self.destination}/{path}"
 
-def write_link(destination: Path, path: str, target: str, *, created: set[str]) -> None:
-    folder = with_parents(destination, path.rpartition("/")[0], created)
-    os.symlink(target, folder / path.rpartition("/")[2])
+    def file(self, path: str, data: bytes, *, executable: bool) -> None:
+        folder, _, name = path.rpartition("/")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        descriptor = os.open(f"{self.directory(folder)}/{name}", flags, 0o755 if executable else 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+
+    def link(self, path: str, target: str) -> None:
+        folder, _, name = path.rpartition("/")
+        os.symlink(target, f"{self.directory(folder)}/{name}")
 
 
 class SourceCache(Repository):
