@@ -13,7 +13,10 @@ pushed to a source would have the renderer read a file of the machine it runs on
 controller's pod). ``Repository.export`` says what a link becomes instead.
 
 git runs through GitPython with inherited ``GIT_*`` variables removed (``publishing.gitcommands`` explains
-the policy; this layer may not import publishing, so the few lines are repeated here).
+the policy; this layer may not import publishing, so the few lines are repeated here), except the one
+``cat-file`` whose output is streamed, which ``subprocess`` runs with the same command line. The git
+directory is held as an absolute path: git runs in the repository's parent directory, where a path relative
+to ours would name another (``diff --source fleet`` once found "no branch named main").
 """
 
 from __future__ import annotations
@@ -95,7 +98,6 @@ class Repository:
     """A git repository we read revisions from (a cache's bare clone or a user's own work tree)."""
 
     def __init__(self, git_dir: Path, *, timeout: float = 120.0) -> None:
-        # absolute: git runs in the repository's parent directory, where a relative path means another
         self.git_dir = git_dir.absolute()
         self.timeout = timeout
         self._strip = stripped_variables(os.environ)
