@@ -11,9 +11,6 @@ is a refused render with a clear message rather than seconds of CPU and an out-o
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -21,7 +18,9 @@ from typing import Final
 from nova_agent.gitrepos import MAX_FILE_BYTES, TreeFile
 from nova_agent.resources import Body, BodyError, ObjectRef, digest_of, labels_of, ref_of
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api import names, secrets
 from nova_gitops.api.loading import load_documents
+from nova_gitops.api.problems import SourceLocation
 
 SKIPPED_FILES: Final = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -35,38 +34,14 @@ class DesiredObject:
     path: str
 
 
-SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
-
-
 def secret_problems(body: Body) -> list[str]:
-    """What makes a Secret's ``data``/``stringData`` unfit to send, naming keys, never values: the server
-    would refuse it and quote the value back in its error."""
+    """What makes a Secret's ``data``/``stringData`` unfit to send (the renderer's own check, which names
+    keys, never values): the server would refuse it and quote the value back in its error."""
     if body.get("kind") != "Secret" or body.get("apiVersion") != "v1":
         return []
-    problems: list[str] = []
-    for field in ("data", "stringData"):
-        values = body.get(field)
-        if values is None:
-            continue
-        if not isinstance(values, dict):
-            problems.append(f"{field} is not a mapping of keys to values")
-            continue
-        for key, value in values.items():
-            if not isinstance(key, str) or not SECRET_KEY.fullmatch(key) or len(key) > 253:
-                problems.append(f"{field} has a key that is not a valid Secret key")
-            elif not isinstance(value, str):
-                problems.append(f"{field}[{key}] is not a string (Secret values are strings)")
-            elif field == "data" and not _is_base64(value):
-                problems.append(f"{field}[{key}] is not base64-encoded")
-    return problems
-
-
-def _is_base64(text: str) -> bool:
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
+    check = names.Fields(SourceLocation("", 0), [])
+    secrets.check_secret_data(body, check)
+    return [f"{problem.field}: {problem.message}" for problem in check.problems]
 
 
 def _labelled(body: Body, cluster: str) -> Body:

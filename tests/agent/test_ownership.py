@@ -184,14 +184,13 @@ def test_secret_shapes_are_checked_without_quoting_values() -> None:
         stringData={"nested": {"value": "s3cr3t-value"}, "bad key": "x"},
     )
     problems = secret_problems(body)
-    assert problems == [
-        "data[bad64] is not base64-encoded",
-        "data[num] is not a string (Secret values are strings)",
-        "stringData[nested] is not a string (Secret values are strings)",
-        "stringData has a key that is not a valid Secret key",
-    ]
+    assert {p.split(":")[0] for p in problems} == {
+        "data.bad64",
+        "data.num",
+        "stringData.nested",
+        "stringData[bad key]",
+    }
     assert not any("s3cr3t" in p or "12345678" in p for p in problems)
     assert secret_problems(secret(data={"a": "aGk="}, stringData={"b": "plain"})) == []
-    assert secret_problems(secret(stringData="just a string")) == [
-        "stringData is not a mapping of keys to values"
-    ]
+    (not_a_map,) = secret_problems(secret(stringData="just a string"))
+    assert not_a_map.startswith("stringData: must be a mapping") and "just a string" not in not_a_map

@@ -270,10 +270,13 @@ def test_a_secret_whose_values_are_not_strings_is_refused_without_quoting_them(
     agent = make_agent()
     outcome = agent.pass_once()
     assert outcome.exit_code == EXIT_OBJECT_FAILURES and outcome.sync is not None
-    assert "stringData[token] is not a string" in outcome.sync.failed[ObjectRef("v1", "Secret", ns, "creds")]
+    assert (
+        "stringData.token: the value must be text"
+        in outcome.sync.failed[ObjectRef("v1", "Secret", ns, "creds")]
+    )
     assert [ref.name for ref in outcome.sync.applied] == ["app"]
     report = rendered.show("nova-status", "status/c1.yaml")
-    assert "stringData[token]" in report and "s3cr3t" not in report
+    assert "stringData.token" in report and "s3cr3t" not in report
     assert "s3cr3t" not in outcome.message and "s3cr3t" not in caplog.text
 
 
