@@ -10,7 +10,7 @@ exactly one commit: never a work tree that someone is half-way through updating.
 git's objects (``ls-tree`` for the entries, one ``cat-file --batch`` process streaming every blob) rather
 than checked out, because a checkout makes the tree's symbolic links real, and ``steal.yaml -> /etc/passwd``
 pushed to a source would have the renderer read a file of the machine it runs on (a CI runner, the
-controller's pod). ``Repository.export`` says what a link becomes instead.
+controller's pod). :mod:`nova_gitops.sources.exporting` says what a link becomes instead.
 
 git runs through GitPython with inherited ``GIT_*`` variables removed (``publishing.gitcommands`` explains
 the policy; this layer may not import publishing, so the few lines are repeated here), except the one
@@ -21,16 +21,15 @@ to ours would name another (``diff --source fleet`` once found "no branch named 
 
 from __future__ import annotations
 
-import enum
 import fcntl
 import hashlib
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from subprocess import PIPE
 from typing import IO, cast
@@ -39,15 +38,9 @@ import git
 
 from nova_gitops import errors
 from nova_gitops.gitenvironment import stripped_variables
-from nova_gitops.sources import directory
+from nova_gitops.sources import directory, exporting
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
-REGULAR_MODES = {"100644": False, "100755": True}  # tree entry mode → executable
-LINK_MODE, SUBMODULE_MODE = "120000", "160000"
-OUTSIDE_LINK = "/dev/null/outside-the-source"
-"""What an exported link that leaves the tree points to: outside any directory, and a path nothing can be
-read from even by a reader that follows links."""
-MAX_LINK_HOPS = 40  # as Linux's MAXSYMLINKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,16 +126,16 @@ class Repository:
         A symbolic link is never written as the link the tree holds (``export_plan`` says what it becomes),
         so no file outside ``destination`` can be reached through the export; the directory reader reports
         each refused link as a problem that names its path, as it does for a directory source."""
-        entries = tree_entries(self.run_bytes("ls-tree", "-r", "-z", "--full-tree", revision))
+        entries = exporting.tree_entries(self.run_bytes("ls-tree", "-r", "-z", "--full-tree", revision))
         links: dict[str, list[str]] = {}  # blob id → the links whose target text it is
         for entry in entries:
-            if entry.mode == LINK_MODE:
+            if entry.mode == exporting.LINK_MODE:
                 links.setdefault(entry.oid, []).append(entry.path)
         targets: dict[str, str] = {}
         for oid, data in self.blobs(links) if links else ():
             targets.update((path, os.fsdecode(data)) for path in links[oid])
-        plan = export_plan(entries, targets)
-        writer = TreeWriter(destination)
+        plan = exporting.export_plan(entries, targets)
+        writer = exporting.TreeWriter(destination)
         for oid, data in self.blobs(plan.files):
             for path, executable in plan.files[oid]:
                 writer.file(path, data, executable=executable)
@@ -219,166 +212,6 @@ class Repository:
             stderr.close()
         if status != 0:
             raise git.GitCommandError(["cat-file", "--batch"], status, message)
-
-
-@dataclass(frozen=True, slots=True)
-class TreeEntry:
-    """One line of ``ls-tree -r``: a file, a symbolic link or a submodule of a commit's tree."""
-
-    mode: str
-    oid: str
-    path: str
-
-
-def tree_entries(listing: bytes) -> list[TreeEntry]:
-    """The entries of ``ls-tree -r -z`` output, less any whose path could not be checked out (an empty,
-    ``.``, ``..`` or ``.git`` component: git refuses those too, and they would write outside the export)."""
-    entries = []
-    for record in listing.split(b"\0"):
-        meta, tab, raw_path = record.partition(b"\t")
-        if not tab:
-            continue
-        mode, _, oid = meta.decode().split(" ")
-        path = os.fsdecode(raw_path)
-        if all(part not in ("", ".", "..") and part.casefold() != ".git" for part in path.split("/")):
-            entries.append(TreeEntry(mode, oid, path))
-    return entries
-
-
-class Reach(enum.Enum):
-    """Where a symbolic link of the tree leads, resolved within the tree alone."""
-
-    FILE = "a regular file of the tree"
-    DIRECTORY = "a directory of the tree"
-    MISSING = "nothing"
-    LOOP = "round in a loop"
-    OUTSIDE = "outside the tree"
-
-
-def link_reach(
-    path: str, targets: Mapping[str, str], files: Collection[str], directories: Collection[str]
-) -> tuple[Reach, str]:
-    """Follow the link at ``path`` (``targets``: every link's target text) as the kernel would, with the
-    tree's top as ``/`` that ``..`` cannot climb past; the reach, and the file's path when it is a file."""
-    if targets[path].startswith("/"):
-        return Reach.OUTSIDE, ""
-    resolved = path.split("/")[:-1]
-    pending = targets[path].split("/")
-    hops = 0
-    while pending:
-        part = pending.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not resolved:
-                return Reach.OUTSIDE, ""
-            resolved.pop()
-            continue
-        candidate = "/".join([*resolved, part])
-        if candidate in targets:  # another link: its target replaces it, from the same directory
-            hops += 1
-            if hops > MAX_LINK_HOPS:
-                return Reach.LOOP, ""
-            if targets[candidate].startswith("/"):
-                return Reach.OUTSIDE, ""
-            pending[:0] = targets[candidate].split("/")
-            continue
-        if pending and candidate not in directories:  # "file/x" or "missing/x": the kernel stops here
-            return Reach.MISSING, ""
-        resolved.append(part)
-    final = "/".join(resolved)
-    if final in files:
-        return Reach.FILE, final
-    return (Reach.DIRECTORY, "") if final in directories or not final else (Reach.MISSING, "")
-
-
-@dataclass(frozen=True, slots=True)
-class ExportPlan:
-    """What ``Repository.export`` writes: blob id → (path, executable) of each file holding its bytes;
-    directories to create empty; links to create, path → the target they are given."""
-
-    files: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
-    directories: list[str] = field(default_factory=list)
-    links: dict[str, str] = field(default_factory=dict)
-
-
-def export_plan(entries: list[TreeEntry], targets: Mapping[str, str]) -> ExportPlan:
-    """The export of a tree whose links' target texts are ``targets``. A link becomes:
-
-    - leading to a regular file within the tree: a copy of that file (read from git, like any file);
-    - to a directory within the tree: an empty directory, which is as much as a directory source's reader
-      takes from a link to a directory (it never walks into one);
-    - outside the tree: a link to ``OUTSIDE_LINK``; to nothing: a link to a name the tree does not hold; in
-      a loop: a link to itself. The reader refuses each with the reason a directory source's link gets,
-      so the path is reported, and the target the source gave never reaches the file system.
-
-    Submodules are empty directories, as a checkout leaves them."""
-    files = {entry.path: entry for entry in entries if entry.mode in REGULAR_MODES}
-    directories = {"/".join(e.path.split("/")[:i]) for e in entries for i in range(1, e.path.count("/") + 1)}
-    directories.update(entry.path for entry in entries if entry.mode == SUBMODULE_MODE)
-    taken = {*files, *directories, *targets}
-    plan = ExportPlan()
-    for entry in files.values():
-        plan.files.setdefault(entry.oid, []).append((entry.path, REGULAR_MODES[entry.mode]))
-    for entry in entries:
-        if entry.mode == SUBMODULE_MODE:
-            plan.directories.append(entry.path)
-        if entry.path not in targets:
-            continue
-        reach, found = link_reach(entry.path, targets, files, directories)
-        name = entry.path.rpartition("/")[2]
-        if reach is Reach.FILE:
-            plan.files.setdefault(files[found].oid, []).append((entry.path, REGULAR_MODES[files[found].mode]))
-        elif reach is Reach.DIRECTORY:
-            plan.directories.append(entry.path)
-        elif reach is Reach.OUTSIDE:
-            plan.links[entry.path] = OUTSIDE_LINK
-        elif reach is Reach.LOOP:
-            plan.links[entry.path] = name
-        else:
-            folder = entry.path[: -len(name)]
-            missing = next(
-                f"{name}.missing{n}"
-                for n in range(len(taken) + 1)
-                if folder + f"{name}.missing{n}" not in taken
-            )
-            plan.links[entry.path] = missing
-    return plan
-
-
-class TreeWriter:
-    """Writes an export into an empty directory: files are created, never opened through a link
-    (``O_EXCL`` | ``O_NOFOLLOW``), and links are made last, so no file is written through one. Paths are
-    plain strings: at thousands of files, ``pathlib`` would cost as much as the writes."""
-
-    __slots__ = ("created", "destination")
-
-    def __init__(self, destination: Path) -> None:
-        self.destination = str(destination)
-        self.created = {""}
-
-    def directory(self, path: str) -> str:
-        """``path`` (``/``-separated, below the destination) as a directory, made with its parents."""
-        if path not in self.created:
-            os.makedirs(f"{self.destination}/{path}", exist_ok=True)
-            parts = path.split("/")
-            self.created.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
-        return f"{self.destination}/{path}"
-
-    def file(self, path: str, data: bytes, *, executable: bool) -> None:
-        folder, _, name = path.rpartition("/")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        descriptor = os.open(f"{self.directory(folder)}/{name}", flags, 0o755 if executable else 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view) :]
-        finally:
-            os.close(descriptor)
-
-    def link(self, path: str, target: str) -> None:
-        folder, _, name = path.rpartition("/")
-        os.symlink(target, f"{self.directory(folder)}/{name}")
 
 
 class SourceCache(Repository):

@@ -39,7 +39,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
-from nova_gitops.sources import directory
+from nova_gitops.sources import directory, exporting
 from nova_gitops.sources import git as git_sources
 from tests.builders import cluster, deployment, policy
 
@@ -272,9 +272,9 @@ def test_git_links_are_resolved_in_the_tree_and_never_lead_out(
         for path in checkout.root.rglob("*"):
             if path.is_symlink():
                 target = os.readlink(path)
-                assert target == git_sources.OUTSIDE_LINK or "/" not in target, (path, target)
+                assert target == exporting.OUTSIDE_LINK or "/" not in target, (path, target)
                 assert str(host) not in target and ".." not in target
-        assert os.readlink(checkout.root / "hostdir") == git_sources.OUTSIDE_LINK
+        assert os.readlink(checkout.root / "hostdir") == exporting.OUTSIDE_LINK
         assert list((checkout.root / "base-link").iterdir()) == []  # a link to a directory: an empty one
     assert problems(files) == EXPECTED
     assert MARKER not in everything(files)
@@ -287,26 +287,26 @@ def test_git_links_are_resolved_in_the_tree_and_never_lead_out(
 @pytest.mark.parametrize(
     ("link", "target", "reach"),
     [
-        ("a.yaml", "/etc/passwd", (git_sources.Reach.OUTSIDE, "")),
-        ("a.yaml", "../x.yaml", (git_sources.Reach.OUTSIDE, "")),
-        ("d/a.yaml", "../x.yaml", (git_sources.Reach.FILE, "x.yaml")),
-        ("d/a.yaml", "./../d/../x.yaml", (git_sources.Reach.FILE, "x.yaml")),
-        ("d/a.yaml", "../../x.yaml", (git_sources.Reach.OUTSIDE, "")),
-        ("a.yaml", "l/y.yaml", (git_sources.Reach.FILE, "d/y.yaml")),  # through a link to a directory
-        ("a.yaml", "l/../x.yaml", (git_sources.Reach.FILE, "x.yaml")),  # .. of where l leads: the top
-        ("a.yaml", "abs/y.yaml", (git_sources.Reach.OUTSIDE, "")),
-        ("a.yaml", "x.yaml/y.yaml", (git_sources.Reach.MISSING, "")),
-        ("a.yaml", "nothing/../x.yaml", (git_sources.Reach.MISSING, "")),
-        ("a.yaml", "d", (git_sources.Reach.DIRECTORY, "")),
-        ("a.yaml", ".", (git_sources.Reach.DIRECTORY, "")),
-        ("a.yaml", "a.yaml", (git_sources.Reach.LOOP, "")),
-        ("a.yaml", "", (git_sources.Reach.DIRECTORY, "")),
+        ("a.yaml", "/etc/passwd", (exporting.Reach.OUTSIDE, "")),
+        ("a.yaml", "../x.yaml", (exporting.Reach.OUTSIDE, "")),
+        ("d/a.yaml", "../x.yaml", (exporting.Reach.FILE, "x.yaml")),
+        ("d/a.yaml", "./../d/../x.yaml", (exporting.Reach.FILE, "x.yaml")),
+        ("d/a.yaml", "../../x.yaml", (exporting.Reach.OUTSIDE, "")),
+        ("a.yaml", "l/y.yaml", (exporting.Reach.FILE, "d/y.yaml")),  # through a link to a directory
+        ("a.yaml", "l/../x.yaml", (exporting.Reach.FILE, "x.yaml")),  # .. of where l leads: the top
+        ("a.yaml", "abs/y.yaml", (exporting.Reach.OUTSIDE, "")),
+        ("a.yaml", "x.yaml/y.yaml", (exporting.Reach.MISSING, "")),
+        ("a.yaml", "nothing/../x.yaml", (exporting.Reach.MISSING, "")),
+        ("a.yaml", "d", (exporting.Reach.DIRECTORY, "")),
+        ("a.yaml", ".", (exporting.Reach.DIRECTORY, "")),
+        ("a.yaml", "a.yaml", (exporting.Reach.LOOP, "")),
+        ("a.yaml", "", (exporting.Reach.DIRECTORY, "")),
     ],
 )
-def test_link_reach(link: str, target: str, reach: tuple[git_sources.Reach, str]) -> None:
+def test_link_reach(link: str, target: str, reach: tuple[exporting.Reach, str]) -> None:
     targets = {link: target, "l": "d", "abs": "/etc"}
     files = {"x.yaml", "d/y.yaml"}
-    assert git_sources.link_reach(link, targets, files, {"d"}) == reach
+    assert exporting.link_reach(link, targets, files, {"d"}) == reach
 
 
 def test_git_export_has_the_bytes_and_modes_of_a_checkout(tmp_path: Path) -> None:
