@@ -55,7 +55,6 @@ UNREADABLE = "report refused: it could not be interpreted"
 log = logging.getLogger(__name__)
 
 
-
 def capacity_fingerprint(status: Mapping[str, Any]) -> str:
     """What "the cluster's reported capacity" is: per-node allocatable (``capacityResources``). Nodes added,
     removed or resized change it; pods coming and going (``availableResources``) do not, so a cool-down is
@@ -102,9 +101,7 @@ def _parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Pr
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         return None, [Problem(where, f"not UTF-8 text: {error.reason}")]
-    too_deep = loading.nesting_problem(
-        text, max_flow_depth=MAX_FLOW_DEPTH, max_line_prefix=MAX_LINE_PREFIX
-    )
+    too_deep = loading.nesting_problem(text, max_flow_depth=MAX_FLOW_DEPTH, max_line_prefix=MAX_LINE_PREFIX)
     if too_deep is not None:
         return None, [Problem(SourceLocation(path, too_deep[0]), f"cluster {expected}: {too_deep[1]}")]
     documents, problems = loading.load_documents(path, text)
