@@ -29,10 +29,7 @@ Tests that read the fake's request log are ``fake_only``; the others need only k
 
 from __future__ import annotations
 
-import functools
 import re
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -43,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from nova_agent import observing
 from nova_agent.clocks import FakeClock
@@ -58,7 +54,7 @@ from nova_gitops.controller.ports import ManualClock
 from nova_gitops.sources import controlplane
 from nova_gitops.sources.controlplane import ControlPlaneSource
 from nova_gitops.sources.kubeapi import KubeApi, ResourceKind
-from tests import builders, rbac
+from tests import builders, deploying, rbac
 from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, deployment, layout, rendered, widget, widget_crd
 from tests.controller.helpers import Fleet, cluster_report
@@ -66,25 +62,9 @@ from tests.controlplane.conftest import install_crds
 from tests.fakekube.fixtures import KubeTarget
 from tests.fakekube.server import FakeKubeServer, RecordedRequest
 
-DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
-KUBECTL = shutil.which("kubectl")
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+needs_kubectl = deploying.needs_kubectl
 AGENT, CONTROLLER = "nova-agent", "nova-gitops-controller"
 CONTROLLER_OVERLAYS = ("controller/base", "overlays/install", "overlays/webhook", "overlays/controlplane")
-
-
-@functools.cache
-def render(directory: str) -> tuple[dict[str, Any], ...]:
-    assert KUBECTL is not None
-    result = subprocess.run(
-        [KUBECTL, "kustomize", str(DEPLOY / directory)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return tuple(d for d in yaml.load_all(result.stdout, Loader=yaml.CSafeLoader) if d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +92,7 @@ def denials(
 ) -> list[Denial]:
     """The requests the RBAC rendered from ``directory`` refuses to the ServiceAccount of Deployment
     ``deployment_name``. ``namespaces`` renames the test's namespaces to the ones the manifests name."""
-    objects = render(directory)
+    objects = deploying.build(directory)
     authorizer, user = rbac.Authorizer(objects), rbac.runs_as(objects, deployment_name)
     denied: dict[str, Denial] = {}
     for request in requests:
@@ -486,7 +466,7 @@ def test_every_controller_overlay_grants_leader_election(kube: KubeTarget) -> No
 def _refuse_what_rbac_denies(api: KubeApi, fake: FakeKubeServer, directory: str) -> dict[str, ResourceKind]:
     """Make the fake answer 403 to lists and watches of served kinds the ClusterRole does not grant, as a
     real API server would, so that the source takes its real path (it skips the kind); by path."""
-    objects = render(directory)
+    objects = deploying.build(directory)
     authorizer, user = rbac.Authorizer(objects), rbac.runs_as(objects, CONTROLLER)
     refused = {}
     for kind in api.discover():

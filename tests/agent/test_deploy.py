@@ -10,32 +10,16 @@ Behaviours covered:
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
-
 from nova_agent import cli
+from tests import deploying
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent"
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+pytestmark = deploying.needs_kubectl
 
 
 def build(directory: str) -> list[dict[str, Any]]:
-    assert KUBECTL is not None
-    result = subprocess.run(
-        [KUBECTL, "kustomize", str(DEPLOY / directory)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return [d for d in yaml.load_all(result.stdout, Loader=yaml.CSafeLoader) if d]
+    return deploying.build(f"agent/{directory}")
 
 
 def named(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any] | None:

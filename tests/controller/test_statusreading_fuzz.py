@@ -41,6 +41,7 @@ from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.workflows.publishing import Outcome
 from tests.controller.helpers import Fleet, cluster_report, deployment, dump, git, policy
+from tests.fuzzing import node_paths
 
 WEB = ObjectRef("apps/v1", "Deployment", "demo", "web")
 
@@ -72,19 +73,8 @@ def agent_report(name: str) -> dict[str, Any]:
     return loaded
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix] if prefix else []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _paths(value, (*prefix, index))
-    return found
-
-
 BASE = agent_report("wlc-1")
-PATHS = _paths(BASE)
+PATHS = node_paths(BASE)[1:]  # the root itself is not replaced
 GOOD = yaml.safe_dump(agent_report("wlc-2"), sort_keys=False).encode()
 
 BOMB = (

@@ -17,33 +17,16 @@ Behaviours covered (skipped when kubectl is not installed):
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests import deploying
 from tests.fakekube.clienting import apply
 from tests.fakekube.fixtures import KubeTarget
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
-
-
-def build(directory: str) -> list[dict[str, Any]]:
-    assert KUBECTL is not None
-    result = subprocess.run(
-        [KUBECTL, "kustomize", str(DEPLOY / directory)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return [d for d in yaml.load_all(result.stdout, Loader=yaml.CSafeLoader) if d]
+pytestmark = deploying.needs_kubectl
+build = deploying.build
 
 
 def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ from nova_gitops.rendering import renders
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+from tests.fuzzing import NodePath, node_paths
 
 EXAMPLE_SOURCE = Path(__file__).resolve().parents[3] / "examples" / "repo-layout" / "source"
 EXAMPLES = int(os.environ.get("NOVA_FUZZ_EXAMPLES", "300"))
@@ -143,22 +144,8 @@ HOSTILE_VALUES: tuple[Any, ...] = (
 )
 UNKNOWN_KEYS = ("extra", "spec", "metadata", "status", "replicas", "", "a.b/c", "x" * 300)
 
-Path_ = tuple[Any, ...]
 
-
-def _paths(node: Any, prefix: Path_ = ()) -> list[Path_]:
-    """Every node's path (keys and indexes), parents before children, the root included."""
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _paths(value, (*prefix, index))
-    return found
-
-
-def _parent(root: Any, path: Path_) -> Any:
+def _parent(root: Any, path: NodePath) -> Any:
     for step in path[:-1]:
         root = root[step]
     return root
@@ -170,7 +157,7 @@ OPERATIONS = ("replace", "replace", "raw", "raw", "delete", "add")
 def _mutate(data: st.DataObject, body: dict[str, Any], raws: list[str]) -> Any:
     """``body`` with one node replaced by a hostile value or raw YAML, deleted, or given an unknown key."""
     root: Any = {"document": copy.deepcopy(body)}
-    paths = _paths(root["document"], ("document",))
+    paths = node_paths(root["document"], ("document",))
     leaves = [path for path in paths if not isinstance(_parent(root, path)[path[-1]], dict | list)]
     path = data.draw(st.sampled_from(leaves if leaves and data.draw(st.booleans()) else paths))
     operation = data.draw(st.sampled_from(OPERATIONS))
