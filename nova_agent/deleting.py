@@ -13,7 +13,7 @@ object and against the live cluster, what happens to each (:mod:`nova_agent.owne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nova_agent import ownership
@@ -48,12 +48,16 @@ def carry_out(
     cluster: str,
     agent_namespace: str,
     dry_run: bool,
+    applied_uids: Collection[str] = (),
 ) -> DeleteOutcome:
     """Delete, release or keep each planned object (in plan order: a Namespace after its contents).
 
     An object whose kind is not discovered stays in the inventory: discovery may lag behind (or a CRD may
-    come back), and an entry once forgotten is never pruned."""
+    come back), and an entry once forgotten is never pruned. ``applied_uids`` are the objects this pass
+    applied: one of them under an old key (an apiVersion whose group changed, served by both) is the object
+    git still wants, so its old entry is forgotten, never deleted."""
     outcome = DeleteOutcome()
+    deleted: dict[ObjectKey, str] = {}
     for ref in plan:
         entry = inventory.entries[ref.key]
         resource = kube.resource_for(ref.api_version, ref.kind)
@@ -64,18 +68,20 @@ def carry_out(
             if live is None or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster:
                 outcome.forget.append(ref.key)  # gone, or someone else's now: never delete what is not ours
                 continue
-            if releases(ref, entry.owner, agent_namespace) or (
-                entry.uid and ownership.uid_of(live) != entry.uid
-            ):
+            uid = ownership.uid_of(live)
+            if uid in applied_uids:
+                outcome.forget.append(ref.key)
+                continue
+            if releases(ref, entry.owner, agent_namespace) or (entry.uid and uid != entry.uid):
                 outcome.released.append(ref)
                 outcome.forget.append(ref.key)
                 continue
-            reason = _kept(kube, ref, live, {deleted.key for deleted in outcome.deleted})
+            reason = _kept(kube, ref, live, deleted)
             if reason:
                 outcome.failed[ref] = reason
                 continue
             if not dry_run:
-                kube.delete(resource, ref.namespace, ref.name, uid=ownership.uid_of(live))
+                kube.delete(resource, ref.namespace, ref.name, uid=uid)
         except KubeApiError as error:
             if error.status == 409 and "Precondition failed" in error.message:
                 outcome.released.append(ref)  # replaced between our read and our delete: not ours
@@ -83,31 +89,40 @@ def carry_out(
                 continue
             outcome.failed[ref] = f"delete failed: {error.status} {error.reason}: {error.message}"
             continue
+        deleted[ref.key] = uid
         outcome.deleted.append(ref)
         outcome.forget.append(ref.key)
     return outcome
 
 
-def _kept(kube: KubePort, ref: ObjectRef, live: Body, deleted: set[ObjectKey]) -> str:
+def _kept(kube: KubePort, ref: ObjectRef, live: Body, deleted: Mapping[ObjectKey, str]) -> str:
     """Why ``ref`` may not be deleted now, or "": a Namespace deletes everything in it, and a CRD every object
-    of its kind, so each is deleted only when all it would take along is what this pass deleted."""
-    if ownership.is_namespace(ref):
-        resources, namespace = list(kube.namespaced_resources()), ref.name
-    elif ref.kind == "CustomResourceDefinition" and ref.group == "apiextensions.k8s.io":
-        served = ownership.crd_resource(live)
-        resources, namespace = ([served] if served is not None else []), None
-    else:
-        return ""
-    items: list[Body] = []
-    for resource in resources:
-        try:
-            items += kube.list(resource, namespace)
-        except KubeApiError as error:
-            if error.status == 404:
-                continue
-            return (
-                f"{ref.kind} {ref.name} was not deleted: nova-agent cannot check what deleting it would take "
-                f"along (listing {resource.plural}: {error.status} {error.reason})"
-            )
+    of its kind, so each is deleted only when all it would take along is what this pass deleted. Discovery
+    is read afresh (a CRD installed since it was cached adds a kind the namespace may hold), and anything
+    that cannot be listed — a group whose discovery failed, the CRD's own kind — refuses the deletion."""
+    try:
+        if ownership.is_namespace(ref):
+            kube.forget_discovery()
+            resources, namespace, required = list(kube.namespaced_resources()), ref.name, False
+        elif ref.kind == "CustomResourceDefinition" and ref.group == "apiextensions.k8s.io":
+            served = ownership.crd_resource(live)
+            if served is None:
+                return f"{ref.kind} {ref.name} was not deleted: it serves no version nova-agent could list"
+            resources, namespace, required = [served], None, True
+        else:
+            return ""
+        items: list[Body] = []
+        for resource in resources:
+            try:
+                items += kube.list(resource, namespace)
+            except KubeApiError as error:
+                if error.status == 404 and not required:
+                    continue  # the kind went away since discovery
+                raise KubeApiError(error.status, error.reason, f"listing {resource.plural}") from error
+    except KubeApiError as error:
+        return (
+            f"{ref.kind} {ref.name} was not deleted: nova-agent cannot check what deleting it would take "
+            f"along ({error.message}: {error.status} {error.reason})"
+        )
     blockers = ownership.deletion_blockers(items, deleted)
     return ownership.describe_blockers(ref, blockers) if blockers else ""

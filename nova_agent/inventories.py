@@ -102,17 +102,18 @@ def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[st
             continue
         try:
             item = json.loads(line)
-            ref = ObjectRef(item["apiVersion"], item["kind"], item.get("namespace", ""), item["name"])
+            fields = [item["apiVersion"], item["kind"], item.get("namespace", ""), item["name"]]
+            if not all(isinstance(value, str) for value in fields) or not fields[0] or not fields[3]:
+                raise TypeError("apiVersion, kind, namespace and name must be strings")
             entry = InventoryEntry(
-                ref,
+                ObjectRef(*fields),
                 str(item.get("digest", PENDING_DIGEST)),
                 Ownership.parse(item.get("owner")),
                 str(item.get("uid") or ""),
             )
-        except (ValueError, KeyError, TypeError) as error:
+            entries[entry.ref.key] = entry
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             problems.append(f"inventory line {number} is unreadable and was skipped: {error}")
-            continue
-        entries[ref.key] = entry
     return Inventory(str(data.get("revision", "")), entries), problems
 
 

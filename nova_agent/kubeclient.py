@@ -47,6 +47,13 @@ def _status_message(body: str | bytes | None) -> tuple[str, str]:
     return "", str(status)
 
 
+def _object(answer: Any, path: str) -> Body:
+    """``answer`` when it is a JSON object; a server answering anything else is at fault, not the agent."""
+    if not isinstance(answer, dict):
+        raise KubeApiError(502, "BadGateway", f"the answer to {path} is not a Kubernetes object")
+    return answer
+
+
 def _resource(group: str, version: str, item: dict[str, Any]) -> Resource:
     return Resource(group, version, item["name"], item["kind"], bool(item.get("namespaced")))
 
@@ -59,6 +66,8 @@ class ApiClientKube:
         self._timeout = request_timeout
         self._groups: dict[str, list[Resource]] | None = None
         self._listable: set[Resource] = set()
+        self._undiscovered: list[str] = []
+        """Group versions whose discovery failed in the last discovery (an aggregated API down)."""
         self._may_refresh = False
         """Whether a discovery miss may rediscover (once per pass)."""
 
@@ -102,6 +111,7 @@ class ApiClientKube:
 
     def _discover(self) -> dict[str, list[Resource]]:
         groups: dict[str, list[Resource]] = {}
+        self._undiscovered = []
         versions = [("", "v1", "/api/v1")]
         for group in (self._call("GET", "/apis") or {}).get("groups", []):
             for version in group.get("versions", []):
@@ -111,6 +121,7 @@ class ApiClientKube:
             try:
                 listing = self._call("GET", path) or {}
             except KubeApiError:
+                self._undiscovered.append(path)
                 continue  # a group whose aggregated API is down must not break the agent
             api_version = f"{group_name}/{version}" if group_name else version
             served = [(item, _resource(group_name, version, item)) for item in listing.get("resources", [])]
@@ -146,6 +157,8 @@ class ApiClientKube:
     def namespaced_resources(self) -> Sequence[Resource]:
         if self._groups is None:
             self._groups, self._may_refresh = self._discover(), False
+        if self._undiscovered:
+            raise KubeApiError(503, "ServiceUnavailable", f"discovery of {', '.join(self._undiscovered)}")
         first: dict[tuple[str, str], Resource] = {}
         for resources in self._groups.values():  # discovery lists a group's preferred version first
             for resource in resources:
@@ -164,8 +177,7 @@ class ApiClientKube:
         if dry_run:
             query.append(("dryRun", "All"))
         path = resource.path(metadata.get("namespace"), metadata["name"])
-        result: Body = self._call("PATCH", path, query, body, "application/apply-patch+yaml")
-        return result
+        return _object(self._call("PATCH", path, query, body, "application/apply-patch+yaml"), path)
 
     def delete(self, resource: Resource, namespace: str, name: str, *, uid: str = "") -> None:
         options: Body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
@@ -180,24 +192,28 @@ class ApiClientKube:
                 raise
 
     def get(self, resource: Resource, namespace: str, name: str) -> Body | None:
+        path = resource.path(namespace, name)
         try:
-            found: Body = self._call("GET", resource.path(namespace, name))
+            found = self._call("GET", path)
         except KubeApiError as error:
             if error.status == 404:
                 return None
             raise
-        return found
+        return _object(found, path)
 
     def list(
         self, resource: Resource, namespace: str | None = None, label_selector: str = ""
     ) -> Sequence[Body]:
         query = [("labelSelector", label_selector)] if label_selector else []
-        listing = self._call("GET", resource.path(namespace), query) or {}
-        items: list[Body] = listing.get("items") or []
-        for item in items:
+        path = resource.path(namespace)
+        items = _object(self._call("GET", path, query) or {}, path).get("items") or []
+        if not isinstance(items, list):
+            raise KubeApiError(502, "BadGateway", f"the answer to GET {path} has no list of items")
+        objects: list[Body] = [item for item in items if isinstance(item, dict)]
+        for item in objects:
             item.setdefault("apiVersion", resource.api_version)
             item.setdefault("kind", resource.kind)
-        return items
+        return objects
 
     def server_version(self) -> str:
         version = self._call("GET", "/version") or {}

@@ -19,7 +19,7 @@ same holds for a CustomResourceDefinition, whose deletion deletes every object o
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from nova_agent.kubeports import FIELD_MANAGER, Resource
@@ -71,12 +71,18 @@ def uid_of(body: Mapping[str, Any] | None) -> str:
     return str(metadata.get("uid") or "") if isinstance(metadata, Mapping) else ""
 
 
-def managers_of(body: Mapping[str, Any]) -> set[str]:
+def other_writers(body: Mapping[str, Any]) -> set[str]:
+    """Field managers other than ours that wrote the object itself (``managedFields`` entries not of the
+    ``status`` subresource: controllers reporting status do not make an object theirs)."""
     metadata = body.get("metadata")
     entries = metadata.get("managedFields") if isinstance(metadata, Mapping) else None
     if not isinstance(entries, list):
         return set()
-    return {str(entry.get("manager", "")) for entry in entries if isinstance(entry, Mapping)}
+    return {
+        str(entry.get("manager", ""))
+        for entry in entries
+        if isinstance(entry, Mapping) and entry.get("subresource") != "status"
+    } - {FIELD_MANAGER}
 
 
 def is_same_object(owner: Ownership, uid: str, live: Mapping[str, Any], cluster: str) -> bool:
@@ -84,12 +90,13 @@ def is_same_object(owner: Ownership, uid: str, live: Mapping[str, Any], cluster:
 
     With a recorded uid, only that uid; without one (an entry written before its first apply completed, or by
     an older agent), an entry of unknown ownership is taken at its word, and a pending creation only when the
-    live object carries our target-cluster label (the interrupted apply did reach the server)."""
+    live object carries our target-cluster label and nobody else wrote to it (the interrupted apply did reach
+    the server, and it is still only ours)."""
     if uid:
         return uid_of(live) == uid
     if owner is Ownership.UNKNOWN:
         return True
-    return labels_of(live).get(nova_labels.TARGET_CLUSTER) == cluster
+    return labels_of(live).get(nova_labels.TARGET_CLUSTER) == cluster and not other_writers(live)
 
 
 def adopts(
@@ -107,34 +114,61 @@ def ownership_after_apply(
     """Who owns an object once applied. Created when it did not exist and no other manager had written to
     it by the time our apply landed (a racing creator shows in ``managedFields``)."""
     if before is None:
-        return Ownership.CREATED if managers_of(after) <= {FIELD_MANAGER} else Ownership.ADOPTED
+        return Ownership.ADOPTED if other_writers(after) else Ownership.CREATED
     if adopting or entry_owner is None:
         return Ownership.ADOPTED
     return entry_owner
+
+
+def applies_unforced(
+    entry_owner: Ownership | None,
+    entry_uid: str,
+    before: Mapping[str, Any] | None,
+    adopting: bool,
+    body: Body,
+) -> bool:
+    """Whether an apply must not take fields over from other managers: a creation (nothing to take; a
+    conflict means someone raced us to it), an adoption, every later apply to an adopted object, and an
+    entry never confirmed by a successful apply (no uid yet) — unless the manifest says ``adopt: force``."""
+    if before is None:
+        return True
+    unconfirmed = entry_owner is not None and entry_owner is not Ownership.UNKNOWN and not entry_uid
+    if adopting or entry_owner is Ownership.ADOPTED or unconfirmed:
+        return not forces_adoption(body)
+    return False
 
 
 def forces_adoption(body: Mapping[str, Any]) -> bool:
     return str(annotations_of(body).get(ADOPT_ANNOTATION, "")).strip().lower() == ADOPT_FORCE
 
 
-def deletion_blockers(items: Iterable[Body], owned: Collection[ObjectKey]) -> list[ObjectRef]:
+def deletion_blockers(items: Iterable[Body], deleted: Mapping[ObjectKey, str]) -> list[ObjectRef]:
     """Of the objects a deletion would take along (a namespace's contents, a CRD's objects), those that keep
-    it from happening: everything not in ``owned`` (what this pass deleted), except
-    what Kubernetes makes in every namespace, events, objects already being deleted, and dependents (an
-    ``ownerReferences`` entry) of objects that are ours or already gone — a Deployment's ReplicaSets and Pods,
-    a Service's EndpointSlices. A dependent of a blocking object blocks too."""
+    it from happening: everything but the objects this pass deleted (``deleted``: key → uid, so a namesake
+    someone re-created meanwhile is not taken for ours), what Kubernetes makes in every namespace, events,
+    objects already being deleted, a deleted Service's Endpoints, and dependents whose every owner
+    (``ownerReferences``) is one of those — a Deployment's ReplicaSets and their Pods, a Service's
+    EndpointSlices. An owner that is neither listed nor deleted by this pass (cluster-scoped, another kind,
+    not yet garbage collected) is not known to be ours: its dependents block."""
     candidates: list[tuple[ObjectRef, Body]] = []
     for item in items:
         try:
             candidates.append((ref_of(item), item))
-        except ValueError:
-            continue  # a listing item without a name cannot be judged: it never makes us delete
+        except ValueError:  # a listing item that cannot name itself cannot be shown to be ours: it blocks
+            unnamed = ObjectRef(str(item.get("apiVersion", "")), str(item.get("kind", "")), "", "(unnamed)")
+            candidates.append((unnamed, {}))
     by_uid = {uid_of(body): (ref, body) for ref, body in candidates if uid_of(body)}
+    deleted_uids = set(deleted.values())
     services = {
         (ref.namespace, ref.name) for ref, _ in candidates if ref.kind == "Service" and ref.group == ""
     }
-    services.update((key[2], key[3]) for key in owned if key[:2] == ("", "Service"))
+    services.update((key[2], key[3]) for key in deleted if key[:2] == ("", "Service"))
     memo: dict[str, bool] = {}
+
+    def owner_blocks(owner: str, visiting: frozenset[str]) -> bool:
+        if owner in deleted_uids:
+            return False
+        return owner in visiting or owner not in by_uid or blocks(*by_uid[owner], visiting)
 
     def blocks(ref: ObjectRef, body: Body, visiting: frozenset[str]) -> bool:
         uid = uid_of(body)
@@ -148,19 +182,14 @@ def deletion_blockers(items: Iterable[Body], owned: Collection[ObjectKey]) -> li
         ]
         if (
             metadata.get("deletionTimestamp")
-            or ref.key in owned
+            or (uid and deleted.get(ref.key) == uid)
             or (ref.group, ref.kind, ref.name) in NAMESPACE_DEFAULTS
             or (ref.group, ref.kind) in EVENT_KINDS
             or (ref.group == "" and ref.kind == "Endpoints" and (ref.namespace, ref.name) in services)
         ):
             result = False  # ours, Kubernetes' own, going anyway, or a Service's endpoints (judged with it)
-        elif not owners:
-            result = True
-        else:  # a dependent blocks with a blocking owner; an owner gone takes its dependents along
-            result = any(
-                owner in by_uid and owner not in visiting and blocks(*by_uid[owner], visiting | {uid})
-                for owner in owners
-            )
+        else:
+            result = not owners or any(owner_blocks(owner, visiting | {uid}) for owner in owners)
         if uid:
             memo[uid] = result
         return result
@@ -180,7 +209,8 @@ def describe_blockers(kept: ObjectRef, blockers: list[ObjectRef]) -> str:
 
 
 def crd_resource(crd: Mapping[str, Any]) -> Resource | None:
-    """The resource a live CustomResourceDefinition serves (its storage version, else its first served)."""
+    """The resource a live CustomResourceDefinition serves (its storage version when served, else its first
+    served one): None when it serves none, and then nothing can tell what deleting it would take along."""
     spec = crd.get("spec")
     if not isinstance(spec, Mapping):
         return None
@@ -188,7 +218,9 @@ def crd_resource(crd: Mapping[str, Any]) -> Resource | None:
         spec.get("names") or {},
         [v for v in spec.get("versions") or [] if isinstance(v, Mapping)],
     )
-    served = [v for v in versions if v.get("storage")] + [v for v in versions if v.get("served")]
+    served = [v for v in versions if v.get("served") and v.get("storage")] + [
+        v for v in versions if v.get("served")
+    ]
     if not served or not isinstance(names, Mapping) or not names.get("plural") or not spec.get("group"):
         return None
     return Resource(

@@ -19,7 +19,7 @@ from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
 from nova_agent.kubeports import KubeApiError, KubePort, Resource
 from nova_agent.ownership import Ownership
-from nova_agent.resources import Body, ObjectKey, ObjectRef, ref_of
+from nova_agent.resources import Body, BodyError, ObjectKey, ObjectRef, ref_of
 from nova_agent.retrying import FailureTable, may_retry
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
@@ -103,7 +103,10 @@ def list_live(
                 )
                 continue
         for item in items:
-            live[ref_of(item).key] = item
+            try:
+                live[ref_of(item).key] = item
+            except BodyError:
+                continue  # a listing item that cannot name itself is nothing the agent applied
     return live, errors
 
 
@@ -181,12 +184,12 @@ def sync_once(
         raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
     inventory, inventory_problems = read_inventory(kube, settings)
     desired, resources = _resolved(kube, desired)
-    desired, refused = refuse_unsafe(desired, settings.namespace)
+    wanted = {item.ref.key for item in desired}  # a refused object is not applied, and never pruned either
+    desired, refused = refuse_unsafe(desired, settings)
     result.failed.update(refused)
-    by_ref = {item.ref: item for item in desired}
     plan = pruning.plan_prune(
         inventory,
-        {item.ref.key for item in desired},
+        wanted,
         max_percent=settings.max_prune_percent,
         allow_mass_prune=pruning.allows_mass_prune(repo.trailers(revision)),
         revision=revision,
@@ -223,8 +226,13 @@ def sync_once(
         now=now,
         clock=clock,
         force=settings.force_conflicts,
-        unforced={ref for ref, body in before.items() if body is None}
-        | {ref for ref in adopting if not ownership.forces_adoption(by_ref[ref].body)},
+        unforced={
+            item.ref
+            for item in to_send
+            if ownership.applies_unforced(
+                *_owner_and_uid(inventory, item.ref), before[item.ref], item.ref in adopting, item.body
+            )
+        },
         dry_run=settings.dry_run,
         crd_timeout=settings.crd_timeout,
     )
@@ -249,6 +257,7 @@ def sync_once(
         cluster=settings.cluster,
         agent_namespace=settings.namespace,
         dry_run=settings.dry_run,
+        applied_uids={entry.uid for entry in applied_entries if entry.uid},
     )
     deleted = deletions.deleted
     result.pruned, result.would_prune = (deleted, []) if not settings.dry_run else ([], deleted)
@@ -273,14 +282,22 @@ def sync_once(
 
 
 def refuse_unsafe(
-    desired: Sequence[DesiredObject], agent_namespace: str
+    desired: Sequence[DesiredObject], settings: AgentSettings
 ) -> tuple[list[DesiredObject], dict[ObjectRef, str]]:
     """The objects that may be sent, and why each of the others may not: a Namespace of the cluster's own
-    or the agent's, a Secret whose values are not all strings (the server would quote them back)."""
+    or the agent's, the agent's own inventory (a render must not forge what the agent believes it created),
+    a Secret whose values are not all strings (the server would quote them back)."""
     kept: list[DesiredObject] = []
     refused: dict[ObjectRef, str] = {}
+    inventory_key = CONFIGMAPS.api_version, "ConfigMap", settings.namespace
     for item in desired:
-        if ownership.protected_namespace(item.ref, agent_namespace):
+        if (
+            item.ref.api_version,
+            item.ref.kind,
+            item.ref.namespace,
+        ) == inventory_key and item.ref.name.startswith(inventories.inventory_name("")):
+            refused[item.ref] = "nova-agent's inventory is the agent's own record: a render may not write it"
+        elif ownership.protected_namespace(item.ref, settings.namespace):
             refused[item.ref] = (
                 f"Namespace {item.ref.name} belongs to the cluster (or to nova-agent itself): nova-agent "
                 "never applies nor deletes it; remove it from the render"
@@ -318,7 +335,9 @@ def _applied_entry(
     return InventoryEntry(
         item.ref,
         item.digest,
-        ownership.ownership_after_apply(owner, adopting, before, response or {}),
+        ownership.ownership_after_apply(
+            owner, adopting, before, response if isinstance(response, dict) else {}
+        ),
         ownership.uid_of(response),
     )
 

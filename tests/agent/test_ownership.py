@@ -80,7 +80,7 @@ def test_deletion_blockers_ignore_defaults_events_ours_and_their_dependents() ->
     deployment = obj("Deployment", "web")
     replicaset = obj("ReplicaSet", "web-1", owners=(deployment["metadata"]["uid"],))
     pod = obj("Pod", "web-1-a", owners=(replicaset["metadata"]["uid"],))
-    orphan_pod = obj("Pod", "old-1-a", owners=("uid-of-something-deleted",))
+    slice_of_deleted_service = obj("EndpointSlice", "api-x", owners=("uid-Service-api",))
     items = [
         obj("ServiceAccount", "default"),
         obj("ConfigMap", "kube-root-ca.crt"),
@@ -88,39 +88,55 @@ def test_deletion_blockers_ignore_defaults_events_ours_and_their_dependents() ->
         obj("ConfigMap", "leaving", deletionTimestamp="2026-11-23T10:00:00Z"),
         obj("Service", "web"),
         obj("Endpoints", "web"),
+        obj("Endpoints", "api"),  # its Service was deleted a moment ago
+        slice_of_deleted_service,
         deployment,
         replicaset,
         pod,
-        orphan_pod,
     ]
-    ours = {
-        ObjectRef("apps/v1", "Deployment", "team", "web").key,
-        ObjectRef("v1", "Service", "team", "web").key,
+    deleted = {
+        ObjectRef("apps/v1", "Deployment", "team", "web").key: deployment["metadata"]["uid"],
+        ObjectRef("v1", "Service", "team", "web").key: "uid-Service-web",
+        ObjectRef("v1", "Service", "team", "api").key: "uid-Service-api",
     }
-    assert ownership.deletion_blockers(items, ours) == []
+    assert ownership.deletion_blockers(items, deleted) == []
 
 
 def test_deletion_blockers_name_what_is_not_ours_and_its_dependents() -> None:
     users = obj("Deployment", "theirs")
     their_replicaset = obj("ReplicaSet", "theirs-1", owners=(users["metadata"]["uid"],))
-    items = [obj("ConfigMap", "precious"), obj("PersistentVolumeClaim", "data-0"), users, their_replicaset]
-    blockers = ownership.deletion_blockers(items, set())
+    owned_elsewhere = obj("ConfigMap", "by-a-clusterrole", owners=("uid-of-a-live-clusterrole",))
+    recreated = obj("ConfigMap", "web", uid="someone-elses")  # same name as ours, another uid
+    items = [
+        obj("ConfigMap", "precious"),
+        obj("PersistentVolumeClaim", "data-0"),
+        users,
+        their_replicaset,
+        owned_elsewhere,
+        recreated,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}},
+    ]
+    deleted = {ObjectRef("v1", "ConfigMap", "team", "web").key: "uid-ours"}
+    blockers = ownership.deletion_blockers(items, deleted)
     assert {f"{ref.kind} {ref.name}" for ref in blockers} == {
         "ConfigMap precious",
         "PersistentVolumeClaim data-0",
         "Deployment theirs",
         "ReplicaSet theirs-1",
+        "ConfigMap by-a-clusterrole",
+        "ConfigMap web",
+        "ConfigMap (unnamed)",
     }
     message = ownership.describe_blockers(ObjectRef("v1", "Namespace", "", "team"), blockers)
     assert "ConfigMap team/precious" in message and "deletes everything in it" in message
 
 
-def test_ownership_cycles_do_not_loop() -> None:
+def test_ownership_cycles_end_and_block() -> None:
     first, second = (
         obj("ConfigMap", "a", uid="ua", owners=("ub",)),
         obj("ConfigMap", "b", uid="ub", owners=("ua",)),
     )
-    assert ownership.deletion_blockers([first, second], set()) == []
+    assert [ref.name for ref in ownership.deletion_blockers([first, second], {})] == ["a", "b"]
 
 
 @given(
@@ -194,3 +210,40 @@ def test_secret_shapes_are_checked_without_quoting_values() -> None:
     assert secret_problems(secret(data={"a": "aGk="}, stringData={"b": "plain"})) == []
     (not_a_map,) = secret_problems(secret(stringData="just a string"))
     assert not_a_map.startswith("stringData: must be a mapping") and "just a string" not in not_a_map
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        'Secret "s" is invalid: stringData[token]: "aHVudGVyMi1sb25nLXRva2Vu" seen base64-encoded',
+        'Secret "s" is invalid: data[k]: Invalid value: "caf\u00e9\\nline": Go %q keeps non-ASCII letters',
+        'admission webhook "x" denied the request: value "any-other-quoted-text" not allowed',
+    ],
+)
+def test_any_quoted_text_but_names_and_keys_is_redacted_for_a_secret(message: str) -> None:
+    body = secret(data={"k": "Y2Fmw6kKbGluZQ=="}, stringData={"token": "hunter2-long-token"})
+    redacted = redacting.redact_server_message(message, body)
+    assert "aHVudGVy" not in redacted and "caf" not in redacted and "any-other" not in redacted
+    assert redacted.startswith('Secret "s"') or redacted.startswith("admission webhook")
+
+
+def test_a_crd_is_listed_through_a_version_it_serves() -> None:
+    crd = {
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1alpha1", "served": False, "storage": True},
+                {"name": "v1", "served": True, "storage": False},
+            ],
+        }
+    }
+    served = ownership.crd_resource(crd)
+    assert served is not None and (served.version, served.plural, served.namespaced) == (
+        "v1",
+        "widgets",
+        True,
+    )
+    crd["spec"]["versions"][1]["served"] = False  # type: ignore[index]
+    assert ownership.crd_resource(crd) is None

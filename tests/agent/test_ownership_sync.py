@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -339,3 +340,128 @@ def test_a_created_crd_whose_kind_has_objects_of_someone_else_is_kept(
     finally:
         if kube.fake is None:
             client.ApiextensionsV1Api(kube.api_client).delete_custom_resource_definition(f"widgets.{group}")
+
+
+def test_a_secret_refused_by_a_later_commit_is_kept_not_pruned(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    others = [configmap("c1", ns, f"stays-{i}") for i in range(5)]
+    rendered.commit(layout("c1", secret_manifest("c1", ns, stringData={"user": "app"}), *others))
+    agent = make_agent(report_enabled=False)
+    assert agent.pass_once().exit_code == EXIT_OK
+    broken = secret_manifest("c1", ns, stringData={"user": "app", "port": 5432})  # a YAML slip: a number
+    rendered.commit(layout("c1", broken))
+    outcome = agent.pass_once()
+    assert outcome.exit_code == EXIT_OBJECT_FAILURES and outcome.sync is not None
+    assert outcome.sync.pruned == [] and ObjectRef("v1", "Secret", ns, "creds") in outcome.sync.failed
+    assert exists(kube, Resource("", "v1", "secrets", "Secret", True), ns, "creds")
+
+
+def test_a_render_may_not_write_the_agents_inventory(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    forged = configmap("c1", ns, inventories.inventory_name("c1"))
+    forged["data"] = {
+        "revision": "x",
+        "objects": '{"apiVersion":"v1","kind":"ConfigMap","name":"precious"}\n',
+    }
+    rendered.commit(layout("c1", forged, configmap("c1", ns, "app")))
+    outcome = make_agent(report_enabled=False).pass_once()
+    assert outcome.sync is not None and [ref.name for ref in outcome.sync.applied] == ["app"]
+    assert (
+        "inventory" in outcome.sync.failed[ObjectRef("v1", "ConfigMap", ns, inventories.inventory_name("c1"))]
+    )
+    inventory, _ = inventories.decode_inventory(
+        (make_agent(report_enabled=False).kube.get(CONFIGMAPS, ns, inventories.inventory_name("c1")) or {})[
+            "data"
+        ]
+    )
+    assert {key[3] for key in inventory.entries} == {"app"}
+
+
+def test_a_kind_installed_after_discovery_is_still_checked_before_a_namespace_goes(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, scratch_namespace: str
+) -> None:
+    ns, app = kube.namespace, scratch_namespace
+    others = [configmap("c1", ns, f"stays-{i}") for i in range(6)]
+    rendered.commit(layout("c1", namespace("c1", app), configmap("c1", app, "app"), *others))
+    agent = make_agent(report_enabled=False)
+    assert agent.pass_once().exit_code == EXIT_OK  # the agent has cached discovery now
+    from kubernetes import client
+
+    group = f"t{secrets.token_hex(3)}.example.com"
+    crd = widget_crd("c1", group)
+    crd["metadata"]["labels"] = {}
+    extensions = client.ApiextensionsV1Api(kube.api_client)
+    extensions.create_custom_resource_definition(crd, field_manager="kubectl-create")
+    try:
+        theirs = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "theirs"}}
+        for _ in range(100):  # bounded: a real server serves a new CRD once it is established
+            try:
+                client.CustomObjectsApi(kube.api_client).create_namespaced_custom_object(
+                    group, "v1", app, "widgets", theirs, field_manager="kubectl-create"
+                )
+                break
+            except client.exceptions.ApiException as error:
+                if error.status != 404:
+                    raise
+                time.sleep(0.1)
+        rendered.commit(
+            {
+                f"clusters/c1/{app}/configmap-app.yaml": None,
+                f"clusters/c1/_cluster/namespace-{app}.yaml": None,
+            }
+        )
+        outcome = agent.pass_once()
+        assert outcome.sync is not None
+        assert f"Widget {app}/theirs" in outcome.sync.failed[ObjectRef("v1", "Namespace", "", app)]
+        assert exists(kube, NAMESPACES, "", app)
+    finally:
+        if kube.fake is None:
+            extensions.delete_custom_resource_definition(f"widgets.{group}")
+
+
+def test_an_adoption_that_conflicted_is_not_forced_on_a_later_pass(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    from kubernetes import client
+
+    theirs = configmap(
+        "c1", ns, "shared", value="theirs"
+    )  # carries our label, as `kubectl apply -f` of a file
+    client.CoreV1Api(kube.api_client).create_namespaced_config_map(ns, theirs, field_manager="kubectl-create")
+    rendered.commit(layout("c1", configmap("c1", ns, "shared", value="ours")))
+    agent = make_agent(report_enabled=False)
+    assert agent.pass_once().exit_code == EXIT_OBJECT_FAILURES
+    changed = configmap("c1", ns, "shared", value="ours")
+    changed["data"]["more"] = "x"  # a new digest: no backoff holds the next apply back
+    rendered.commit(layout("c1", changed))
+    assert agent.pass_once().exit_code == EXIT_OBJECT_FAILURES
+    live = agent.kube.get(CONFIGMAPS, ns, "shared")
+    assert live is not None and live["data"]["v"] == "theirs"
+
+
+def test_an_adopted_object_is_never_forced_later_either(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    from kubernetes import client
+
+    body = {"metadata": {"name": "shared"}, "data": {"v": "1", "theirs": "keep"}}
+    client.CoreV1Api(kube.api_client).create_namespaced_config_map(ns, body, field_manager="kubectl-create")
+    rendered.commit(layout("c1", configmap("c1", ns, "shared")))
+    agent = make_agent(report_enabled=False)
+    assert agent.pass_once().exit_code == EXIT_OK
+    changed = configmap("c1", ns, "shared")
+    changed["data"]["theirs"] = "ours"
+    rendered.commit(layout("c1", changed))
+    outcome = agent.pass_once()
+    assert outcome.exit_code == EXIT_OBJECT_FAILURES and outcome.sync is not None
+    assert (
+        "gitops.nova.elotl.co/adopt: force" in outcome.sync.failed[ObjectRef("v1", "ConfigMap", ns, "shared")]
+    )
+    live = agent.kube.get(CONFIGMAPS, ns, "shared")
+    assert live is not None and live["data"]["theirs"] == "keep"
