@@ -44,6 +44,7 @@ import pytest
 from nova_agent import observing
 from nova_agent.clocks import FakeClock
 from nova_agent.kubeclient import ApiClientKube
+from nova_agent.kubeports import Resource
 from nova_agent.resources import ObjectRef
 from nova_agent.running import EXIT_OK, Agent
 from nova_agent.settings import AgentSettings
@@ -387,6 +388,9 @@ def test_the_agents_rbac_grants_everything_a_full_apply_agent_does(kube: KubeTar
         changed = agent.pass_once()
     assert changed.sync is not None and [ref.name for ref in changed.sync.applied] == ["web"]
 
+    pods = Resource("", "v1", "pods", "Pod", True)
+    for name in ("web-a", "web-b"):  # their ReplicaSet exists only by uid: no garbage collector takes them
+        ApiClientKube(kube.api_client).delete(pods, app, name)
     gone: dict[str, str | None] = {path: None for path in layout("c1", *objects[1:])}
     repo.commit(gone, "render: the app leaves", "Nova-Allow-Mass-Prune: true")
     with recorder.recording():
