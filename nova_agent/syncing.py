@@ -204,7 +204,7 @@ def sync_once(
         return result
     now = clock.now().timestamp()
     to_send, result.unchanged = changed_objects(desired, inventory, set(live), failures, now)
-    before = {item.ref: _live_before(kube, item, live) for item in to_send}
+    before = _live_before(kube, to_send, live)
     adopting = {
         item.ref
         for item in to_send
@@ -314,18 +314,42 @@ def _owner_and_uid(inventory: Inventory, ref: ObjectRef) -> tuple[Ownership | No
     return (None, "") if entry is None else (entry.owner, entry.uid)
 
 
-def _live_before(kube: KubePort, item: DesiredObject, live: Mapping[ObjectKey, Body]) -> Body | None:
-    """The object as it is before this pass applies it: from the listing when it carries our label, else
-    read (it may exist without our label: a user's own object, about to be adopted)."""
-    if item.ref.key in live:
-        return live[item.ref.key]
-    resource = kube.resource_for(item.ref.api_version, item.ref.kind)
-    if resource is None:
-        return None
-    try:
-        return kube.get(resource, item.ref.namespace, item.ref.name)
-    except KubeApiError:  # not readable (narrowed RBAC): the apply says what it can; managedFields decide
-        return None
+LIST_INSTEAD_OF_GETS = 16
+"""From this many objects of one kind and namespace to look up, one list costs less than a read each."""
+
+
+def _live_before(
+    kube: KubePort, items: Sequence[DesiredObject], live: Mapping[ObjectKey, Body]
+) -> dict[ObjectRef, Body | None]:
+    """Each object as it is before this pass applies it: from the labelled listing when it carries our
+    label, else read (it may exist without our label: a user's own object, about to be adopted) — one list
+    per kind and namespace where many are new (a first sync), a read each otherwise. Not readable (narrowed
+    RBAC): None, and the apply's answer decides (``managedFields``)."""
+    before: dict[ObjectRef, Body | None] = {}
+    lookups: dict[tuple[Resource, str], list[DesiredObject]] = {}
+    for item in items:
+        resource = kube.resource_for(item.ref.api_version, item.ref.kind)
+        if item.ref.key in live or resource is None:
+            before[item.ref] = live.get(item.ref.key)
+        else:
+            lookups.setdefault((resource, item.ref.namespace), []).append(item)
+    for (resource, namespace), members in lookups.items():
+        listed: dict[str, Body] | None = None
+        if len(members) >= LIST_INSTEAD_OF_GETS:
+            try:
+                found = kube.list(resource, namespace or None)
+                listed = {str(o["metadata"]["name"]): o for o in found if isinstance(o.get("metadata"), dict)}
+            except (KubeApiError, KeyError):
+                listed = None
+        for item in members:
+            if listed is not None:
+                before[item.ref] = listed.get(item.ref.name)
+                continue
+            try:
+                before[item.ref] = kube.get(resource, namespace, item.ref.name)
+            except KubeApiError:
+                before[item.ref] = None
+    return before
 
 
 def _applied_entry(

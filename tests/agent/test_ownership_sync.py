@@ -465,3 +465,19 @@ def test_an_adopted_object_is_never_forced_later_either(
     )
     live = agent.kube.get(CONFIGMAPS, ns, "shared")
     assert live is not None and live["data"]["theirs"] == "keep"
+
+
+def test_a_first_sync_of_many_objects_still_sees_which_ones_existed(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    users_configmap(kube, ns, "cm-07", value="1")  # one of many: found by one list, not a read each
+    rendered.commit(layout("c1", *[configmap("c1", ns, f"cm-{i:02}") for i in range(40)]))
+    if kube.fake is not None:
+        kube.fake.requests.clear()
+    outcome = make_agent(report_enabled=False).pass_once()
+    assert outcome.exit_code == EXIT_OK and outcome.sync is not None
+    assert outcome.sync.adopted == [ObjectRef("v1", "ConfigMap", ns, "cm-07")]
+    if kube.fake is not None:
+        reads = [r for r in kube.fake.requests if r.method == "GET" and "/configmaps/cm-" in r.path]
+        assert reads == []
