@@ -87,9 +87,9 @@ def source_set(
     the source's own Clusters that carry agents' fields (a control plane's Cluster CRs, whose status agents
     write), so reschedule requests and workload health are read in both modes.
 
-    Such a Cluster is an agent's report as much as a status file is: one whose content makes the parser
-    raise is refused like a status file (left out of the inventory, its problem returned third) rather than
-    failing the reconcile of every other cluster."""
+    Such a Cluster is an agent's report as much as a status file is: one that is invalid, or whose content
+    makes the parser raise, is refused like a status file (left out of the inventory, its problems returned
+    third) rather than failing the reconcile of every other cluster."""
     problems: list[Problem] = []
     refused: list[Problem] = []
     texts: dict[str, str] = dict(snapshot.texts)
@@ -112,7 +112,7 @@ def source_set(
             report, found = statusreading.report_from_document(document)
             if report is not None:
                 every_report[report.name] = report
-            elif statusreading.is_unreadable(found):
+            else:
                 refused += found
                 unreadable.add(id(document))
     documents = [

@@ -84,11 +84,6 @@ def _unreadable(where: SourceLocation, cluster: str, error: BaseException) -> Pr
     return Problem(where, f"cluster {cluster}: {UNREADABLE} ({type(error).__name__}: {detail})")
 
 
-def is_unreadable(problems: list[Problem]) -> bool:
-    """Whether a refusal came from an unexpected exception (the document would crash other parsers too)."""
-    return any(UNREADABLE in problem.message for problem in problems)
-
-
 def _parse_report(path: str, data: bytes) -> tuple[ClusterReport | None, list[Problem]]:
     where = SourceLocation(path, 1)
     match = REPORT_PATH.match(path)

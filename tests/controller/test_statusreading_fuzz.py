@@ -281,6 +281,20 @@ def test_a_control_plane_cluster_that_crashes_the_parser_is_left_out(monkeypatch
     assert len(refused) == 1 and "cluster bad" in str(refused[0])
 
 
+def test_an_invalid_control_plane_cluster_is_left_out_too() -> None:
+    bad = cluster_report("bad", cpu="lots")  # not a quantity: the Cluster validator refuses it
+    bodies = [policy(), deployment(), cluster_report("good"), bad]
+    snapshot = SourceSnapshot(
+        root=None,
+        documents=tuple(Document(body, SourceLocation("controlplane", 1)) for body in bodies),
+        texts={},
+        source=SourceInfo("controlplane:test", None),
+    )
+    source, reports, refused = reconciling.source_set(snapshot, {})
+    assert [cluster.name for cluster in source.clusters] == ["good"] and list(reports) == ["good"]
+    assert refused and any("lots" in str(problem) or "quantity" in str(problem) for problem in refused)
+
+
 def _poison(fleet: Fleet) -> None:
     """wlc-1: an unhashable condition status; wlc-3: a 5,000-digit integer (the two shapes of issue 9)."""
     bad = cluster_report("wlc-1")
