@@ -14,7 +14,7 @@ from nova_agent import capacity, health
 from nova_agent.kubeports import KubePort, Resource
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
 from nova_agent.rescheduling import reschedule_requests
-from nova_agent.resources import Body, ref_of
+from nova_agent.resources import Body, ObjectRef, ref_of
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
 
@@ -68,6 +68,7 @@ def observe(
     *,
     synced_revision: str,
     last_error: str,
+    adopted: Sequence[ObjectRef] = (),
 ) -> Observation:
     """Measure the cluster: five cluster-wide lists and ``/version``."""
     nodes = kube.list(NODES)
@@ -103,4 +104,5 @@ def observe(
         reschedule_requests=requests,
         synced_revision=synced_revision,
         last_error=last_error,
+        adopted=adopted,
     )

@@ -28,6 +28,7 @@ from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import loading, quantities
 
 VOLATILE_STATUS_FIELDS: Final = ("heartbeat", "lastUpdateTime")
+MAX_ADOPTED_LISTED: Final = 1000
 REGION_LABEL: Final = "topology.kubernetes.io/region"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 
@@ -70,6 +71,8 @@ class Observation:
     reschedule_requests: Sequence[RescheduleRequest] = ()
     synced_revision: str = ""
     last_error: str = ""
+    adopted: Sequence[ObjectRef] = ()
+    """Objects of the render that existed before the agent applied them (it releases them, never deletes)."""
 
 
 def _quantities(resources: Mapping[str, int]) -> dict[str, str]:
@@ -145,6 +148,7 @@ def build_status_document(observation: Observation, now: datetime, previous: Bod
         "workloads": [workload.as_dict() for workload in sorted(observation.workloads, key=lambda w: w.ref)],
         "rescheduleRequests": [request.as_dict() for request in observation.reschedule_requests],
         "lastError": observation.last_error,
+        "adoptedObjects": [ref.as_dict() for ref in sorted(observation.adopted)[:MAX_ADOPTED_LISTED]],
         "heartbeat": rfc3339(now),
     }
     document: Body = {

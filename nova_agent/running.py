@@ -18,6 +18,7 @@ from nova_agent import observing, reporting
 from nova_agent.clocks import Clock
 from nova_agent.gitrepos import GitError, GitUnavailable, RepoCache, redact
 from nova_agent.kubeports import KubeApiError, KubePort, KubeUnavailable
+from nova_agent.resources import ObjectRef
 from nova_agent.retrying import FailureTable, backoff_delay
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
@@ -49,6 +50,7 @@ class AgentState:
     failures: FailureTable = field(default_factory=dict)
     consecutive_errors: int = 0
     synced_revision: str = ""
+    adopted: list[ObjectRef] = field(default_factory=list)
 
 
 class Agent:
@@ -75,6 +77,7 @@ class Agent:
         except GitError as error:
             return PassOutcome(EXIT_REFUSED, str(error))
         self.state.synced_revision = result.synced_revision
+        self.state.adopted = result.holds_adopted
         if result.refusal:
             return PassOutcome(EXIT_REFUSED, result.refusal, result)
         if result.failed:
@@ -116,6 +119,7 @@ class Agent:
             now,
             synced_revision=self._synced_revision(),
             last_error=outcome.message,
+            adopted=self.state.adopted,
         )
         try:
             if self.settings.dry_run:

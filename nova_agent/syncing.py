@@ -48,6 +48,8 @@ class SyncResult:
     them."""
     released: list[ObjectRef] = field(default_factory=list)
     """Objects git no longer wants that the agent did not create: forgotten and left as they are."""
+    holds_adopted: list[ObjectRef] = field(default_factory=list)
+    """Every object of the inventory the agent adopted, after this pass (for the status report)."""
     refusal: str = ""
     live: list[Body] = field(default_factory=list)
     """The live objects of this cluster's render (for health), as listed during the pass."""
@@ -200,6 +202,9 @@ def sync_once(
     result.synced_revision = inventory.revision
     if plan.refusal is not None:
         result.refusal = plan.refusal
+        result.holds_adopted = sorted(
+            e.ref for e in inventory.entries.values() if e.owner is Ownership.ADOPTED
+        )
         result.live = list(live.values())
         return result
     now = clock.now().timestamp()
@@ -264,6 +269,7 @@ def sync_once(
     result.released = deletions.released
     result.failed.update(deletions.failed)
     updated = updated.without(deletions.forget)
+    result.holds_adopted = sorted(e.ref for e in updated.entries.values() if e.owner is Ownership.ADOPTED)
     if inventory_problems:
         result.failed.setdefault(
             ObjectRef("v1", "ConfigMap", settings.namespace, "inventory"), "; ".join(inventory_problems)

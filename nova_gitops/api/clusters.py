@@ -99,6 +99,7 @@ _REPORT_FIELDS = (
     "workloads",
     "rescheduleRequests",
     "lastError",
+    "adoptedObjects",
     "heartbeat",
     "lastUpdateTime",
 )

@@ -481,3 +481,18 @@ def test_a_first_sync_of_many_objects_still_sees_which_ones_existed(
     if kube.fake is not None:
         reads = [r for r in kube.fake.requests if r.method == "GET" and "/configmaps/cm-" in r.path]
         assert reads == []
+
+
+def test_the_status_report_lists_what_the_agent_adopted(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    import yaml
+
+    ns = kube.namespace
+    users_configmap(kube, ns, "settings", value="1")
+    rendered.commit(layout("c1", configmap("c1", ns, "settings"), configmap("c1", ns, "app")))
+    assert make_agent().pass_once().exit_code == EXIT_OK
+    status = yaml.safe_load(rendered.show("nova-status", "status/c1.yaml"))["status"]
+    assert status["adoptedObjects"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "namespace": ns, "name": "settings"}
+    ]
