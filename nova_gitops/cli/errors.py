@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import click
 
+from nova_gitops.api.problems import shortened
 from nova_gitops.errors import InputError, UserError
 
 EXIT_INTERRUPTED = 130
@@ -51,7 +52,8 @@ def run(action: Callable[[], int], *, debug: bool = False) -> int:
         if debug:
             traceback.print_exc(file=sys.stderr)
         else:
-            report(f"error: unexpected {type(error).__name__}: {error}")
+            # an exception's text can quote input (a whole document): only its start is shown
+            report(f"error: unexpected {type(error).__name__}: {shortened(str(error))}")
             report("This is a bug in nova-gitops. Run again with --debug to see where it happened.")
         return EXIT_UNEXPECTED
 
