@@ -202,9 +202,7 @@ def sync_once(
     result.synced_revision = inventory.revision
     if plan.refusal is not None:
         result.refusal = plan.refusal
-        result.holds_adopted = sorted(
-            e.ref for e in inventory.entries.values() if e.owner is Ownership.ADOPTED
-        )
+        result.holds_adopted = _adopted_in(inventory)
         result.live = list(live.values())
         return result
     now = clock.now().timestamp()
@@ -269,7 +267,7 @@ def sync_once(
     result.released = deletions.released
     result.failed.update(deletions.failed)
     updated = updated.without(deletions.forget)
-    result.holds_adopted = sorted(e.ref for e in updated.entries.values() if e.owner is Ownership.ADOPTED)
+    result.holds_adopted = _adopted_in(updated)
     if inventory_problems:
         result.failed.setdefault(
             ObjectRef("v1", "ConfigMap", settings.namespace, "inventory"), "; ".join(inventory_problems)
@@ -313,6 +311,10 @@ def refuse_unsafe(
         else:
             kept.append(item)
     return kept, refused
+
+
+def _adopted_in(inventory: Inventory) -> list[ObjectRef]:
+    return sorted(entry.ref for entry in inventory.entries.values() if entry.owner is Ownership.ADOPTED)
 
 
 def _owner_and_uid(inventory: Inventory, ref: ObjectRef) -> tuple[Ownership | None, str]:
