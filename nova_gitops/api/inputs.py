@@ -30,14 +30,23 @@ class SourceSet:
     warnings: tuple[Problem, ...] = ()
 
 
-def build_source_set(documents: Sequence[Document], *, texts: Mapping[str, str] | None = None) -> SourceSet:
+def build_source_set(
+    documents: Sequence[Document], *, texts: Mapping[str, str] | None = None, namespace: str | None = None
+) -> SourceSet:
     """Classify and validate documents; raise ``errors.InputError`` listing every problem.
 
     SchedulePolicies (``policy.elotl.co/*``) and Clusters (``cluster.elotl.co/*``) are parsed; ScheduleGroups
     are ignored with a warning (the scheduler makes them); everything else is a workload. ``texts`` (file name
     → YAML text) is optional: when given, each problem that names a field is pointed at that field's line
     instead of its document's first line. The error lists errors and warnings, sorted by file and line.
+
+    ``namespace`` is ``kubectl apply -n``'s: the namespace of namespaced objects that name none (``default``
+    when None); an explicit ``metadata.namespace`` always wins, and cluster-scoped kinds are untouched. It
+    also makes a custom resource of an unknown kind namespaced (``kinds.scope_of``).
     """
+    if namespace is not None and not selectors.is_dns1123_label(namespace):
+        raise ValueError(f"namespace {namespace!r} is not a DNS-1123 label")
+    defaults = _Defaults(namespace or "default", namespace is not None)
     problems: list[Problem] = []
     crds = kinds.crd_scopes(documents, problems)
     found_policies: list[SchedulePolicy] = []
@@ -65,8 +74,9 @@ def build_source_set(documents: Sequence[Document], *, texts: Mapping[str, str] 
             message = "ScheduleGroup objects are made by the scheduler, not read from the source; ignored"
             problems.append(Problem(document.location, message, severity=Severity.WARNING))
         else:
-            duplicate = _note_duplicate("object", _raw_key(body, group, kind, crds), document, seen, problems)
-            manifest = _parse_workload(document, api_version, kind, crds, problems)
+            key = _raw_key(body, group, kind, crds, defaults)
+            duplicate = _note_duplicate("object", key, document, seen, problems)
+            manifest = _parse_workload(document, api_version, kind, crds, problems, defaults)
             if manifest is not None and not duplicate:
                 workloads.append(manifest)
     if texts:
@@ -84,6 +94,12 @@ def build_source_set(documents: Sequence[Document], *, texts: Mapping[str, str] 
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Defaults:
+    namespace: str  # of namespaced objects that name none
+    given: bool  # whether -n gave it
+
+
 POLICY_GROUP = split_api_version(labels.POLICY_API_VERSION)[0]
 CLUSTER_GROUP = split_api_version(labels.CLUSTER_API_VERSION)[0]
 
@@ -95,7 +111,7 @@ def _raw_name(body: Mapping[str, Any]) -> str | None:
 
 
 def _raw_key(
-    body: Mapping[str, Any], group: str, kind: str, crds: Mapping[kinds.GroupKind, bool]
+    body: Mapping[str, Any], group: str, kind: str, crds: Mapping[kinds.GroupKind, bool], defaults: _Defaults
 ) -> ObjectKey | None:
     """The key an object claims, read before validation so that duplicates are reported even when invalid."""
     name = _raw_name(body)
@@ -104,8 +120,8 @@ def _raw_key(
     if name is None:
         return None
     namespace = namespace if isinstance(namespace, str) else ""
-    if kinds.is_namespaced(group, kind, bool(namespace), crds):
-        return ObjectKey(group, kind, namespace or "default", name)
+    if kinds.is_namespaced(group, kind, bool(namespace), crds, namespace_given=defaults.given):
+        return ObjectKey(group, kind, namespace or defaults.namespace, name)
     return ObjectKey(group, kind, "", name)
 
 
@@ -161,6 +177,7 @@ def _parse_workload(
     kind: str,
     crds: Mapping[kinds.GroupKind, bool],
     problems: list[Problem],
+    defaults: _Defaults,
 ) -> Manifest | None:
     """A workload object, checked as kube-apiserver would check what makes it a file and a placement."""
     check = names.Fields(document.location, problems)
@@ -179,7 +196,8 @@ def _parse_workload(
         check.error(
             "metadata.namespace", f"{excerpt(namespace)} is not a valid namespace: {names.DNS1123_LABEL_RULE}"
         )
-    namespaced = kinds.is_namespaced(group, kind, bool(namespace), crds)
+    scope = kinds.scope_of(group, kind, bool(namespace), crds, namespace_given=defaults.given)
+    namespaced = scope.namespaced
     if namespace and not namespaced:
         check.warning("metadata.namespace", f"{kind} is cluster-scoped; the namespace is ignored")
     check.labels(metadata.get("labels"), "metadata.labels")
@@ -189,8 +207,9 @@ def _parse_workload(
         secrets.check_secret_data(body, check)
     if not check.ok or name is None:
         return None
-    resolved = (namespace or "default") if namespaced else ""
-    return Manifest(body, document.location, api_version, kind, name, resolved, namespaced)
+    resolved = (namespace or defaults.namespace) if namespaced else ""
+    note = kinds.assumption(scope, group, kind)
+    return Manifest(body, document.location, api_version, kind, name, resolved, namespaced, note)
 
 
 _RBAC_GROUP = "rbac.authorization.k8s.io"

@@ -3,7 +3,12 @@
 An offline render has no discovery API, yet it must know whether ``Role`` lives in a namespace (its file goes
 under ``clusters/<c>/<namespace>/``) or ``ClusterRole`` does not (``clusters/<c>/_cluster/``). DESIGN §3
 "Scope": built-in kinds come from the table below, custom kinds from the CustomResourceDefinitions in the
-source, and a kind known to neither is cluster-scoped exactly when it names no ``metadata.namespace``.
+source. A kind known to neither (a custom resource whose CRD is installed some other way) is namespaced when
+it names a ``metadata.namespace``, when ``-n`` was given (``kubectl apply -n`` would put it there), or when
+its API group is not one known to serve only cluster-scoped kinds (issue 10): most custom resources are
+namespaced, and an object wrongly taken for cluster-scoped would land in ``_cluster/`` and match no
+policy's ``namespaceSelector``. Which of these decided is kept (``Scope.reason``) so ``explain`` can say
+what was assumed.
 
 The pod-controller table tells the scheduler where each controller keeps its pod template and its replica
 count, so demand and Divide spreading are computed from data rather than from a chain of ``if kind ==``.
@@ -73,14 +78,97 @@ BUILTIN_SCOPES: Mapping[GroupKind, bool] = {
 """(group, kind) → namespaced, for the kinds every Kubernetes API server (and Nova) serves."""
 
 
-def is_namespaced(group: str, kind: str, has_namespace: bool, crds: Mapping[GroupKind, bool]) -> bool:
-    """The scope of a kind: a CRD of the source, else the built-in table, else whether the object names a
-    namespace (an unknown kind without ``metadata.namespace`` is taken as cluster-scoped)."""
+_THIRD_PARTY_CLUSTER_KINDS: Mapping[str, str] = {
+    "cert-manager.io": "ClusterIssuer",
+    "external-secrets.io": "ClusterSecretStore ClusterExternalSecret",
+    "kyverno.io": "ClusterPolicy ClusterCleanupPolicy",
+    "gateway.networking.k8s.io": "GatewayClass",
+    "snapshot.storage.k8s.io": "VolumeSnapshotClass VolumeSnapshotContent",
+    "karpenter.sh": "NodePool NodeClaim Provisioner",
+    "karpenter.k8s.aws": "EC2NodeClass AWSNodeTemplate",
+    "templates.gatekeeper.sh": "ConstraintTemplate",
+}
+"""Well-known custom kinds that are cluster-scoped, for sources that ship their objects without the CRD."""
+
+KNOWN_CLUSTER_SCOPES: Mapping[GroupKind, bool] = {
+    **BUILTIN_SCOPES,
+    **{(group, kind): False for group, kinds in _THIRD_PARTY_CLUSTER_KINDS.items() for kind in kinds.split()},
+}
+
+CLUSTER_SCOPED_GROUPS: frozenset[str] = frozenset(
+    {group for group in _CLUSTER_KINDS if group not in _NAMESPACED_KINDS}
+    | {"karpenter.sh", "karpenter.k8s.aws", "templates.gatekeeper.sh", "constraints.gatekeeper.sh"}
+)
+"""API groups that serve only cluster-scoped kinds: an unknown kind of one of them is taken as
+cluster-scoped too (Gatekeeper's constraints, a new admission kind)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A kind's scope, and what decided it: ``"crd"`` (a CRD of the source), ``"builtin"`` (the tables
+    above), ``"namespace"`` (the object names one), ``"-n"`` (the namespace given on the command line),
+    ``"group"`` (its group serves only cluster-scoped kinds) or ``"assumed"`` (unknown: namespaced)."""
+
+    namespaced: bool
+    reason: str
+
+    @property
+    def assumed(self) -> bool:
+        return self.reason not in ("crd", "builtin")
+
+
+def scope_of(
+    group: str,
+    kind: str,
+    has_namespace: bool,
+    crds: Mapping[GroupKind, bool],
+    *,
+    namespace_given: bool = False,
+) -> Scope:
+    """The scope of a kind: a CRD of the source, else the known tables, else (a custom resource installed
+    some other way) namespaced when the object names a namespace or ``-n`` gave one, cluster-scoped when
+    its group serves only cluster-scoped kinds, and namespaced otherwise."""
     key = (group, kind)
-    scope = crds.get(key)
-    if scope is None:
-        scope = BUILTIN_SCOPES.get(key)
-    return has_namespace if scope is None else scope
+    known = crds.get(key)
+    if known is not None:
+        return Scope(known, "crd")
+    known = KNOWN_CLUSTER_SCOPES.get(key)
+    if known is not None:
+        return Scope(known, "builtin")
+    if has_namespace:
+        return Scope(True, "namespace")
+    if namespace_given:
+        return Scope(True, "-n")
+    if group in CLUSTER_SCOPED_GROUPS:
+        return Scope(False, "group")
+    return Scope(True, "assumed")
+
+
+def is_namespaced(
+    group: str,
+    kind: str,
+    has_namespace: bool,
+    crds: Mapping[GroupKind, bool],
+    *,
+    namespace_given: bool = False,
+) -> bool:
+    """Whether a kind is namespaced (``scope_of`` tells why)."""
+    return scope_of(group, kind, has_namespace, crds, namespace_given=namespace_given).namespaced
+
+
+def assumption(scope: Scope, group: str, kind: str) -> str | None:
+    """What ``explain`` says about a scope that was assumed rather than known (None when it was known)."""
+    if not scope.assumed:
+        return None
+    shown = f"{kind}.{group}" if group else kind
+    why = {
+        "namespace": "it names a metadata.namespace",
+        "-n": "--namespace was given, as kubectl apply -n would place it",
+        "group": f"its group {group} serves only cluster-scoped kinds",
+        "assumed": "most custom resources are; add the CRD to the source to be sure",
+    }[scope.reason]
+    where = "namespaced" if scope.namespaced else "cluster-scoped"
+    return f"{shown} has no CustomResourceDefinition in the source: {where} assumed, because {why}"
 
 
 def crd_scopes(documents: Iterable[Document], problems: list[Problem] | None = None) -> dict[GroupKind, bool]:

@@ -45,8 +45,9 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 class Manifest:
     """A validated workload object of the source.
 
-    ``namespace`` is resolved: "" for cluster-scoped kinds, ``"default"`` for a namespaced object that names
-    none (as kubectl does). ``body`` is the object as loaded and is never mutated.
+    ``namespace`` is resolved: "" for cluster-scoped kinds, the source's default namespace (``-n``, else
+    ``"default"``) for a namespaced object that names none (as kubectl does).
+    ``body`` is the object as loaded and is never mutated.
     """
 
     body: Body
@@ -56,6 +57,7 @@ class Manifest:
     name: str
     namespace: str
     namespaced: bool
+    scope_note: str | None = None  # what was assumed about a kind no CRD of the source describes (explain)
 
     @property
     def group(self) -> str:

@@ -117,6 +117,7 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
 )
 @click.option("--verbose", is_flag=True, help="Also log triggers (debug lines).")
 @options.plan_options
+@options.namespace_option
 @click.pass_context
 def controller_command(
     context: click.Context,
@@ -147,6 +148,7 @@ def controller_command(
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
+    namespace: str | None,
 ) -> None:
     """Keep the rendered repository right: watch the source, read agents' reports, plan, render, publish.
 
@@ -200,6 +202,7 @@ def controller_command(
             delegated=delegated,
             luna_management=luna_management,
             namespace_follow=namespace_follow,
+            namespace=namespace,
             max_delete_percent=max_delete_percent,
             allow_mass_delete=allow_mass_delete,
             git_timeout=git_timeout,

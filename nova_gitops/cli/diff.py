@@ -33,6 +33,7 @@ EXIT_NO_CHANGES, EXIT_CHANGES = 0, 1
 )
 @options.clusters_option
 @options.plan_options
+@options.namespace_option
 @click.pass_context
 def diff_command(
     context: click.Context,
@@ -48,6 +49,7 @@ def diff_command(
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
+    namespace: str | None,
 ) -> None:
     """Show placement changes, then the manifest diff, between two renders.
 
@@ -80,7 +82,7 @@ def diff_command(
         from nova_gitops.workflows import diffing, publishing
 
         if source:
-            settings = PlanSettings(luna_management, namespace_follow, delegated)
+            settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
             caches = cache_dir or git_sources.default_cache_dir(os.environ)
             result = diffing.diff_revisions(
                 source,

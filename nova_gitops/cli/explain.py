@@ -25,6 +25,7 @@ from nova_gitops.cli import options
     "-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True
 )
 @options.plan_options
+@options.namespace_option
 @click.pass_context
 def explain_command(
     context: click.Context,
@@ -36,6 +37,7 @@ def explain_command(
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
+    namespace: str | None,
 ) -> None:
     """Explain where one object goes and why: its policy, group, candidates, each cluster's fit, the choice.
 
@@ -52,12 +54,12 @@ def explain_command(
         from nova_gitops.workflows import explaining, rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
-            source_set = rendering.load_source(root, clusters_path)
+            source_set = rendering.load_source(root, clusters_path, namespace=namespace)
             before = rendering.read_previous(previous, repository_of=Path.cwd(), environ=os.environ)
             plan = rendering.plan_source(
                 source_set,
                 previous=before,
-                settings=PlanSettings(luna_management, namespace_follow, delegated),
+                settings=PlanSettings(luna_management, namespace_follow, delegated, namespace),
             )
             explanation = explaining.explain(source_set, plan, reference)
             if output == "json":

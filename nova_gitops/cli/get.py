@@ -34,6 +34,7 @@ RESOURCES = {
     "current directory, whose placement.yaml at that ref is read.",
 )
 @options.plan_options
+@options.namespace_option
 @click.pass_context
 def get_command(
     context: click.Context,
@@ -45,6 +46,7 @@ def get_command(
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
+    namespace: str | None,
 ) -> None:
     """List RESOURCE (schedulegroups, placements or clusters) as SOURCE's plan decides them.
 
@@ -64,7 +66,7 @@ def get_command(
         from nova_gitops.workflows import rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
-            source_set = rendering.load_source(root, clusters_path)
+            source_set = rendering.load_source(root, clusters_path, namespace=namespace)
             kind = RESOURCES[resource.lower()]
             if kind == "clusters":
                 clusters = sorted(source_set.clusters, key=lambda cluster: cluster.name)
@@ -75,7 +77,7 @@ def get_command(
             plan = rendering.plan_source(
                 source_set,
                 previous=before,
-                settings=PlanSettings(luna_management, namespace_follow, delegated),
+                settings=PlanSettings(luna_management, namespace_follow, delegated, namespace),
             )
             if kind == "schedulegroups":
                 items = [views.schedule_group(group) for group in plan.groups]

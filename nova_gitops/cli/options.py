@@ -28,6 +28,29 @@ def clusters_option(function: F) -> F:
     )(function)
 
 
+def _checked_namespace(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    from nova_gitops.api import names, selectors
+
+    if value is None or value == "":
+        return None
+    if not selectors.is_dns1123_label(value):
+        raise click.BadParameter(f"{value!r} is not a namespace name: {names.DNS1123_LABEL_RULE}")
+    return value
+
+
+def namespace_option(function: F) -> F:
+    """``-n/--namespace NS``, as ``kubectl apply -n``: the namespace of namespaced objects that name none."""
+    return click.option(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        envvar="NOVA_NAMESPACE",
+        callback=_checked_namespace,
+        help="Namespace of namespaced objects that name none (as kubectl apply -n; default: default). "
+        "An object's own metadata.namespace always wins; cluster-scoped kinds are untouched.",
+    )(function)
+
+
 def plan_options(function: F) -> F:
     function = click.option(
         "--external-orchestrator",

@@ -42,6 +42,7 @@ from nova_gitops.cli import options
 )
 @options.clusters_option
 @options.plan_options
+@options.namespace_option
 @click.pass_context
 def publish_command(
     context: click.Context,
@@ -59,6 +60,7 @@ def publish_command(
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
+    namespace: str | None,
 ) -> None:
     """Render SOURCE and commit the result to --repo: only what changed, nothing when nothing changed.
 
@@ -82,7 +84,7 @@ def publish_command(
         from nova_gitops.sources import git as git_sources
         from nova_gitops.workflows import publishing
 
-        settings = PlanSettings(luna_management, namespace_follow, delegated)
+        settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         caches = cache_dir or git_sources.default_cache_dir(os.environ)
         result = publishing.publish(
             source,

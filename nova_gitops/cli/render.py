@@ -29,6 +29,7 @@ from nova_gitops.cli import options
 @click.option("--no-previous", is_flag=True, help="Ignore any previous render: place every group afresh.")
 @click.option("--source-name", help="How placement.yaml names the source (default: the directory's name).")
 @options.plan_options
+@options.namespace_option
 @click.pass_context
 def render_command(
     context: click.Context,
@@ -41,6 +42,7 @@ def render_command(
     luna_management: bool,
     namespace_follow: bool,
     delegated: bool,
+    namespace: str | None,
 ) -> None:
     """Render SOURCE into per-cluster manifests in DIR.
 
@@ -61,7 +63,7 @@ def render_command(
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
-        settings = PlanSettings(luna_management, namespace_follow, delegated)
+        settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         wanted = None if no_previous else previous
         with (
             rendering.opened_source(source, environ=os.environ) as (root, source_info),

@@ -20,8 +20,11 @@ EXIT_STRICT_WARNINGS = 1
     help="Also fail (exit 1) on warnings about the input: unknown fields, objects matched by several "
     "policies, unscheduled objects. Capacity warnings never fail it: they change by the hour.",
 )
+@options.namespace_option
 @click.pass_context
-def validate_command(context: click.Context, source: str, clusters_path: Path | None, strict: bool) -> None:
+def validate_command(
+    context: click.Context, source: str, clusters_path: Path | None, strict: bool, namespace: str | None
+) -> None:
     """Check SOURCE without writing anything: every problem is listed as file:line: message.
 
     Exit 0 valid, 1 warnings under --strict, 2 invalid.
@@ -34,11 +37,12 @@ def validate_command(context: click.Context, source: str, clusters_path: Path | 
     def action() -> int:
         import os
 
+        from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
-            source_set = rendering.load_source(root, clusters_path)
-            plan = rendering.plan_source(source_set)
+            source_set = rendering.load_source(root, clusters_path, namespace=namespace)
+            plan = rendering.plan_source(source_set, settings=PlanSettings(namespace=namespace))
             for warning in source_set.warnings:
                 click.echo(str(warning), err=True)
             for plan_warning in plan.warnings:

@@ -80,7 +80,7 @@ class _Attempt:
 
 
 def source_set(
-    snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport]
+    snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport], *, namespace: str | None = None
 ) -> tuple[inputs.SourceSet, dict[str, ClusterReport], tuple[Problem, ...]]:
     """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
     ``InputError`` lists every problem of the source. Also returns every report: the status branch's, plus
@@ -125,11 +125,11 @@ def source_set(
         texts[reports[name].document.location.file] = reports[name].text
     if errors(problems):
         try:
-            inputs.build_source_set(documents, texts=texts)
+            inputs.build_source_set(documents, texts=texts, namespace=namespace)
         except InputError as more:
             problems += more.problems
         raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
-    return inputs.build_source_set(documents, texts=texts), every_report, tuple(refused)
+    return inputs.build_source_set(documents, texts=texts, namespace=namespace), every_report, tuple(refused)
 
 
 def _is_cluster(document: Document) -> bool:
@@ -174,7 +174,9 @@ class Reconciler:
         started = self.clock.now()
         status = self.status.read()
         with self.source.read() as snapshot:
-            inputs_set, reports, refused = source_set(snapshot, status.reports)
+            inputs_set, reports, refused = source_set(
+                snapshot, status.reports, namespace=self.settings.namespace
+            )
             requests = [request for report in reports.values() for request in report.reschedule_requests]
             capacities = {name: report.capacity for name, report in reports.items()}
             update = rescheduling.update(

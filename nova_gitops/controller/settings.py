@@ -68,6 +68,7 @@ class ControllerSettings:
     delegated: bool = False  # external-orchestrator mode
     luna_management: bool = True
     namespace_follow: bool = True
+    namespace: str | None = None  # -n: of namespaced source objects that name none, as kubectl apply -n
     max_delete_percent: int = guard.DEFAULT_MAX_DELETE_PERCENT
     allow_mass_delete: bool = False
     git_timeout: float = 120.0
@@ -79,6 +80,7 @@ class ControllerSettings:
             luna_management=self.luna_management,
             namespace_follow=self.namespace_follow,
             delegated=self.delegated,
+            namespace=self.namespace,
         )
 
     @property

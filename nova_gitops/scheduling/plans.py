@@ -21,6 +21,7 @@ class PlanSettings:
     luna_management: bool = True
     namespace_follow: bool = True
     delegated: bool = False  # external-orchestrator mode: status "delegated", objects labelled for pick-up
+    namespace: str | None = None  # -n: of namespaced objects that name none (None: "default"), as kubectl
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,7 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
     result: dict[str, Any] = {
         "object": str(manifest.key),
         "source": str(manifest.location),
+        "scope": manifest.scope_note,
         "matchingPolicies": matched,
         "policy": group.policy if group else (unscheduled.policy if unscheduled else None),
         "demand": {
@@ -124,6 +125,8 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
 
 def as_text(explanation: dict[str, Any]) -> str:
     lines = [f"Object:     {explanation['object']}  ({explanation['source']})"]
+    if explanation.get("scope"):
+        lines.append(f"Scope:      {explanation['scope']}")
     matched = explanation["matchingPolicies"]
     lines.append(
         f"Policy:     {explanation['policy'] or '<none>'}"

@@ -126,7 +126,7 @@ class SourceRenderer:
         from nova_gitops.workflows import rendering
 
         source_set, digests = rendering.load_source_with_digests(
-            root, self.clusters_path, parse_cache=self._parse_cache(source)
+            root, self.clusters_path, parse_cache=self._parse_cache(source), namespace=self.settings.namespace
         )
         plan = rendering.plan_source(source_set, previous=previous, settings=self.settings)
         delta = increments.render_delta(

@@ -44,15 +44,24 @@ def _name(document: Document) -> object:
 
 
 def load_source(
-    root: Path, clusters_path: Path | None = None, *, parse_cache: ParseCache | None = None
+    root: Path,
+    clusters_path: Path | None = None,
+    *,
+    parse_cache: ParseCache | None = None,
+    namespace: str | None = None,
 ) -> inputs.SourceSet:
     """Read and validate a source; ``InputError`` lists every problem of every file. ``parse_cache`` skips
-    parsing files whose bytes it has seen (``sources.parsecache``)."""
-    return load_source_with_digests(root, clusters_path, parse_cache=parse_cache)[0]
+    parsing files whose bytes it has seen (``sources.parsecache``). ``namespace`` is ``-n``'s: the
+    namespace of namespaced objects that name none."""
+    return load_source_with_digests(root, clusters_path, parse_cache=parse_cache, namespace=namespace)[0]
 
 
 def load_source_with_digests(
-    root: Path, clusters_path: Path | None = None, *, parse_cache: ParseCache | None = None
+    root: Path,
+    clusters_path: Path | None = None,
+    *,
+    parse_cache: ParseCache | None = None,
+    namespace: str | None = None,
 ) -> tuple[inputs.SourceSet, dict[str, str]]:
     """``load_source``, and a digest of each file read (file name as in locations → sha1 of its text), which
     an incremental render uses to know which objects' sources changed."""
@@ -70,12 +79,12 @@ def load_source_with_digests(
         texts = {**texts, **reports.texts}
     if errors(problems):
         try:
-            inputs.build_source_set(documents, texts=texts)
+            inputs.build_source_set(documents, texts=texts, namespace=namespace)
         except InputError as more:
             problems += more.problems
         unique = dict.fromkeys(problems)
         raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
-    source_set = inputs.build_source_set(documents, texts=texts)
+    source_set = inputs.build_source_set(documents, texts=texts, namespace=namespace)
     digests = {
         name: hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest() for name, text in texts.items()
     }
@@ -101,7 +110,7 @@ def render_source(
     parse_cache: ParseCache | None = None,
 ) -> RenderedTree:
     """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory."""
-    source_set = load_source(root, clusters_path, parse_cache=parse_cache)
+    source_set = load_source(root, clusters_path, parse_cache=parse_cache, namespace=settings.namespace)
     plan = plan_source(source_set, previous=previous, settings=settings)
     return renders.render(plan, source, policy_locations=policy_locations(source_set))
 
@@ -241,7 +250,7 @@ def render_to_directory(
     Stickiness comes from ``previous`` (a directory holding a render), by default from ``output`` itself
     when it holds one, so re-rendering into the same directory does not reshuffle placements.
     """
-    source_set = load_source(root, clusters_path)
+    source_set = load_source(root, clusters_path, namespace=settings.namespace)
     before = PreviousPlacement.empty()
     if use_previous:
         before = previous_from_directory(previous if previous is not None else output)

@@ -52,8 +52,10 @@ def test_builtin_kinds_have_their_kubernetes_scope(
 
 
 @pytest.mark.parametrize("has_namespace", [True, False])
-def test_unknown_kinds_follow_their_namespace(has_namespace: bool) -> None:
-    assert kinds.is_namespaced("example.com", "Widget", has_namespace, {}) is has_namespace
+def test_unknown_kinds_are_namespaced_unless_their_group_is_cluster_scoped(has_namespace: bool) -> None:
+    # issue 10: most custom resources are namespaced; a CR without its CRD is taken as one
+    assert kinds.is_namespaced("example.com", "Widget", has_namespace, {}) is True
+    assert kinds.is_namespaced("constraints.gatekeeper.sh", "K8sRequired", has_namespace, {}) is has_namespace
 
 
 def crd(group: Any, kind: Any, scope: Any, line: int = 1) -> Document:
