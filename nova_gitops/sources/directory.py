@@ -23,7 +23,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nova_gitops.api import loading
@@ -60,6 +60,7 @@ class SourceFiles:
     documents: tuple[Document, ...]
     texts: dict[str, str]  # file name → text, for pointing problems at their exact line
     problems: tuple[Problem, ...]  # unreadable files and YAML syntax errors
+    built: frozenset[str] = frozenset()  # files whose objects came out of a kustomize build (not digested)
 
 
 def read_limited(descriptor: int, limit: int) -> bytes:
@@ -194,9 +195,15 @@ class SourceReader:
 def yaml_files(root: Path) -> list[str]:
     """Relative paths of the YAML files below ``root``, sorted; ``root`` may also be one file. Entries that
     are not directories are listed whatever they are (links, FIFOs): reading decides, and reports them."""
+    return _walk(root)[0]
+
+
+def _walk(root: Path) -> tuple[list[str], list[str]]:
+    """(YAML files, kustomization files) below ``root``, relative and sorted."""
     if not root.is_dir():
-        return [root.name]
+        return [root.name], []
     found = []
+    kustomizations = []
     for directory, subdirectories, files in os.walk(root):
         # os.walk lists a link to a directory among the subdirectories but never walks into it; it is not
         # looked into here either (is_previous_render would read through it)
@@ -209,13 +216,15 @@ def yaml_files(root: Path) -> list[str]:
         )
         relative = os.path.relpath(directory, root)
         for name in files:
+            if name in SKIPPED_FILE_NAMES:
+                kustomizations.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
             if (
                 name.endswith((".yaml", ".yml"))
                 and name not in SKIPPED_FILE_NAMES
                 and not name.startswith(".")
             ):
                 found.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
-    return sorted(found)
+    return sorted(found), sorted(kustomizations)
 
 
 def is_previous_render(directory: Path) -> bool:
@@ -245,14 +254,34 @@ def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -
     """Read and parse every YAML file below ``root``; file names in problems are ``prefix`` + the path
     relative to ``root`` (a prefix keeps two directories' files apart). ``cache`` skips parsing files seen
     before with the same bytes. A file given as ``root`` is read as one below its directory. Raises
-    UserError when ``root`` does not exist."""
+    UserError when ``root`` does not exist.
+
+    A directory holding a ``kustomization.yaml`` is built by kustomize instead (``sources.kustomizing``):
+    its objects are located at the files they came from, and the files below it (and below what it
+    includes) are not read one by one."""
     if not root.exists():
         raise UserError(f"source {root} does not exist: give a directory of YAML manifests")
     documents: list[Document] = []
     texts: dict[str, str] = {}
     problems: list[Problem] = []
-    relatives = yaml_files(root)
+    relatives, kustomization_files = _walk(root)
+    built_files: frozenset[str] = frozenset()
     with SourceReader(root if root.is_dir() else root.parent) as reader:
+        if kustomization_files:
+            from nova_gitops.sources import kustomizing  # imports this module: only when needed
+
+            built = kustomizing.build_all(root, kustomization_files, reader)
+            relatives = [relative for relative in relatives if not built.covers(relative)]
+            documents += [
+                replace(doc, location=replace(doc.location, file=prefix + doc.location.file))
+                for doc in built.documents
+            ]
+            texts.update({prefix + name: text for name, text in built.texts.items()})
+            problems += [
+                replace(problem, location=replace(problem.location, file=prefix + problem.location.file))
+                for problem in built.problems
+            ]
+            built_files = frozenset(prefix + name for name in built.built_files)
         for relative in relatives:
             name = prefix + relative
             try:
@@ -281,4 +310,4 @@ def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -
                 cache.put(name, data, (tuple(found), tuple(file_problems)))
     if cache is not None:
         cache.save()
-    return SourceFiles(tuple(documents), texts, tuple(problems))
+    return SourceFiles(tuple(documents), texts, tuple(problems), built_files)

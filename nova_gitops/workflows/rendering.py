@@ -85,8 +85,10 @@ def load_source_with_digests(
         unique = dict.fromkeys(problems)
         raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
     source_set = inputs.build_source_set(documents, texts=texts, namespace=namespace)
-    digests = {
-        name: hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest() for name, text in texts.items()
+    digests = {  # objects a kustomize build made depend on more than their file: never taken as unchanged
+        name: hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+        for name, text in texts.items()
+        if name not in files.built
     }
     return source_set, digests
 
