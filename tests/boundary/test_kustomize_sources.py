@@ -10,7 +10,8 @@ Behaviours covered:
 - a remote resource, an absolute path and a path out of the source are refused at the kustomization and
   kustomize is not run for them; a kustomize error names the kustomization and kustomize's message;
 - neither binary on PATH: a clear error naming both;
-- every rendered cluster directory builds with ``kubectl kustomize``;
+- every rendered cluster directory builds with ``kubectl kustomize``; the example in examples/kustomize
+  validates with --strict and its generated ConfigMap keeps the hashed name the Deployment refers to;
 - ``-n`` does not override the namespace a kustomization sets (an explicit namespace wins).
 """
 
@@ -241,3 +242,16 @@ def test_the_rendered_cluster_directory_builds(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr
     kinds = sorted(doc["kind"] for doc in yaml.safe_load_all(built.stdout))
     assert kinds == ["ConfigMap", "Deployment", "Namespace", "Service"]
+
+
+def test_the_kustomize_example_validates_strictly_and_renders_the_overlay(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "kustomize" / "source"
+    result = CliRunner().invoke(cli, ["validate", str(example), "--strict"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(cli, ["render", str(example), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    web = yaml.safe_load((tmp_path / "out/clusters/wlc-1/shop/deployment-web.yaml").read_text())
+    assert web["spec"]["replicas"] == 3
+    [settings] = (tmp_path / "out/clusters/wlc-1/shop").glob("configmap-web-settings-*.yaml")
+    reference = web["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]["configMapRef"]["name"]
+    assert settings.name == f"configmap-{reference}.yaml"
