@@ -26,15 +26,29 @@ from nova_gitops.api.objects import Document
 from nova_gitops.controller.ports import SourceSnapshot
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.sources import git as git_sources
+from nova_gitops.sources.kustomizing import KUSTOMIZATION_FILES
 
 DEFAULT_DEBOUNCE_MS = 300
 
 
-def is_source_file(change: Change, path: str) -> bool:
+def is_source_file(change: Change, path: str, root: Path | None = None) -> bool:
     """Changes that can alter a render: YAML files outside hidden directories (``.git`` churns on every
-    commit and would trigger renders of nothing)."""
+    commit and would trigger renders of nothing), kustomizations, and, with ``root`` (the watched
+    directory), any file below a directory holding a kustomization: its generators and patches may read
+    files of any name (``app.properties``, ``.env`` files)."""
     parts = Path(path).parts
-    return path.endswith((".yaml", ".yml")) and not any(part.startswith(".") for part in parts)
+    if any(part.startswith(".") for part in parts[:-1]):
+        return False
+    name = parts[-1] if parts else ""
+    if name in KUSTOMIZATION_FILES or (path.endswith((".yaml", ".yml")) and not name.startswith(".")):
+        return True
+    if root is None:
+        return False
+    return any(
+        (root.joinpath(*parts[:depth]) / kustomization).is_file()
+        for depth in range(len(parts) - 1, -1, -1)
+        for kustomization in KUSTOMIZATION_FILES
+    )
 
 
 class DirectorySource:
@@ -65,7 +79,7 @@ class DirectorySource:
         watched = self.root.resolve()
         for _batch in watch(
             watched,
-            watch_filter=lambda change, path: is_source_file(change, os.path.relpath(path, watched)),
+            watch_filter=lambda change, path: is_source_file(change, os.path.relpath(path, watched), watched),
             debounce=self.debounce_ms,
             step=50,
             stop_event=self.stop,

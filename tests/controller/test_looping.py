@@ -181,3 +181,14 @@ def test_which_files_are_source_files(path: str, counts: bool) -> None:
     from watchfiles import Change
 
     assert is_source_file(Change.modified, path) is counts
+
+
+def test_files_a_kustomization_may_read_are_source_files(tmp_path: Path) -> None:
+    from watchfiles import Change
+
+    (tmp_path / "apps" / "web" / "config").mkdir(parents=True)
+    (tmp_path / "apps" / "web" / "kustomization.yaml").write_text("resources: []\n")
+    assert is_source_file(Change.modified, "apps/web/Kustomization", tmp_path)
+    assert is_source_file(Change.modified, "apps/web/config/app.properties", tmp_path)
+    assert not is_source_file(Change.modified, "apps/README.md", tmp_path)
+    assert not is_source_file(Change.modified, ".git/index", tmp_path)
