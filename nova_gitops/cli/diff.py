@@ -71,6 +71,9 @@ def diff_command(
         raise click.UsageError("--source needs --base (the revision to compare against)")
     if head and not source:
         raise click.UsageError("--head only applies with --source")
+    given = context.get_parameter_source("namespace") is click.core.ParameterSource.COMMANDLINE
+    if namespace and given and not source:
+        raise click.UsageError("--namespace only applies with --source (OLD_DIR NEW_DIR are renders already)")
 
     def action() -> int:
         import os

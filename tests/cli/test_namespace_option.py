@@ -130,9 +130,14 @@ def test_diff_publish_and_controller_accept_and_pass_the_namespace(
     git("init", "--quiet", "--initial-branch=main", cwd=source)
     git("-c", "user.name=t", "-c", "user.email=t@e", "add", "-A", cwd=source)
     git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "-m", "fleet", cwd=source)
-    # the same revision rendered without and with -n: only the namespace differs
     code, stdout, _ = run("diff", "--source", str(source), "--base", "main", "-n", "shop", "--format", "json")
     assert code == 0, stdout  # both sides of the diff are rendered with -n shop
+    (source / "extra.yaml").write_text(yaml.safe_dump(untagged_deployment("extra")))
+    code, stdout, _ = run("diff", "--source", str(source), "--base", "main", "-n", "shop", "--format", "json")
+    assert code == 1, stdout
+    assert "clusters/c1/shop/deployment-extra.yaml" in stdout
+    (source / "extra.yaml").unlink()
+    assert run("diff", str(tmp_path), str(tmp_path), "-n", "shop")[0] == 2  # renders are not sources
     remote = tmp_path / "rendered.git"
     git("init", "--quiet", "--bare", "--initial-branch=main", str(remote), cwd=tmp_path)
     url = f"file://{remote}"
