@@ -162,6 +162,9 @@ def test_built_objects_point_at_their_original_files(tmp_path: Path) -> None:
     configmap = next(name for kind, name in where if kind == "ConfigMap")
     assert where[("ConfigMap", configmap)] == "apps/overlays/prod/kustomization.yaml:16"
     assert "apps/base/deployment.yaml" in files.built
+    # the base is included by the overlay: its objects come once, from the overlay's build
+    kinds = sorted(doc.body["kind"] for doc in files.documents)
+    assert kinds == ["Cluster", "ConfigMap", "Deployment", "SchedulePolicy", "Service"]
 
 
 def test_a_problem_in_a_built_object_points_at_the_original_file_and_line(tmp_path: Path) -> None:
