@@ -47,7 +47,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -121,7 +121,11 @@ def _below(relative: str, directory: str) -> bool:
     return directory == "" or relative.startswith(directory + "/")
 
 
-Reader = Any  # directory.SourceReader; not imported here, directory imports this module
+class Reader(Protocol):
+    """What is read of the source (``directory.SourceReader``, which imports this module): the bytes of a
+    file below the root, by its ``/``-separated relative path, under the source's rules."""
+
+    def read(self, relative: str, limit: int = ...) -> bytes: ...
 
 
 def builder(environ: Mapping[str, str]) -> list[str]:
