@@ -9,7 +9,8 @@ Behaviours covered:
   object's at its kustomization; the origin annotation is not rendered; the user's files are unchanged;
 - a remote resource, an absolute path and a path out of the source are refused at the kustomization and
   kustomize is not run for them; a kustomize error names the kustomization and kustomize's message;
-- neither binary on PATH: a clear error naming both;
+- neither binary on PATH: a clear error naming both; a kustomize that hangs is stopped by the timeout;
+- a file linked from outside the source is not copied for kustomize, and its content appears nowhere;
 - every rendered cluster directory builds with ``kubectl kustomize``; the example in examples/kustomize
   validates with --strict and its generated ConfigMap keeps the hashed name the Deployment refers to;
 - ``-n`` does not override the namespace a kustomization sets (an explicit namespace wins).
@@ -258,3 +259,35 @@ def test_the_kustomize_example_validates_strictly_and_renders_the_overlay(tmp_pa
     [settings] = (tmp_path / "out/clusters/wlc-1/shop").glob("configmap-web-settings-*.yaml")
     reference = web["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]["configMapRef"]["name"]
     assert settings.name == f"configmap-{reference}.yaml"
+
+
+def test_a_link_out_of_the_source_is_not_copied_for_kustomize(tmp_path: Path) -> None:
+    secret = tmp_path / "host-secret.yaml"
+    secret.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stolen\ndata:\n  token: HOSTMARKER\n"
+    )
+    source = make_source(tmp_path / "src")
+    (source / "apps/base/stolen.yaml").symlink_to(secret)
+    kustomization = source / "apps/base/kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "- stolen.yaml\n")
+    with pytest.raises(InputError) as raised:
+        rendering.load_source(source)
+    shown = "\n".join(str(problem) for problem in raised.value.problems)
+    assert "apps/base/stolen.yaml:1: symlink to a path outside the source is not read" in shown
+    assert "HOSTMARKER" not in shown
+
+
+def test_a_kustomize_that_hangs_is_stopped_by_the_timeout(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "kustomize"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    source = make_source(tmp_path / "src")
+    names = ["apps/base/kustomization.yaml", "apps/overlays/prod/kustomization.yaml"]
+    with directory.SourceReader(source) as reader:
+        built = kustomizing.build_all(source, names, reader, environ={"PATH": str(bin_dir)}, timeout=0.5)
+    assert [str(problem) for problem in built.problems] == [
+        "apps/overlays/prod/kustomization.yaml:1: kustomize build timed out after 0.5s"
+    ]
+    assert built.documents == []
