@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from nova_gitops.api import selectors
-from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, excerpt, quote_hint
+from nova_gitops.api.problems import (
+    UNKNOWN_FIELD_REJECTED,
+    Problem,
+    Severity,
+    SourceLocation,
+    described,
+    excerpt,
+    quote_hint,
+)
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
@@ -88,11 +96,17 @@ there: an agent would come to own, and could prune, the namespace the cluster it
 class Fields:
     """Checks the fields of one document, appending a Problem (at the document's location, naming the field)
     for each defect. ``ok`` turns False at the first error, so a parser can return None for a document it
-    could not use while still reporting everything wrong with it."""
+    could not use while still reporting everything wrong with it.
+
+    ``strict`` makes unknown fields errors, in selectors too: for our own kinds (SchedulePolicy), where
+    ``kubectl apply``'s strict field validation would reject them against Nova's CRD and where an ignored
+    typo (``clusterSelecter``) would widen a policy to every cluster. Workloads and Clusters are not ours to
+    judge: there an unknown field stays a warning."""
 
     location: SourceLocation
     problems: list[Problem]
     ok: bool = True
+    strict: bool = False
 
     def error(self, field: str, message: str) -> None:
         self.ok = False
@@ -102,10 +116,14 @@ class Fields:
         self.problems.append(Problem(self.location, message, field or None, Severity.WARNING))
 
     def unknown(self, raw: Mapping[Any, Any], field: str, known: Collection[str]) -> None:
-        """A warning for every key of ``raw`` not in ``known``."""
+        """A warning (an error when ``strict``) for every key of ``raw`` not in ``known``."""
         for key in raw:
             if key not in known:
-                self.warning(child(field, str(key)), f"unknown field, ignored{suggestion(str(key), known)}")
+                hint = suggestion(str(key), known)
+                if self.strict:
+                    self.error(child(field, str(key)), f"{UNKNOWN_FIELD_REJECTED}{hint}")
+                else:
+                    self.warning(child(field, str(key)), f"unknown field, ignored{hint}")
 
     def mapping(self, raw: object, field: str, *, required: bool = False) -> dict[Any, Any] | None:
         """``raw`` when it is a mapping; None (with an error when required or not a mapping) otherwise."""
@@ -162,7 +180,7 @@ class Fields:
         if raw is None:
             return None
         mark = len(self.problems)
-        selector = selectors.parse_selector(raw, self.location, field, self.problems)
+        selector = selectors.parse_selector(raw, self.location, field, self.problems, strict=self.strict)
         self.note_errors_since(mark)
         return selector
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from nova_gitops.api import fieldpaths, names
+from nova_gitops.api import fieldpaths, labels, names
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
 from nova_gitops.api.selectors import (
@@ -80,9 +80,14 @@ class SchedulePolicy:
 
 
 def parse_policy(document: Document, problems: list[Problem]) -> SchedulePolicy | None:
-    """Validate a SchedulePolicy document. Append a Problem per defect (file:line, field, message) and
-    warnings for unknown fields; return None when the policy cannot be used."""
-    check = names.Fields(document.location, problems)
+    """Validate a SchedulePolicy document. Append a Problem per defect (file:line, the policy's name, the
+    field, the message) and return None when the policy cannot be used.
+
+    Strict, as ``kubectl apply`` is against Nova's CRD: an unknown field (``clusterSelecter``) is an error
+    with a "did you mean", and so is a null selector, because ignoring either would widen the policy (to
+    every cluster, every namespace, every object) without a word."""
+    mark = len(problems)
+    check = names.Fields(document.location, problems, strict=True)
     body = document.body if isinstance(document.body, dict) else {}
     check.unknown(body, "", _TOP_FIELDS)
     metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
@@ -93,9 +98,19 @@ def parse_policy(document: Document, problems: list[Problem]) -> SchedulePolicy 
     check.labels(metadata.get("labels"), "metadata.labels")
     check.annotations(metadata.get("annotations"), "metadata.annotations")
     spec = check.mapping(body.get("spec"), "spec", required=True)
-    if spec is None:
-        return None
+    policy = None if spec is None else _parse_spec(document, name, spec, check)
+    raw_name = metadata.get("name")
+    subject = f"SchedulePolicy {raw_name}" if isinstance(raw_name, str) and raw_name else "SchedulePolicy"
+    problems[mark:] = [replace(problem, subject=subject) for problem in problems[mark:]]
+    return policy
+
+
+def _parse_spec(
+    document: Document, name: str | None, spec: dict[Any, Any], check: names.Fields
+) -> SchedulePolicy | None:
     check.unknown(spec, "spec", _SPEC_FIELDS)
+    for key in _SELECTOR_FIELDS:
+        _no_null(spec, key, "spec", check)
     priority = _priority(spec.get("priority"), check)
     namespace_selector = check.selector(spec.get("namespaceSelector"), "spec.namespaceSelector")
     cluster_selector = check.selector(spec.get("clusterSelector"), "spec.clusterSelector")
@@ -118,6 +133,17 @@ def parse_policy(document: Document, problems: list[Problem]) -> SchedulePolicy 
     )
 
 
+def _no_null(raw: dict[Any, Any], key: str, field: str, check: names.Fields) -> None:
+    """An error when ``key`` is present with a null value where a selector is expected. Nova's CRD reads a
+    null selector as matching nothing and its docs read an absent one as matching everything; a bare
+    ``clusterSelector:`` whose body was lost to indentation is a mistake either way."""
+    if key in raw and raw[key] is None:
+        check.error(
+            names.child(field, key),
+            "is null: write a selector, {} to select everything, or leave the field out",
+        )
+
+
 _TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec", "status")
 _SPEC_FIELDS = (
     "priority",
@@ -127,6 +153,13 @@ _SPEC_FIELDS = (
     "OrderedClusterSelector",
     "groupBy",
     "spreadConstraints",
+    "resourceSelectors",
+)
+_SELECTOR_FIELDS = (
+    "namespaceSelector",
+    "clusterSelector",
+    "orderedClusterSelector",
+    "OrderedClusterSelector",
     "resourceSelectors",
 )
 _SPREAD_FIELDS = ("spreadMode", "topologyKey", "percentageSplit", "overrides")
@@ -218,7 +251,7 @@ def _spread(raw: object, check: names.Fields) -> SpreadConstraints | None:
             check.error(
                 f"{field}.spreadMode", f"must be Divide or Duplicate, got {described(raw_mode)}{hint}"
             )
-    topology_key = check.text(spread.get("topologyKey"), f"{field}.topologyKey", required=True)
+    topology_key = check.text(spread.get("topologyKey"), f"{field}.topologyKey")
     if topology_key is not None:
         reasons = qualified_name_errors(topology_key)
         if reasons:
@@ -232,44 +265,49 @@ def _spread(raw: object, check: names.Fields) -> SpreadConstraints | None:
         else:
             split = _percentage_split(spread["percentageSplit"], f"{field}.percentageSplit", check)
     overrides = _overrides(spread.get("overrides"), f"{field}.overrides", check)
-    return SpreadConstraints(mode, topology_key or "", split, overrides)
+    return SpreadConstraints(mode, topology_key or labels.METADATA_NAME, split, overrides)
 
 
 def _percentage_split(raw: object, field: str, check: names.Fields) -> tuple[PercentageSplit, ...]:
-    entries = check.sequence(raw, field, "{topologyValue, percentage}")
-    parts: list[PercentageSplit] = []
-    first_index: dict[str, int] = {}
+    """Nova's two shapes: v0.9's list of ``{topologyValue, percentage}`` and v1.5's map
+    ``{<topology value>: <percent>}`` (a cluster's name when ``topologyKey`` is left out)."""
+    entries: list[tuple[str, object, object]] = []  # (field of the entry, topology value, percentage)
     complete = True
-    for index, entry in enumerate(entries):
-        where = names.child(field, index)
-        item = check.mapping(entry, where, required=True)
-        if item is None:
-            complete = False
-            continue
-        check.unknown(item, where, ("topologyValue", "percentage"))
-        value = _topology_value(item.get("topologyValue"), f"{where}.topologyValue", check)
-        percentage = item.get("percentage")
+    if isinstance(raw, dict):
+        entries = [(names.child(field, str(key)), key, value) for key, value in raw.items()]
+    else:
+        for index, entry in enumerate(
+            check.sequence(raw, field, "{topologyValue, percentage} or a map of value: percent")
+        ):
+            where = names.child(field, index)
+            item = check.mapping(entry, where, required=True)
+            if item is None:
+                complete = False
+                continue
+            check.unknown(item, where, ("topologyValue", "percentage"))
+            entries.append((where, item.get("topologyValue"), item.get("percentage")))
+    parts: list[PercentageSplit] = []
+    first_at: dict[str, str] = {}
+    for where, raw_value, percentage in entries:
+        value_field = f"{where}.topologyValue" if not isinstance(raw, dict) else where
+        percent_field = f"{where}.percentage" if not isinstance(raw, dict) else where
+        value = _topology_value(raw_value, value_field, check)
         if percentage is None:
-            check.error(f"{where}.percentage", "required (an integer from 0 to 100)")
+            check.error(percent_field, "required (an integer from 0 to 100)")
             percentage = None
         elif isinstance(percentage, bool) or not isinstance(percentage, int):
-            check.error(
-                f"{where}.percentage", f"must be an integer from 0 to 100, got {described(percentage)}"
-            )
+            check.error(percent_field, f"must be an integer from 0 to 100, got {described(percentage)}")
             percentage = None
         elif not 0 <= percentage <= 100:
-            check.error(f"{where}.percentage", f"must be from 0 to 100, got {percentage}")
+            check.error(percent_field, f"must be from 0 to 100, got {percentage}")
             percentage = None
-        if value is not None and value in first_index:
-            check.error(
-                f"{where}.topologyValue",
-                f"{excerpt(value)} is already split at {field}[{first_index[value]}]",
-            )
+        if value is not None and value in first_at:
+            check.error(value_field, f"{excerpt(value)} is already split at {first_at[value]}")
             value = None
-        if value is None or percentage is None:
+        if value is None or not isinstance(percentage, int):
             complete = False
             continue
-        first_index[value] = index
+        first_at[value] = where
         parts.append(PercentageSplit(value, percentage))
     total = sum(part.percentage for part in parts)
     if complete and parts and total != 100:
@@ -362,11 +400,14 @@ def _resource_selectors(raw: object, check: names.Fields) -> ResourceSelectors:
     if selectors_raw is None:
         return ResourceSelectors((), ())
     check.unknown(selectors_raw, field, ("labelSelectors", "kinds"))
+    _no_null(selectors_raw, "labelSelectors", field, check)
     label_selectors: list[LabelSelector] = []
     for index, entry in enumerate(
         check.sequence(selectors_raw.get("labelSelectors"), f"{field}.labelSelectors", "label selectors")
     ):
         where = f"{field}.labelSelectors[{index}]"
+        if entry is None:
+            check.error(where, "is null: write a selector, {} to select everything, or leave the entry out")
         label_selectors.append(check.selector(entry, where) or LabelSelector())
     kinds: list[GroupVersionKind] = []
     for index, entry in enumerate(

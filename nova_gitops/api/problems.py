@@ -28,7 +28,9 @@ class SourceLocation:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One thing wrong with the input. ``field`` is a dotted path inside the document, when known.
+    """One thing wrong with the input. ``field`` is a dotted path inside the document, when known;
+    ``subject`` names the object (``SchedulePolicy bad-split``) when the document is one of Nova's kinds, so
+    a message read away from its file still says which object it is about.
 
     Problems sort by file, line, message, field and severity (``sort_key``): a generated ordering would
     compare a missing field with a present one, or two severities, and raise on a full tie."""
@@ -37,6 +39,7 @@ class Problem:
     message: str
     field: str | None = None
     severity: Severity = Severity.ERROR
+    subject: str | None = None
 
     def sort_key(self) -> tuple[SourceLocation, str, str, str]:
         return (self.location, self.message, self.field or "", self.severity.value)
@@ -48,11 +51,18 @@ class Problem:
         where = f"{self.location}: "
         what = f"{shortened(self.field)}: " if self.field else ""  # a field path can hold a huge unknown key
         tag = "warning: " if self.severity is Severity.WARNING else ""
-        return f"{where}{tag}{what}{self.message}"
+        about = f"{shortened(self.subject)}: " if self.subject else ""
+        return f"{where}{tag}{about}{what}{self.message}"
 
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
+
+
+UNKNOWN_FIELD_REJECTED = (
+    "unknown field (kubectl apply's strict field validation rejects it against Nova's CRD)"
+)
+"""An unknown field of a SchedulePolicy (an error there), before its "did you mean" hint."""
 
 
 def errors(problems: list[Problem]) -> list[Problem]:

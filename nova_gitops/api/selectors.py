@@ -14,13 +14,22 @@ are shared with the other validators of this package.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from nova_gitops.api.problems import Problem, Severity, SourceLocation, described, excerpt, quote_hint
+from nova_gitops.api.problems import (
+    UNKNOWN_FIELD_REJECTED,
+    Problem,
+    Severity,
+    SourceLocation,
+    described,
+    excerpt,
+    quote_hint,
+)
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
 OPERATORS: tuple[Operator, ...] = get_args(Operator)
@@ -168,8 +177,12 @@ class _Checker:
         return value
 
 
-def parse_selector(raw: Any, location: SourceLocation, field: str, problems: list[Problem]) -> LabelSelector:
-    """Parse a selector mapping; append a Problem for every defect and return what could be parsed."""
+def parse_selector(
+    raw: Any, location: SourceLocation, field: str, problems: list[Problem], *, strict: bool = False
+) -> LabelSelector:
+    """Parse a selector mapping; append a Problem for every defect and return what could be parsed.
+    ``strict``: an unknown field (``matchLabel``) is an error, not a warning, since ignoring it would make
+    the selector match everything."""
     if raw is None:
         return LabelSelector()
     check = _Checker(location, problems)
@@ -182,7 +195,10 @@ def parse_selector(raw: Any, location: SourceLocation, field: str, problems: lis
     for name in raw:
         if name not in ("matchLabels", "matchExpressions"):
             hint = _suggest(str(name), ("matchLabels", "matchExpressions"))
-            check.warning(_at(field, str(name)), f"unknown field, ignored{hint}")
+            if strict:
+                check.error(_at(field, str(name)), f"{UNKNOWN_FIELD_REJECTED}{hint}")
+            else:
+                check.warning(_at(field, str(name)), f"unknown field, ignored{hint}")
     requirements = _parse_match_labels(raw.get("matchLabels"), _at(field, "matchLabels"), check)
     requirements += _parse_match_expressions(
         raw.get("matchExpressions"), _at(field, "matchExpressions"), check
@@ -318,11 +334,13 @@ def _parse_values(
 
 
 def _suggest(text: str, choices: tuple[str, ...]) -> str:
-    """``"; did you mean In?"`` when ``text`` differs from a choice only in case."""
+    """``"; did you mean In?"`` when ``text`` differs from a choice only in case or a plural ``s``, or is a
+    near miss (``matchExpresions``)."""
     for choice in choices:
         if text.lower() == choice.lower() or text.lower().rstrip("s") == choice.lower().rstrip("s"):
             return f"; did you mean {choice}?"
-    return ""
+    close = difflib.get_close_matches(text, choices, n=1, cutoff=0.8)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 # --- text form -----

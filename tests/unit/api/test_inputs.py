@@ -316,7 +316,7 @@ def test_every_problem_across_files_is_reported_at_once() -> None:
         "m.yaml:3",
         "z.yaml:4",
     ]
-    assert problems[0] == "a.yaml:6: spec.priority: must be an integer, got 'high'"
+    assert problems[0] == "a.yaml:6: SchedulePolicy p: spec.priority: must be an integer, got 'high'"
 
 
 def test_without_texts_problems_point_at_their_document() -> None:

@@ -1,0 +1,226 @@
+"""SchedulePolicy shapes from every documented Nova version, and strictness where a mistake widens scope.
+
+Behaviours covered (inputs written here from the shapes Nova's docs describe, v0.9 to v1.5):
+- ``percentageSplit`` as v0.9's list of ``{topologyValue, percentage}`` and as v1.5's map
+  ``cluster: percent`` parse to the same split; the map form is checked like the list (range, type, sum);
+- ``topologyKey`` may be left out: each cluster is its own domain (``kubernetes.io/metadata.name``);
+- spread without ``groupBy``; ``orderedClusterSelector`` and ``OrderedClusterSelector`` alike;
+- an unknown or misspelled field anywhere in a policy (spec, spread, split entries, selectors, metadata) is an
+  error with a "did you mean", and the policy is not used;
+- a null selector (namespace, cluster, ordered, resourceSelectors, a labelSelectors entry) is an error;
+- every message names the policy (``SchedulePolicy bad-split: ...``) after its ``file:line``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from nova_gitops.api import policies
+from nova_gitops.api.objects import Document
+from nova_gitops.api.problems import UNKNOWN_FIELD_REJECTED, Problem, SourceLocation
+
+
+def parse(text: str) -> tuple[policies.SchedulePolicy | None, list[Problem]]:
+    problems: list[Problem] = []
+    body = yaml.load(text, Loader=yaml.CSafeLoader)
+    return policies.parse_policy(Document(body, SourceLocation("policy.yaml", 1)), problems), problems
+
+
+HEAD = "apiVersion: policy.elotl.co/v1alpha1\nkind: SchedulePolicy\nmetadata:\n  name: bad-split\n"
+
+V09_LIST_SPLIT = """
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: shop}}
+  groupBy: {labelKey: app}
+  spreadConstraints:
+    spreadMode: Divide
+    topologyKey: kubernetes.io/metadata.name
+    percentageSplit:
+    - {topologyValue: kind-workload-1, percentage: 30}
+    - {topologyValue: kind-workload-2, percentage: 70}
+  resourceSelectors: {labelSelectors: [{matchLabels: {app: web}}]}
+"""
+V15_MAP_SPLIT = """
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: shop}}
+  groupBy: {labelKey: app}
+  spreadConstraints:
+    spreadMode: Divide
+    percentageSplit:
+      kind-workload-1: 30
+      kind-workload-2: 70
+  resourceSelectors: {labelSelectors: [{matchLabels: {app: web}}]}
+"""
+SPLIT_30_70 = (
+    policies.PercentageSplit("kind-workload-1", 30),
+    policies.PercentageSplit("kind-workload-2", 70),
+)
+
+
+@pytest.mark.parametrize("spec", [V09_LIST_SPLIT, V15_MAP_SPLIT], ids=["v0.9 list", "v1.5 map"])
+def test_both_documented_split_shapes_give_the_same_split(spec: str) -> None:
+    policy, problems = parse(HEAD + spec)
+    assert problems == []
+    assert policy is not None and policy.spread is not None
+    assert policy.spread.topology_key == "kubernetes.io/metadata.name"
+    assert policy.spread.percentage_split == SPLIT_30_70
+
+
+@pytest.mark.parametrize(
+    ("spread", "mode", "key"),
+    [
+        ("{spreadMode: Duplicate}", "Duplicate", "kubernetes.io/metadata.name"),
+        ("{spreadMode: Divide}", "Divide", "kubernetes.io/metadata.name"),
+        ("{}", "Divide", "kubernetes.io/metadata.name"),
+        ("{topologyKey: nova.elotl.co/cluster.region}", "Divide", "nova.elotl.co/cluster.region"),
+    ],
+)
+def test_spread_without_group_by_or_topology_key(spread: str, mode: str, key: str) -> None:
+    policy, problems = parse(
+        HEAD + f"spec:\n  spreadConstraints: {spread}\n  resourceSelectors: {{labelSelectors: []}}\n"
+    )
+    assert problems == []
+    assert policy is not None and policy.group_by_key is None and policy.spread is not None
+    assert (policy.spread.mode, policy.spread.topology_key) == (mode, key)
+
+
+@pytest.mark.parametrize("key", ["orderedClusterSelector", "OrderedClusterSelector"])
+def test_both_spellings_of_the_ordered_selector(key: str) -> None:
+    spec = (
+        f"spec:\n  {key}:\n    matchExpressions:\n    - key: kubernetes.io/metadata.name\n"
+        "      operator: In\n      values: [onprem-a, eks-us-east-1]\n"
+    )
+    policy, problems = parse(HEAD + spec)
+    assert problems == []
+    assert policy is not None and policy.ordered_cluster_selector is not None
+    assert policy.ordered_cluster_selector.requirements[0].values == ("onprem-a", "eks-us-east-1")
+
+
+SPREAD = "spec.spreadConstraints"
+NULL = "is null: write a selector, {} to select everything, or leave the field out"
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            "spec:\n  clusterSelecter: {matchLabels: {env: prod}}\n",
+            [f"spec.clusterSelecter: {UNKNOWN_FIELD_REJECTED}; did you mean clusterSelector?"],
+        ),
+        (
+            "spec:\n  clusterSelector: {matchLabel: {env: prod}}\n",
+            [f"spec.clusterSelector.matchLabel: {UNKNOWN_FIELD_REJECTED}; did you mean matchLabels?"],
+        ),
+        (
+            "spec:\n  namespaceselector: {}\n",
+            [f"spec.namespaceselector: {UNKNOWN_FIELD_REJECTED}; did you mean namespaceSelector?"],
+        ),
+        (
+            "spec:\n  spreadConstraints: {spreadmode: Divide}\n",
+            [f"{SPREAD}.spreadmode: {UNKNOWN_FIELD_REJECTED}; did you mean spreadMode?"],
+        ),
+        (
+            "spec:\n  spreadConstraints:\n    percentageSplit: [{topologyValue: a, percent: 100}]\n",
+            [
+                f"{SPREAD}.percentageSplit[0].percent: {UNKNOWN_FIELD_REJECTED}; did you mean percentage?",
+                f"{SPREAD}.percentageSplit[0].percentage: required (an integer from 0 to 100)",
+            ],
+        ),
+        (
+            "spec:\n  resourceSelectors: {labelSelectors: [{matchExpresions: []}]}\n",
+            [
+                "spec.resourceSelectors.labelSelectors[0].matchExpresions: "
+                f"{UNKNOWN_FIELD_REJECTED}; did you mean matchExpressions?"
+            ],
+        ),
+        (
+            "spec:\n  groupBy: {labelkey: app}\n",
+            [f"spec.groupBy.labelkey: {UNKNOWN_FIELD_REJECTED}; did you mean labelKey?"],
+        ),
+        ("spec: {}\nextra: 1\n", [f"extra: {UNKNOWN_FIELD_REJECTED}"]),
+        (
+            "spec:\n  clusterSelector:\n",
+            [f"spec.clusterSelector: {NULL}"],
+        ),
+        (
+            "spec:\n  namespaceSelector: null\n",
+            [f"spec.namespaceSelector: {NULL}"],
+        ),
+        (
+            "spec:\n  OrderedClusterSelector:\n",
+            [f"spec.OrderedClusterSelector: {NULL}"],
+        ),
+        (
+            "spec:\n  resourceSelectors:\n",
+            [f"spec.resourceSelectors: {NULL}"],
+        ),
+        (
+            "spec:\n  resourceSelectors: {labelSelectors: }\n",
+            [f"spec.resourceSelectors.labelSelectors: {NULL}"],
+        ),
+        (
+            "spec:\n  resourceSelectors:\n    labelSelectors:\n    -\n",
+            [
+                "spec.resourceSelectors.labelSelectors[0]: "
+                "is null: write a selector, {} to select everything, or leave the entry out"
+            ],
+        ),
+        (
+            "spec:\n  spreadConstraints:\n    percentageSplit: {a: 20, b: 70}\n",
+            [f"{SPREAD}.percentageSplit: percentages must sum to 100, got 20 + 70 = 90"],
+        ),
+        (
+            "spec:\n  spreadConstraints:\n    percentageSplit: {a: '50%', b: 150, 1.5: 0}\n",
+            [
+                f"{SPREAD}.percentageSplit.a: must be an integer from 0 to 100, got '50%'",
+                f"{SPREAD}.percentageSplit.b: must be from 0 to 100, got 150",
+                f'{SPREAD}.percentageSplit[1.5]: must be text, got the number 1.5; quote it: "1.5"',
+            ],
+        ),
+        (
+            "spec:\n  spreadConstraints:\n    percentageSplit: 50\n",
+            [
+                f"{SPREAD}.percentageSplit: must be a list of {{topologyValue, percentage}} or a map of "
+                "value: percent, got the number 50"
+            ],
+        ),
+    ],
+)
+def test_mistakes_that_would_widen_a_policy_are_errors(spec: str, expected: list[str]) -> None:
+    policy, problems = parse(HEAD + spec)
+    assert policy is None
+    assert all(problem.is_error for problem in problems)
+    assert [str(problem) for problem in problems] == [
+        f"policy.yaml:1: SchedulePolicy bad-split: {message}" for message in expected
+    ]
+
+
+def test_a_policy_without_a_usable_name_is_still_named_by_kind() -> None:
+    _, problems = parse("apiVersion: policy.elotl.co/v1alpha1\nkind: SchedulePolicy\nspec: {}\n")
+    assert [str(problem) for problem in problems] == [
+        "policy.yaml:1: SchedulePolicy: metadata: required",
+        "policy.yaml:1: SchedulePolicy: metadata.name: required",
+    ]
+
+
+def _problems_of(spec: Any) -> list[str]:
+    body = {"apiVersion": "policy.elotl.co/v1alpha1", "kind": "SchedulePolicy", "metadata": {"name": "p"}}
+    problems: list[Problem] = []
+    policies.parse_policy(Document({**body, "spec": spec}, SourceLocation("p.yaml", 1)), problems)
+    return [str(problem) for problem in problems]
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["clusterSelector", "namespaceSelector", "priority", "groupBy", "spreadConstraints", "resourceSelectors"],
+)
+def test_every_near_miss_of_a_spec_field_is_an_error_suggesting_it(field: str) -> None:
+    """Each spec field with one letter dropped, doubled or swapped in case is refused, naming the field."""
+    variants = {field[:-1], field + field[-1], field[0].swapcase() + field[1:], field.lower()} - {field}
+    for variant in sorted(variants):
+        assert _problems_of({variant: {}}) == [
+            f"p.yaml:1: SchedulePolicy p: spec.{variant}: {UNKNOWN_FIELD_REJECTED}; did you mean {field}?"
+        ]
