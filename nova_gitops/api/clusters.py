@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from nova_gitops.api import labels as labels_module
@@ -44,6 +44,8 @@ class Cluster:
     standby: bool
     autoscaled: bool
     nodes: tuple[Node, ...]  # sorted by name; a cluster reporting only totals has one pseudo-node
+    idle: bool | None = None  # Nova's Idle condition (shown, not used to place): None when absent/Unknown
+    kubernetes_cluster: str = ""  # Nova's spec.kubernetescluster: the cluster's name where it runs
 
     @property
     def is_candidate(self) -> bool:
@@ -57,8 +59,22 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
 
     Appends a Problem per defect and a warning per unknown field; returns None when the cluster cannot be
     used. Labels gain the implied ``kubernetes.io/metadata.name`` and the ``nova.elotl.co/cluster.*`` labels
-    derived from ``spec``; capacity is read per node, or from cluster totals as one pseudo-node.
+    derived from ``spec``; capacity is read per node, or from cluster totals as one pseudo-node. What a
+    Cluster exported from Nova carries besides (``spec.kubernetescluster``, ``spec.novacreated``,
+    ``status.nodeGroupsConfigs``, the Idle condition, every condition field) is known. Each problem names
+    the cluster (``Cluster wlc-1: ...``).
     """
+    mark = len(problems)
+    cluster = _parse(document, problems)
+    body = document.body if isinstance(document.body, dict) else {}
+    metadata = body.get("metadata")
+    raw_name = metadata.get("name") if isinstance(metadata, dict) else None
+    subject = f"Cluster {raw_name}" if isinstance(raw_name, str) and raw_name else "Cluster"
+    problems[mark:] = [replace(problem, subject=subject) for problem in problems[mark:]]
+    return cluster
+
+
+def _parse(document: Document, problems: list[Problem]) -> Cluster | None:
     check = names.Fields(document.location, problems)
     body = document.body if isinstance(document.body, dict) else {}
     check.unknown(body, "", _TOP_FIELDS)
@@ -68,7 +84,12 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
     if metadata.get("namespace") not in (None, ""):
         check.warning("metadata.namespace", "a Cluster is cluster-scoped; the namespace is ignored")
     check.annotations(metadata.get("annotations"), "metadata.annotations")
-    labels = _labels(metadata, check.mapping(body.get("spec"), "spec") or {}, name, check)
+    spec = check.mapping(body.get("spec"), "spec") or {}
+    labels = _labels(metadata, spec, name, check)
+    kubernetes_cluster = check.text(spec.get("kubernetescluster"), "spec.kubernetescluster") or ""
+    novacreated = spec.get("novacreated")
+    if novacreated is not None and not isinstance(novacreated, bool):
+        check.warning("spec.novacreated", f"must be true or false, got {described(novacreated)}; ignored")
     status = check.mapping(body.get("status"), "status")
     has_status = status is not None
     if status is None:
@@ -76,7 +97,7 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
         if body.get("status") is None:
             check.warning("status", _NO_CAPACITY)
     check.unknown(status, "status", _STATUS_FIELDS)
-    ready, standby = _conditions(status.get("conditions"), check)
+    ready, idle, standby = _conditions(status.get("conditions"), check)
     autoscaled = status.get("autoscaled", False)
     if not isinstance(autoscaled, bool):
         check.error("status.autoscaled", f"must be true or false, got {described(autoscaled)}")
@@ -91,6 +112,8 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
         standby=standby,
         autoscaled=autoscaled is True,
         nodes=nodes,
+        idle=idle,
+        kubernetes_cluster=kubernetes_cluster,
     )
 
 
@@ -105,7 +128,7 @@ _REPORT_FIELDS = (
 )
 """What the agent adds to a Cluster in its status report: accepted without an unknown-field warning."""
 _TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec", "status", *_REPORT_FIELDS)
-_SPEC_FIELDS = ("name", "provider", "region", "zone", "kubernetesversion")
+_SPEC_FIELDS = ("name", "provider", "region", "zone", "kubernetesversion", "kubernetescluster", "novacreated")
 _STATUS_FIELDS = (
     "conditions",
     "capacityResources",
@@ -113,6 +136,7 @@ _STATUS_FIELDS = (
     "nodeLabels",
     "nodeTaints",
     "autoscaled",
+    "nodeGroupsConfigs",  # Nova's node groups (for its own autoscaling): known, not used to place
     *_REPORT_FIELDS,
 )
 _DERIVED_LABELS = (
@@ -189,9 +213,11 @@ def _labels(
     return labels
 
 
-def _conditions(raw: object, check: names.Fields) -> tuple[bool | None, bool]:
-    """(Ready: True/False/None, Standby) from status.conditions."""
+def _conditions(raw: object, check: names.Fields) -> tuple[bool | None, bool | None, bool]:
+    """(Ready, Idle: True/False/None, Standby) from status.conditions. Nova's other condition fields
+    (reason, message, lastTransitionTime, lastHeartbeatTime, observedGeneration) are accepted as they are."""
     ready: bool | None = None
+    idle: bool | None = None
     standby = False
     for index, entry in enumerate(check.sequence(raw, "status.conditions", "{type, status}")):
         where = names.child("status.conditions", index)
@@ -207,9 +233,11 @@ def _conditions(raw: object, check: names.Fields) -> tuple[bool | None, bool]:
             continue
         if kind == "Ready":
             ready = _CONDITION_STATUS[value]
+        elif kind == "Idle":
+            idle = _CONDITION_STATUS[value]
         elif kind == "Standby":
             standby = _CONDITION_STATUS[value] is True
-    return ready, standby
+    return ready, idle, standby
 
 
 def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[Node, ...]:

@@ -79,6 +79,9 @@ def build_source_set(
             manifest = _parse_workload(document, api_version, kind, crds, problems, defaults)
             if manifest is not None and not duplicate:
                 workloads.append(manifest)
+    namespace_labels = _namespace_labels(workloads)
+    if not any(problem.is_error for problem in problems):  # with errors, some objects were not read
+        problems += unmatched_policy_warnings(found_policies, workloads, namespace_labels)
     if texts:
         problems = _point_at_fields(problems, texts)
     problems.sort(key=lambda problem: problem.location)
@@ -89,9 +92,30 @@ def build_source_set(
         policies=tuple(sorted(found_policies, key=lambda policy: policy.name)),
         clusters=tuple(sorted(found_clusters, key=lambda cluster: cluster.name)),
         workloads=tuple(workloads),
-        namespace_labels=_namespace_labels(workloads),
+        namespace_labels=namespace_labels,
         warnings=tuple(problems),
     )
+
+
+UNMATCHED_POLICY = (
+    "matches no object in the source: its namespaceSelector and resourceSelectors select nothing here"
+)
+
+
+def unmatched_policy_warnings(
+    found: Sequence[SchedulePolicy],
+    workloads: Sequence[Manifest],
+    namespace_labels: Mapping[str, Mapping[str, str]],
+) -> list[Problem]:
+    """A warning at each policy that selects no workload: most often a selector with a typo in a label or
+    a namespace, which would otherwise leave its objects unscheduled without naming the policy. An object
+    that a pin or spread-onto annotation places still counts as selected. Each scan stops at the first
+    object selected, so a source where every policy is used pays little."""
+    return [
+        Problem(policy.location, UNMATCHED_POLICY, None, Severity.WARNING, f"SchedulePolicy {policy.name}")
+        for policy in found
+        if not any(policies.selects(policy, manifest, namespace_labels) for manifest in workloads)
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from nova_gitops.api import fieldpaths, labels, names
-from nova_gitops.api.objects import Document
+from nova_gitops.api.objects import Document, Manifest
 from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
 from nova_gitops.api.selectors import (
     LabelSelector,
@@ -77,6 +78,30 @@ class SchedulePolicy:
     group_by_key: str | None
     spread: SpreadConstraints | None
     resource_selectors: ResourceSelectors
+
+
+def selects(
+    policy: SchedulePolicy, manifest: Manifest, namespace_labels: Mapping[str, Mapping[str, str]]
+) -> bool:
+    """True when ``policy``'s selectors pick ``manifest``: DESIGN §3 "Matching" (``namespaceSelector`` on the
+    Namespace's labels, a namespace the source does not define having only its name label; any one of
+    ``labelSelectors``; ``kinds`` when given). The planner's ``scheduling.matching.policy_matches`` decides by
+    the same rule; this one lets validation say which policies select nothing."""
+    if manifest.namespaced and policy.namespace_selector is not None:
+        found = namespace_labels.get(manifest.namespace) or {labels.METADATA_NAME: manifest.namespace}
+        if not policy.namespace_selector.matches(found):
+            return False
+    chosen = policy.resource_selectors
+    if chosen.kinds and not any(
+        kind.kind == manifest.kind
+        and kind.group == manifest.group
+        and (not kind.version or kind.version == manifest.version)
+        for kind in chosen.kinds
+    ):
+        return False
+    return not chosen.label_selectors or any(
+        selector.matches(manifest.labels) for selector in chosen.label_selectors
+    )
 
 
 def parse_policy(document: Document, problems: list[Problem]) -> SchedulePolicy | None:

@@ -159,6 +159,7 @@ def cluster_item(cluster: Cluster) -> dict[str, Any]:
         "name": cluster.name,
         "labels": dict(cluster.labels),
         "ready": cluster.ready,
+        "idle": cluster.idle,
         "standby": cluster.standby,
         "autoscaled": cluster.autoscaled,
         "nodes": [
@@ -178,6 +179,7 @@ def cluster_item(cluster: Cluster) -> dict[str, Any]:
 
 def cluster_row(cluster: Cluster) -> list[str]:
     ready = {True: "True", False: "False", None: "Unknown"}[cluster.ready]
+    idle = {True: "True", False: "False", None: "-"}[cluster.idle]
     gpu = next(
         (
             res
@@ -189,11 +191,11 @@ def cluster_row(cluster: Cluster) -> list[str]:
     return [
         cluster.name,
         cluster.labels.get(labels.CLUSTER_VERSION, ""),
-        cluster.name,  # K8S-CLUSTER: Nova shows spec.name; parse_cluster ignores one that differs
+        cluster.kubernetes_cluster or cluster.name,  # K8S-CLUSTER: Nova's spec.kubernetescluster
         cluster.labels.get(labels.CLUSTER_REGION, ""),
         cluster.labels.get(labels.CLUSTER_ZONE, ""),
         ready,
-        "-",  # IDLE: Nova's Idle condition is not read into Cluster, so it is not known here
+        idle,  # Nova's Idle condition; "-" when the cluster reports none
         str(cluster.standby),
         cluster.labels.get(labels.CLUSTER_PROVIDER, ""),
         str(cluster.autoscaled),

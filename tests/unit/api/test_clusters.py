@@ -5,7 +5,11 @@ Behaviours covered:
   taints, available defaulting to allocatable (per node and per resource), negative available read as 0;
 - labels: metadata.labels + the implied kubernetes.io/metadata.name + nova.elotl.co/cluster.* derived from
   spec when absent (an explicit label wins);
-- conditions: Ready True/False/Unknown → True/False/None, absent → None; Standby True → standby;
+- conditions: Ready True/False/Unknown → True/False/None, absent → None; Standby True → standby; Idle
+  True/False/Unknown → idle True/False/None (shown by ``get clusters``, not used to place);
+- what a Nova export carries besides (spec.kubernetescluster, spec.novacreated, status.nodeGroupsConfigs,
+  every condition field, lastUpdateTime) is known: no warning;
+- every problem names the cluster (``Cluster wlc-1: ...``);
 - cluster totals become one pseudo-node named after the cluster;
 - no status: no nodes and a warning; an agent's status report (extra fields) parses without warnings;
 - a cluster name that is a label value but not a DNS-1123 subdomain (``onprem-cluster-oregon-A``, as in
@@ -16,6 +20,7 @@ Behaviours covered:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -145,11 +150,45 @@ def test_conditions(conditions: list[dict[str, str]], ready: bool | None, standb
     assert (cluster.ready, cluster.standby, cluster.is_candidate) == (ready, standby, ready is not False)
 
 
+@pytest.mark.parametrize(
+    ("status", "idle"), [("True", True), ("False", False), ("Unknown", None), (None, None)]
+)
+def test_novas_idle_condition_is_read(status: str | None, idle: bool | None) -> None:
+    conditions = [] if status is None else [{"type": "Idle", "status": status}]
+    cluster, problems = parse(cluster_body({"conditions": conditions, "capacityResources": {"cpu": 1}}))
+    assert problems == [] and cluster is not None and cluster.idle is idle
+
+
+def test_what_a_nova_export_carries_besides_is_known() -> None:
+    body = cluster_body(
+        {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "ClusterReady",
+                    "message": "",
+                    "lastHeartbeatTime": "2026-11-20T10:00:00Z",
+                    "lastTransitionTime": "2026-11-20T09:00:00Z",
+                    "observedGeneration": 1,
+                }
+            ],
+            "lastUpdateTime": "2026-11-20T10:00:00Z",
+            "capacityResources": {"cpu": 1},
+            "nodeGroupsConfigs": {"ng-1": {"instanceType": "m5.large", "minSize": 0, "maxSize": 3}},
+        }
+    )
+    body["spec"] = {"name": "wlc-1", "kubernetescluster": "kind-wlc-1", "novacreated": True}
+    cluster, problems = parse(body)
+    assert problems == []
+    assert cluster is not None and cluster.kubernetes_cluster == "kind-wlc-1" and cluster.ready is True
+
+
 def test_no_status_means_no_nodes_and_a_warning() -> None:
     cluster, problems = parse(cluster_body())
     assert cluster is not None and cluster.nodes == () and cluster.ready is None
     assert [str(p) for p in problems] == [
-        "c.yaml:2: warning: status: has no capacity in status; "
+        "c.yaml:2: warning: Cluster wlc-1: status: has no capacity in status; "
         "only objects without resource requests can be placed there"
     ]
 
@@ -257,7 +296,9 @@ STATUS = "status.capacityResources"
 )
 def test_each_rule_reports_its_field(body: dict[str, Any], expected: list[str]) -> None:
     cluster, problems = parse(body)
-    assert [str(problem) for problem in problems] == expected
+    assert [str(replace(problem, subject=None)) for problem in problems] == expected
+    name = body["metadata"].get("name")
+    assert {problem.subject for problem in problems} == {f"Cluster {name}" if name else "Cluster"}
     assert (cluster is None) == any(problem.is_error for problem in problems)
 
 
@@ -268,7 +309,7 @@ NOT_DNS1123 = "is not a valid Kubernetes object name (DNS-1123); it is used as i
 def test_a_label_value_cluster_name_is_used_with_a_warning(name: str) -> None:
     cluster, problems = parse(cluster_body({"capacityResources": {"cpu": 1}}, name=name))
     assert [str(problem) for problem in problems] == [
-        f"c.yaml:2: warning: metadata.name: Cluster name {name!r} {NOT_DNS1123}"
+        f"c.yaml:2: warning: Cluster {name}: metadata.name: Cluster name {name!r} {NOT_DNS1123}"
     ]
     assert cluster is not None and cluster.name == name
     assert cluster.labels["kubernetes.io/metadata.name"] == name

@@ -88,7 +88,7 @@ def parse_cluster(conditions: Any) -> list[str]:
 )
 def test_a_condition_status_of_the_wrong_type_is_a_problem(status: Any, shown: str) -> None:
     assert parse_cluster([{"type": "Ready", "status": status}]) == [
-        f"c.yaml:1: status.conditions[0].status: must be True, False or Unknown, got {shown}"
+        f"c.yaml:1: Cluster wlc-1: status.conditions[0].status: must be True, False or Unknown, got {shown}"
     ]
 
 

@@ -133,6 +133,7 @@ def test_documents_are_classified_scoped_and_sorted() -> None:
         "app.yaml:31: warning: metadata.namespace: Widget is cluster-scoped; the namespace is ignored",
         "app.yaml:33: warning: "
         "ScheduleGroup objects are made by the scheduler, not read from the source; ignored",
+        f"policies.yaml:1: warning: SchedulePolicy spread: {inputs.UNMATCHED_POLICY}",
     ]
 
 
@@ -250,10 +251,10 @@ SPREAD = "metadata.annotations[nova.elotl.co/spread-onto]"
                 "b.yaml": f"{CLUSTER_HEAD}metadata: {{name: c}}\nstatus: {{}}\n",
             },
             [
-                "a.yaml:4: warning: status.capacityResources: has no capacity in status; "
+                "a.yaml:4: warning: Cluster c: status.capacityResources: has no capacity in status; "
                 "only objects without resource requests can be placed there",
                 "b.yaml:3: metadata.name: duplicate Cluster 'c': also defined at a.yaml:1",
-                "b.yaml:4: warning: status.capacityResources: has no capacity in status; "
+                "b.yaml:4: warning: Cluster c: status.capacityResources: has no capacity in status; "
                 "only objects without resource requests can be placed there",
             ],
         ),

@@ -8,7 +8,9 @@ Behaviours covered (inputs written here from the shapes Nova's docs describe, v0
 - an unknown or misspelled field anywhere in a policy (spec, spread, split entries, selectors, metadata) is an
   error with a "did you mean", and the policy is not used;
 - a null selector (namespace, cluster, ordered, resourceSelectors, a labelSelectors entry) is an error;
-- every message names the policy (``SchedulePolicy bad-split: ...``) after its ``file:line``.
+- every message names the policy (``SchedulePolicy bad-split: ...``) after its ``file:line``;
+- validation's ``policies.selects`` and the planner's ``matching.policy_matches`` agree (table), and only a
+  policy that selects no object gets the "matches no object" warning.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
-from nova_gitops.api import policies
-from nova_gitops.api.objects import Document
+from nova_gitops.api import inputs, policies
+from nova_gitops.api.objects import Document, Manifest
 from nova_gitops.api.problems import UNKNOWN_FIELD_REJECTED, Problem, SourceLocation
+from nova_gitops.scheduling import matching
 
 
 def parse(text: str) -> tuple[policies.SchedulePolicy | None, list[Problem]]:
@@ -224,3 +227,53 @@ def test_every_near_miss_of_a_spec_field_is_an_error_suggesting_it(field: str) -
         assert _problems_of({variant: {}}) == [
             f"p.yaml:1: SchedulePolicy p: spec.{variant}: {UNKNOWN_FIELD_REJECTED}; did you mean {field}?"
         ]
+
+
+def _manifest(kind: str, api_version: str, namespace: str, labels: dict[str, str]) -> Manifest:
+    body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x", "labels": labels}}
+    namespaced = bool(namespace)
+    return Manifest(body, SourceLocation("w.yaml", 1), api_version, kind, "x", namespace, namespaced)
+
+
+SELECTING = [
+    "spec: {}\n",
+    "spec:\n  namespaceSelector: {matchLabels: {team: web}}\n",
+    "spec:\n  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: other}}\n",
+    "spec:\n  resourceSelectors: {labelSelectors: [{matchLabels: {app: web}}, {matchLabels: {app: db}}]}\n",
+    "spec:\n  resourceSelectors:\n    labelSelectors:\n"
+    "    - matchExpressions: [{key: app, operator: NotIn, values: [web]}]\n",
+    "spec:\n  resourceSelectors: {labelSelectors: [], kinds: [{group: apps, kind: Deployment}]}\n",
+    "spec:\n  resourceSelectors:\n    kinds: [{group: apps, version: v2, kind: Deployment}]\n",
+]
+OBJECTS = [
+    _manifest("Deployment", "apps/v1", "shop", {"app": "web"}),
+    _manifest("ConfigMap", "v1", "other", {"app": "db"}),
+    _manifest("ClusterRole", "rbac.authorization.k8s.io/v1", "", {}),
+    _manifest("Deployment", "apps/v1", "undefined-ns", {}),
+]
+
+
+@pytest.mark.parametrize("spec", SELECTING)
+def test_validation_and_the_planner_agree_on_what_a_policy_selects(spec: str) -> None:
+    policy, problems = parse(HEAD + spec)
+    assert problems == [] and policy is not None
+    namespaces = {"shop": {"team": "web", "kubernetes.io/metadata.name": "shop"}}
+    for manifest in OBJECTS:
+        assert policies.selects(policy, manifest, namespaces) == matching.policy_matches(
+            policy, manifest, namespaces
+        )
+
+
+def test_only_policies_that_select_nothing_are_warned_about() -> None:
+    used, _ = parse(HEAD + SELECTING[1])
+    unused, _ = parse(
+        HEAD.replace("bad-split", "unused")
+        + "spec:\n  resourceSelectors: {labelSelectors: [{matchLabels: {app: nope}}]}\n"
+    )
+    assert used is not None and unused is not None
+    namespaces = {"shop": {"team": "web"}}
+    warnings = inputs.unmatched_policy_warnings([used, unused], OBJECTS, namespaces)
+    assert [str(warning) for warning in warnings] == [
+        f"policy.yaml:1: warning: SchedulePolicy unused: {inputs.UNMATCHED_POLICY}"
+    ]
+    assert inputs.unmatched_policy_warnings([used], [], namespaces)[0].subject == "SchedulePolicy bad-split"
