@@ -2,7 +2,8 @@
 
 Behaviours covered (inputs written here from the shapes Nova's docs describe, v0.9 to v1.5):
 - ``percentageSplit`` as v0.9's list of ``{topologyValue, percentage}`` and as v1.5's map
-  ``cluster: percent`` parse to the same split; the map form is checked like the list (range, type, sum);
+  ``cluster: percent`` parse to the same split (a table, and a Hypothesis property over generated
+  splits); the map form is checked like the list (range, type, sum);
 - ``topologyKey`` may be left out: each cluster is its own domain (``kubernetes.io/metadata.name``);
 - spread without ``groupBy``; ``orderedClusterSelector`` and ``OrderedClusterSelector`` alike;
 - an unknown or misspelled field anywhere in a policy (spec, spread, split entries, selectors, metadata) is an
@@ -10,7 +11,9 @@ Behaviours covered (inputs written here from the shapes Nova's docs describe, v0
 - a null selector (namespace, cluster, ordered, resourceSelectors, a labelSelectors entry) is an error;
 - every message names the policy (``SchedulePolicy bad-split: ...``) after its ``file:line``;
 - validation's ``policies.selects`` and the planner's ``matching.policy_matches`` agree (table), and only a
-  policy that selects no object gets the "matches no object" warning.
+  policy that selects no object gets the "matches no object" warning;
+- policies shaped like Nova's tutorials (Duplicate with overrides, Exists/DoesNotExist, v1.5 map and
+  Duplicate without topologyKey) are valid with no warning.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nova_gitops.api import inputs, policies
 from nova_gitops.api.objects import Document, Manifest
@@ -277,3 +282,97 @@ def test_only_policies_that_select_nothing_are_warned_about() -> None:
         f"policy.yaml:1: warning: SchedulePolicy unused: {inputs.UNMATCHED_POLICY}"
     ]
     assert inputs.unmatched_policy_warnings([used], [], namespaces)[0].subject == "SchedulePolicy bad-split"
+
+
+TUTORIAL_SHAPED = {
+    "duplicate with overrides and an empty namespaceSelector": """
+spec:
+  namespaceSelector: {}
+  resourceSelectors:
+    labelSelectors:
+    - matchLabels: {release: mesh}
+  groupBy: {labelKey: release}
+  clusterSelector:
+    matchExpressions:
+    - {key: kubernetes.io/metadata.name, operator: In, values: [kind-workload-1, kind-workload-2]}
+  spreadConstraints:
+    spreadMode: Duplicate
+    topologyKey: kubernetes.io/metadata.name
+    overrides:
+    - topologyValue: kind-workload-1
+      resources:
+      - kind: Namespace
+        apiVersion: v1
+        name: mesh-system
+        override:
+        - fieldPath: metadata.labels['topology.istio.io/network']
+          value: {staticValue: net-a}
+""",
+    "divide by role with Exists and DoesNotExist": """
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: default}}
+  clusterSelector:
+    matchExpressions:
+    - {key: kubernetes.io/metadata.name, operator: In, values: [kind-workload-1, kind-workload-2]}
+  spreadConstraints: {topologyKey: kubernetes.io/metadata.name, spreadMode: Divide}
+  resourceSelectors:
+    labelSelectors:
+    - matchExpressions:
+      - {key: app, operator: In, values: [canary-demo]}
+      - {key: role, operator: Exists}
+      - {key: base-template, operator: DoesNotExist, values: []}
+  groupBy: {labelKey: role}
+""",
+    "v1.5 duplicate without topologyKey": """
+spec:
+  resourceSelectors: {labelSelectors: [{matchLabels: {app: shared-service}}]}
+  clusterSelector:
+    matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [wlc-1, wlc-2]}]
+  spreadConstraints: {spreadMode: Duplicate}
+""",
+    "v1.5 divide with a three-way map": """
+spec:
+  resourceSelectors: {labelSelectors: [{matchLabels: {app: web}}]}
+  spreadConstraints:
+    spreadMode: Divide
+    percentageSplit: {wlc-1: 30, wlc-2: 30, wlc-3: 40}
+""",
+}
+
+
+@pytest.mark.parametrize("spec", TUTORIAL_SHAPED.values(), ids=TUTORIAL_SHAPED.keys())
+def test_policies_shaped_like_novas_tutorials_are_valid_with_no_warning(spec: str) -> None:
+    policy, problems = parse(HEAD + spec)
+    assert problems == [] and policy is not None
+
+
+_CLUSTER_NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,10}[a-z0-9]", fullmatch=True)
+
+
+@st.composite
+def _splits(draw: st.DrawFn) -> dict[str, int]:
+    """Distinct cluster names with percentages from 0 to 100 that sum to 100."""
+    names = draw(st.lists(_CLUSTER_NAMES, min_size=1, max_size=6, unique=True))
+    cuts = sorted(draw(st.lists(st.integers(0, 100), min_size=len(names) - 1, max_size=len(names) - 1)))
+    bounds = [0, *cuts, 100]
+    return {name: bounds[index + 1] - bounds[index] for index, name in enumerate(names)}
+
+
+@given(_splits())
+def test_the_map_and_the_list_split_are_the_same_policy(split: dict[str, int]) -> None:
+    """Property: v1.5's map and v0.9's list of the same percentages parse to equal policies."""
+    as_list = [{"topologyValue": name, "percentage": percent} for name, percent in split.items()]
+    parsed = []
+    for shape in (split, as_list):
+        problems: list[Problem] = []
+        body = {
+            "apiVersion": "policy.elotl.co/v1alpha1",
+            "kind": "SchedulePolicy",
+            "metadata": {"name": "p"},
+            "spec": {"spreadConstraints": {"percentageSplit": shape}},
+        }
+        parsed.append(policies.parse_policy(Document(body, SourceLocation("p.yaml", 1)), problems))
+        assert problems == []
+    assert parsed[0] == parsed[1]
+    assert parsed[0] is not None and parsed[0].spread is not None
+    assert [part.topology_value for part in parsed[0].spread.percentage_split] == list(split)
