@@ -181,8 +181,8 @@ def parse_selector(
     raw: Any, location: SourceLocation, field: str, problems: list[Problem], *, strict: bool = False
 ) -> LabelSelector:
     """Parse a selector mapping; append a Problem for every defect and return what could be parsed.
-    ``strict``: an unknown field (``matchLabel``) is an error, not a warning, since ignoring it would make
-    the selector match everything."""
+    ``strict``: an unknown field (``matchLabel``) is an error, not a warning, and so is a null
+    ``matchLabels``/``matchExpressions``, since ignoring either would make the selector match everything."""
     if raw is None:
         return LabelSelector()
     check = _Checker(location, problems)
@@ -199,6 +199,11 @@ def parse_selector(
                 check.error(_at(field, str(name)), f"{UNKNOWN_FIELD_REJECTED}{hint}")
             else:
                 check.warning(_at(field, str(name)), f"unknown field, ignored{hint}")
+        elif strict and raw[name] is None:
+            check.error(
+                _at(field, str(name)),
+                "is null: its entries were lost (to indentation or a comment?); give them, or leave it out",
+            )
     requirements = _parse_match_labels(raw.get("matchLabels"), _at(field, "matchLabels"), check)
     requirements += _parse_match_expressions(
         raw.get("matchExpressions"), _at(field, "matchExpressions"), check

@@ -8,7 +8,8 @@ Behaviours covered (inputs written here from the shapes Nova's docs describe, v0
 - spread without ``groupBy``; ``orderedClusterSelector`` and ``OrderedClusterSelector`` alike;
 - an unknown or misspelled field anywhere in a policy (spec, spread, split entries, selectors, metadata) is an
   error with a "did you mean", and the policy is not used;
-- a null selector (namespace, cluster, ordered, resourceSelectors, a labelSelectors entry) is an error;
+- a null selector (namespace, cluster, ordered, resourceSelectors, a labelSelectors entry) is an error, and
+  so is a null ``matchLabels``/``matchExpressions`` inside one (its entries commented out or mis-indented);
 - every message names the policy (``SchedulePolicy bad-split: ...``) after its ``file:line``;
 - validation's ``policies.selects`` and the planner's ``matching.policy_matches`` agree (table), and only a
   policy that selects no object gets the "matches no object" warning;
@@ -152,6 +153,20 @@ NULL = "is null: write a selector, {} to select everything, or leave the field o
         (
             "spec:\n  clusterSelector:\n",
             [f"spec.clusterSelector: {NULL}"],
+        ),
+        (
+            "spec:\n  clusterSelector:\n    matchLabels:\n#     env: prod\n",
+            [
+                "spec.clusterSelector.matchLabels: is null: its entries were lost (to indentation or a "
+                "comment?); give them, or leave it out"
+            ],
+        ),
+        (
+            "spec:\n  resourceSelectors: {labelSelectors: [{matchExpressions: }]}\n",
+            [
+                "spec.resourceSelectors.labelSelectors[0].matchExpressions: is null: its entries were lost "
+                "(to indentation or a comment?); give them, or leave it out"
+            ],
         ),
         (
             "spec:\n  namespaceSelector: null\n",
