@@ -80,28 +80,43 @@ class SchedulePolicy:
     resource_selectors: ResourceSelectors
 
 
+def namespace_labels_of(namespace: str, defined: Mapping[str, Mapping[str, str]]) -> Mapping[str, str]:
+    """A Namespace's labels: the source's Namespace object's, or only the implied name label."""
+    return defined.get(namespace) or {labels.METADATA_NAME: namespace}
+
+
+def selects_resource(
+    selectors: ResourceSelectors, manifest: Manifest, object_labels: Mapping[str, str] | None = None
+) -> bool:
+    """Whether ``manifest`` (with ``object_labels`` instead of its own, when given) passes ``kinds`` (when
+    given) and any one of ``labelSelectors``."""
+    if selectors.kinds and not any(
+        kind.kind == manifest.kind
+        and kind.group == manifest.group
+        and (not kind.version or kind.version == manifest.version)
+        for kind in selectors.kinds
+    ):
+        return False
+    if not selectors.label_selectors:
+        return True
+    found = manifest.labels if object_labels is None else object_labels
+    return any(selector.matches(found) for selector in selectors.label_selectors)
+
+
 def selects(
     policy: SchedulePolicy, manifest: Manifest, namespace_labels: Mapping[str, Mapping[str, str]]
 ) -> bool:
     """True when ``policy``'s selectors pick ``manifest``: DESIGN §3 "Matching" (``namespaceSelector`` on the
     Namespace's labels, a namespace the source does not define having only its name label; any one of
-    ``labelSelectors``; ``kinds`` when given). The planner's ``scheduling.matching.policy_matches`` decides by
-    the same rule; this one lets validation say which policies select nothing."""
-    if manifest.namespaced and policy.namespace_selector is not None:
-        found = namespace_labels.get(manifest.namespace) or {labels.METADATA_NAME: manifest.namespace}
-        if not policy.namespace_selector.matches(found):
-            return False
-    chosen = policy.resource_selectors
-    if chosen.kinds and not any(
-        kind.kind == manifest.kind
-        and kind.group == manifest.group
-        and (not kind.version or kind.version == manifest.version)
-        for kind in chosen.kinds
+    ``labelSelectors``; ``kinds`` when given). The one rule: validation uses it to say which policies select
+    nothing, the planner (``scheduling.matching``) to place."""
+    if (
+        manifest.namespaced
+        and policy.namespace_selector is not None
+        and not policy.namespace_selector.matches(namespace_labels_of(manifest.namespace, namespace_labels))
     ):
         return False
-    return not chosen.label_selectors or any(
-        selector.matches(manifest.labels) for selector in chosen.label_selectors
-    )
+    return selects_resource(policy.resource_selectors, manifest)
 
 
 def parse_policy(document: Document, problems: list[Problem]) -> SchedulePolicy | None:

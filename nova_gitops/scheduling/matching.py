@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from nova_gitops.api import labels
+from nova_gitops.api import policies
 from nova_gitops.api.objects import Manifest
-from nova_gitops.api.policies import ResourceSelectors, SchedulePolicy
+from nova_gitops.api.policies import SchedulePolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,40 +22,6 @@ class Match:
 
     policy: SchedulePolicy | None
     overlap_warning: str | None = None
-
-
-def namespace_labels_of(namespace: str, defined: Mapping[str, Mapping[str, str]]) -> Mapping[str, str]:
-    """A Namespace's labels: the source's Namespace object's, or only the implied name label."""
-    return defined.get(namespace) or {labels.METADATA_NAME: namespace}
-
-
-def _selects_resource(
-    selectors: ResourceSelectors, manifest: Manifest, object_labels: Mapping[str, str] | None = None
-) -> bool:
-    if selectors.kinds and not any(
-        kind.kind == manifest.kind
-        and kind.group == manifest.group
-        and (not kind.version or kind.version == manifest.version)
-        for kind in selectors.kinds
-    ):
-        return False
-    if not selectors.label_selectors:
-        return True
-    found = manifest.labels if object_labels is None else object_labels
-    return any(selector.matches(found) for selector in selectors.label_selectors)
-
-
-def policy_matches(
-    policy: SchedulePolicy, manifest: Manifest, namespace_labels: Mapping[str, Mapping[str, str]]
-) -> bool:
-    """True when ``policy`` selects ``manifest`` (namespace, label and kind selectors)."""
-    if (
-        manifest.namespaced
-        and policy.namespace_selector is not None
-        and not policy.namespace_selector.matches(namespace_labels_of(manifest.namespace, namespace_labels))
-    ):
-        return False
-    return _selects_resource(policy.resource_selectors, manifest)
 
 
 class Matcher:
@@ -93,7 +59,7 @@ class Matcher:
         key = (policy.name, manifest.namespace)
         found = self._namespace_ok.get(key)
         if found is None:
-            labels_of = namespace_labels_of(manifest.namespace, self._namespace_labels)
+            labels_of = policies.namespace_labels_of(manifest.namespace, self._namespace_labels)
             found = self._namespace_ok[key] = policy.namespace_selector.matches(labels_of)
         return found
 
@@ -121,7 +87,7 @@ class Matcher:
             policy
             for policy in self.policies
             if self._in_namespace(policy, manifest)
-            and _selects_resource(policy.resource_selectors, manifest, object_labels)
+            and policies.selects_resource(policy.resource_selectors, manifest, object_labels)
         ]
 
 
@@ -132,12 +98,12 @@ def precedence(policy: SchedulePolicy) -> tuple[int, str]:
 
 def match(
     manifest: Manifest,
-    policies: Sequence[SchedulePolicy],
+    candidates: Sequence[SchedulePolicy],
     namespace_labels: Mapping[str, Mapping[str, str]],
 ) -> Match:
-    """Choose the policy for ``manifest`` among ``policies`` (already sorted by ``precedence``)."""
+    """Choose the policy for ``manifest`` among ``candidates`` (already sorted by ``precedence``)."""
     return _choose(
-        manifest, [policy for policy in policies if policy_matches(policy, manifest, namespace_labels)]
+        manifest, [policy for policy in candidates if policies.selects(policy, manifest, namespace_labels)]
     )
 
 

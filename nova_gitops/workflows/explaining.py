@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nova_gitops.api import quantities
+from nova_gitops.api import policies, quantities
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.api.objects import Manifest
 from nova_gitops.errors import UserError
@@ -65,8 +65,8 @@ def _resources(need: dict[str, int]) -> str:
 
 def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]:
     manifest = find_object(source_set, reference)
-    policies = sorted(source_set.policies, key=matching.precedence)
-    matched = [p.name for p in policies if matching.policy_matches(p, manifest, source_set.namespace_labels)]
+    ordered = sorted(source_set.policies, key=matching.precedence)
+    matched = [p.name for p in ordered if policies.selects(p, manifest, source_set.namespace_labels)]
     group = next(
         (group for group in plan.groups for item in group.objects if item.manifest.key == manifest.key), None
     )
@@ -85,7 +85,7 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
     }
     if group is not None:
         object_plan = next(item for item in group.objects if item.manifest.key == manifest.key)
-        policy = next((p for p in policies if p.name == group.policy), None)
+        policy = next((p for p in ordered if p.name == group.policy), None)
         if policy is not None:
             chosen = candidates.candidates(policy, source_set.clusters)
             result["candidates"] = {

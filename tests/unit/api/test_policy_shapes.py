@@ -11,7 +11,7 @@ Behaviours covered (inputs written here from the shapes Nova's docs describe, v0
 - a null selector (namespace, cluster, ordered, resourceSelectors, a labelSelectors entry) is an error, and
   so is a null ``matchLabels``/``matchExpressions`` inside one (its entries commented out or mis-indented);
 - every message names the policy (``SchedulePolicy bad-split: ...``) after its ``file:line``;
-- validation's ``policies.selects`` and the planner's ``matching.policy_matches`` agree (table), and only a
+- validation's ``policies.selects`` and the planner's memoizing ``Matcher`` agree (table), and only a
   policy that selects no object gets the "matches no object" warning;
 - policies shaped like Nova's tutorials (Duplicate with overrides, Exists/DoesNotExist, v1.5 map and
   Duplicate without topologyKey) are valid with no warning.
@@ -274,14 +274,15 @@ OBJECTS = [
 
 
 @pytest.mark.parametrize("spec", SELECTING)
-def test_validation_and_the_planner_agree_on_what_a_policy_selects(spec: str) -> None:
+def test_validation_and_the_planners_matcher_agree_on_what_a_policy_selects(spec: str) -> None:
+    """One rule (``policies.selects``); the planner's memoizing Matcher must decide as it does."""
     policy, problems = parse(HEAD + spec)
     assert problems == [] and policy is not None
     namespaces = {"shop": {"team": "web", "kubernetes.io/metadata.name": "shop"}}
+    matcher = matching.Matcher([policy], namespaces)
     for manifest in OBJECTS:
-        assert policies.selects(policy, manifest, namespaces) == matching.policy_matches(
-            policy, manifest, namespaces
-        )
+        chosen = matcher.match(manifest).policy
+        assert (chosen is not None) == policies.selects(policy, manifest, namespaces)
 
 
 def test_only_policies_that_select_nothing_are_warned_about() -> None:
