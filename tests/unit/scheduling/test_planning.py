@@ -93,19 +93,39 @@ def test_highest_priority_wins_then_name_and_overlap_is_warned() -> None:
 
 
 def test_group_names_follow_nova() -> None:
+    """Nova's tutorial: ``color=blue`` is ``demo-policy-4f068569``, ``green`` is ``demo-policy-f73297b2``
+    (32-bit FNV-1 of the label value); a group of one keeps our sha256 name."""
     result = plan(
         cluster("c1"),
         policy("demo-policy", groupBy={"labelKey": "color"}),
         deployment("blue-web", labels={"app": "demo", "color": "blue"}),
         config_map("blue-config", labels={"app": "demo", "color": "blue"}),
+        deployment("green-web", labels={"app": "demo", "color": "green"}),
         deployment("loner"),
     )
-    blue = "demo-policy-" + hashlib.sha256(b"color=blue").hexdigest()[:8]
     loner = "demo-policy-" + hashlib.sha256(b"apps/Deployment/demo/loner").hexdigest()[:8]
-    assert group_of(result, "blue-web").name == blue
-    assert group_of(result, "blue-config").name == blue
+    assert group_of(result, "blue-web").name == "demo-policy-4f068569"
+    assert group_of(result, "blue-config").name == "demo-policy-4f068569"
+    assert group_of(result, "green-web").name == "demo-policy-f73297b2"
     assert group_of(result, "loner").name == loner
     assert group_of(result, "blue-web").group_by == ("color", "blue")
+
+
+def test_label_values_whose_hashes_collide_stay_apart() -> None:
+    """FNV-1("v132789") == FNV-1("v729192") == f3156229: Nova would merge them; the lesser value keeps the
+    name, the other gets a sha256 name with a suffix, whatever the order of the documents."""
+    documents = [
+        cluster("c1"),
+        policy("p", groupBy={"labelKey": "tier"}),
+        deployment("one", labels={"app": "demo", "tier": "v729192"}),
+        deployment("two", labels={"app": "demo", "tier": "v132789"}),
+    ]
+    for ordered in (documents, documents[::-1]):
+        result = plan(*ordered)
+        assert group_of(result, "two").name == "p-f3156229"
+        other = "p-" + hashlib.sha256(b"tier=v729192").hexdigest()[:8] + "-2"
+        assert group_of(result, "one").name == other
+        assert [len(group.objects) for group in result.groups] == [1, 1]
 
 
 def test_a_group_lands_whole_where_all_of_it_fits() -> None:
