@@ -6,10 +6,20 @@ the largest minimum free fraction over the resources the group asks for — then
 beats tier order: a group that spilled to a lower tier fails back as soon as a higher tier fits (the
 controller may hold it with ``failback=False`` while it waits out ``--failback-after``). Nothing fits: the
 first autoscaled candidate, said so; otherwise unschedulable with one reason per cluster.
+
+The ledger keeps every cluster's state a function of *what* is placed there, not of the order it was
+placed in, so that a plan is a fixed point (DESIGN §3): explicit intents (pins, spreads) are consumed first,
+into the cluster's base; single placements are then packed onto the base in group-name order, whatever the
+order they arrive in. A group inserted before others is packed at its place and the ones after it are packed
+again; the insertion is refused when one of them would no longer fit. On an autoscaled cluster a group may
+stay that does not fit (it *overflows*: the autoscaler adds nodes for it; it takes no room from others).
+Re-planning the same input with a plan's own placement re-packs each cluster's groups in that same order,
+so each fits exactly as it did. Appending (a first render, a re-render) costs one fit, as before.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,15 +33,56 @@ DEFAULT_SCORED_RESOURCES = ("cpu", "memory")
 SCORE_SCALE = 10**12
 
 
+@dataclass(frozen=True, slots=True)
+class _Single:
+    """A group placed alone on a cluster, as the ledger packs it."""
+
+    name: str
+    pods: fitting.Pods
+    need: Mapping[str, int]
+
+
+class _Stack:
+    """One cluster's single placements in name order: after each, the nodes' room, whether it packed (False:
+    it overflows an autoscaled cluster) and, if not, why."""
+
+    __slots__ = ("after", "entries", "names", "packed", "shortfalls")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.entries: list[_Single] = []
+        self.after: list[tuple[fitting.NodeRoom, ...]] = []
+        self.packed: list[bool] = []
+        self.shortfalls: list[str] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """A change to one cluster's single placements, worked out but not made (``Ledger.accept`` makes it).
+    ``ok``: it may be made; ``shortfall``: why not, or why the inserted group overflows."""
+
+    cluster: str
+    ok: bool
+    shortfall: str
+    index: int = 0
+    entry: _Single | None = None  # None: a removal
+    tail: tuple[tuple[tuple[fitting.NodeRoom, ...], bool, str], ...] = ()  # (after, packed, shortfall)
+
+
 class Ledger:
-    """Free room per node of every cluster, consumed as the plan places groups. Never oversubscribed.
+    """Free room per node of every cluster, consumed as the plan places groups. Never oversubscribed, except
+    where an explicit intent or an autoscaled cluster's overflow is placed regardless.
 
     Each cluster's rooms stay in node-name order (``fitting.rooms`` sorts them, ``Fit.after`` and
     ``consume_regardless`` keep the order), so fits need not sort them: see ``fitting.fit_in_name_order``.
+    Explicit intents (``consume_regardless``, ``commit``) go into a cluster's base, before any single
+    placement there (``try_insert``/``try_remove`` then ``accept``), which is packed in group-name order.
     """
 
     def __init__(self, clusters: Sequence[Cluster]) -> None:
         self._rooms = {cluster.name: fitting.rooms(cluster.nodes) for cluster in clusters}
+        self._base = dict(self._rooms)  # the rooms once explicit intents took theirs
+        self._stacks = {cluster.name: _Stack() for cluster in clusters}
         # Demands prepared for fitting, by the identity of the tuple a caller passes (a group's demands are
         # fitted on cluster after cluster); the tuple is held, so its id is not reused while it is cached.
         self._prepared: dict[int, tuple[tuple[PodDemand, ...], fitting.Pods]] = {}
@@ -42,6 +93,8 @@ class Ledger:
             cluster.name: _totals(node.available for node in cluster.nodes) for cluster in clusters
         }
         self._free = {name: dict(totals) for name, totals in self.available.items()}
+        self._base_free = {name: dict(totals) for name, totals in self.available.items()}
+        self._base_placed: dict[str, dict[str, int]] = {cluster.name: {} for cluster in clusters}
         # ``ranked``'s scores by the need they were computed for, with the cluster's version (bumped when its
         # free room changes): groups ask for few distinct needs, and a placement changes one cluster.
         self._versions = dict.fromkeys(self._free, 0)
@@ -81,8 +134,15 @@ class Ledger:
         return cached[1]
 
     def commit(self, cluster: str, fit: fitting.Fit, need: Mapping[str, int]) -> None:
-        self._rooms[cluster] = fit.after
+        """Take a fit's room into the cluster's base (an explicit intent that fits)."""
+        self._to_base(cluster)
+        self._rooms[cluster] = self._base[cluster] = fit.after
         self._add(cluster, need)
+        self._add_base(cluster, need, used=True)
+
+    def _to_base(self, cluster: str) -> None:
+        if self._stacks[cluster].names:
+            raise RuntimeError(f"explicit intents are placed before single placements (cluster {cluster})")
 
     def consume_regardless(self, cluster: str, demands: Sequence[PodDemand], need: Mapping[str, int]) -> str:
         """Place an explicit intent (spread, pin) whether or not it fits; return the shortfall, "" if none.
@@ -94,7 +154,8 @@ class Ledger:
         if fit.ok:
             self.commit(cluster, fit, need)
             return ""
-        self._rooms[cluster] = tuple(
+        self._to_base(cluster)
+        self._rooms[cluster] = self._base[cluster] = tuple(
             fitting.NodeRoom(
                 room.name,
                 {res: (0 if res in need else amount) for res, amount in room.free.items()},
@@ -104,14 +165,133 @@ class Ledger:
             for room in self._rooms[cluster]
         )
         self._add(cluster, need)
+        self._add_base(cluster, need, used=True)
         return fit.shortfall
 
-    def scale_up_for(self, cluster: str, need: Mapping[str, int]) -> None:
-        """Record a group placed on an autoscaled cluster because it fits nowhere: the autoscaler adds nodes
-        for it, so the room the cluster has now stays free for other groups."""
-        placed = self.placed[cluster]
+    def _add_base(self, cluster: str, need: Mapping[str, int], *, used: bool) -> None:
+        free, placed = self._base_free[cluster], self._base_placed[cluster]
         for resource, amount in need.items():
+            if used:
+                free[resource] = free.get(resource, 0) - amount
             placed[resource] = placed.get(resource, 0) + amount
+
+    def try_insert(
+        self,
+        cluster: str,
+        name: str,
+        demands: Sequence[PodDemand],
+        need: Mapping[str, int],
+        *,
+        overflow: bool = False,
+    ) -> Trial:
+        """Group ``name`` placed alone on ``cluster``, packed at its place in name order. Without
+        ``overflow`` it must fit and every group packed there must still fit after it; with ``overflow``
+        (an autoscaled cluster) it is always placed, and what does not fit overflows."""
+        stack = self._stacks[cluster]
+        entry = _Single(name, self._pods(demands), need)
+        index = bisect.bisect_left(stack.names, name)
+        if index < len(stack.names) and stack.names[index] == name:
+            raise RuntimeError(f"group {name} is already placed on cluster {cluster}")
+        if index == len(stack.names) or not (overflow or fitting.within(need, self._free[cluster])):
+            # Appending (the common case), or refused on totals: the fit on the rooms as they are now.
+            fit = self.fit(cluster, demands, need)
+            if index == len(stack.names) and (fit.ok or overflow):
+                after = fit.after if fit.ok else self._rooms[cluster]
+                return Trial(cluster, True, fit.shortfall, index, entry, ((after, fit.ok, fit.shortfall),))
+            if not fit.ok:
+                return Trial(cluster, False, fit.shortfall)
+        rooms = stack.after[index - 1] if index else self._base[cluster]
+        first = fitting.fit_in_name_order(rooms, entry.pods)
+        if not first.ok and not overflow:
+            return Trial(cluster, False, first.shortfall)
+        rooms = first.after if first.ok else rooms
+        tail = [(rooms, first.ok, first.shortfall)]
+        for position in range(index, len(stack.names)):
+            refit = self._refit(stack, position, rooms, overflow)
+            if refit is None:
+                shortfall = (
+                    f"it would leave no room for group {stack.names[position]}, placed there before it"
+                )
+                return Trial(cluster, False, shortfall)
+            rooms = refit[0]
+            tail.append(refit)
+        return Trial(cluster, True, first.shortfall, index, entry, tuple(tail))
+
+    def try_remove(self, cluster: str, name: str) -> Trial:
+        """Group ``name`` taken off ``cluster``; refused when a group packed after it would no longer fit
+        (first-fit packing is not monotone: more room can, rarely, pack worse)."""
+        stack = self._stacks[cluster]
+        index = bisect.bisect_left(stack.names, name)
+        if index == len(stack.names) or stack.names[index] != name:
+            raise RuntimeError(f"group {name} is not placed on cluster {cluster}")
+        rooms = stack.after[index - 1] if index else self._base[cluster]
+        tail = []
+        for position in range(index + 1, len(stack.names)):
+            refit = self._refit(stack, position, rooms, overflow=False)
+            if refit is None:
+                return Trial(
+                    cluster, False, f"taking it off would leave no room for group {stack.names[position]}"
+                )
+            rooms = refit[0]
+            tail.append(refit)
+        return Trial(cluster, True, "", index, None, tuple(tail))
+
+    @staticmethod
+    def _refit(
+        stack: _Stack, position: int, rooms: tuple[fitting.NodeRoom, ...], overflow: bool
+    ) -> tuple[tuple[fitting.NodeRoom, ...], bool, str] | None:
+        """A placed group packed again after a change before it; None when it packed and no longer does
+        (and ``overflow`` is not allowed)."""
+        fit = fitting.fit_in_name_order(rooms, stack.entries[position].pods)
+        if fit.ok:
+            return (fit.after, True, "")
+        if stack.packed[position] and not overflow:
+            return None
+        return (rooms, False, fit.shortfall)
+
+    def accept(self, trial: Trial) -> None:
+        """Make the change a ``try_insert`` or ``try_remove`` worked out (it must be ``ok``)."""
+        if not trial.ok:
+            raise RuntimeError(f"refused change on cluster {trial.cluster} accepted: {trial.shortfall}")
+        cluster, index, entry = trial.cluster, trial.index, trial.entry
+        stack = self._stacks[cluster]
+        appended = entry is not None and index == len(stack.names)
+        if entry is not None:
+            stack.names.insert(index, entry.name)
+            stack.entries.insert(index, entry)
+        else:
+            del stack.names[index], stack.entries[index]
+        stack.after[index:] = [after for after, _, _ in trial.tail]
+        stack.packed[index:] = [packed for _, packed, _ in trial.tail]
+        stack.shortfalls[index:] = [shortfall for _, _, shortfall in trial.tail]
+        self._rooms[cluster] = stack.after[-1] if stack.after else self._base[cluster]
+        if appended and entry is not None:
+            if stack.packed[-1]:
+                self._add(cluster, entry.need)
+            else:
+                self._versions[cluster] += 1
+                placed = self.placed[cluster]
+                for resource, amount in entry.need.items():
+                    placed[resource] = placed.get(resource, 0) + amount
+            return
+        free, placed = dict(self._base_free[cluster]), dict(self._base_placed[cluster])
+        for single, packed in zip(stack.entries, stack.packed, strict=True):
+            for resource, amount in single.need.items():
+                if packed:
+                    free[resource] = free.get(resource, 0) - amount
+                placed[resource] = placed.get(resource, 0) + amount
+        self._free[cluster], self.placed[cluster] = free, placed
+        self._versions[cluster] += 1
+
+    def overflowing(self, cluster: str) -> dict[str, str]:
+        """The groups placed on ``cluster`` that its nodes cannot hold (an autoscaled cluster scales up for
+        them), with why, by group name."""
+        stack = self._stacks[cluster]
+        return {
+            name: shortfall
+            for name, packed, shortfall in zip(stack.names, stack.packed, stack.shortfalls, strict=True)
+            if not packed
+        }
 
     def score(self, cluster: str, need: Mapping[str, int]) -> int:
         """The minimum, over the resources asked for, of the fraction left free after placing ``need``,
@@ -196,7 +376,23 @@ def _trial_order(
 class Decision:
     cluster: str | None  # None: unschedulable
     reason: str
-    warnings: tuple[str, ...] = ()
+    overflows: bool = False  # placed on an autoscaled cluster because it fits nowhere
+
+
+def header(policy_name: str, candidates: Candidates) -> list[str]:
+    """The first lines of a single placement's reason: the clusters the policy selects, those not ready."""
+    names = ",".join(candidates.names)
+    if not candidates.clusters:
+        lines = [f"No cluster matches policy {policy_name} ({candidates.description});"]
+    elif len(candidates.clusters) > 1:
+        lines = [f"Multiple clusters matching policy {policy_name} ({candidates.description}): {names};"]
+    else:
+        lines = [f"One cluster matching policy {policy_name} ({candidates.description}): {names};"]
+    return lines + [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
+
+
+def picked(cluster: str) -> str:
+    return f"Picked cluster {cluster} because it has enough resources;"
 
 
 def place_single(
@@ -206,44 +402,39 @@ def place_single(
     need: Mapping[str, int],
     ledger: Ledger,
     *,
+    group: str,
     previous: str | None = None,
     avoid: Mapping[str, str] | None = None,
     failback: bool = True,
 ) -> Decision:
-    """Choose one cluster for a group, consuming its room in ``ledger``. Reasons use Nova's event wording."""
+    """Choose one cluster for group ``group``, taking its room in ``ledger``. Reasons use Nova's event
+    wording."""
     avoid = avoid or {}
     clusters = candidates.clusters
+    lines = header(policy_name, candidates)
     if not clusters:
-        lines = [f"No cluster matches policy {policy_name} ({candidates.description});"]
-        lines += [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
         return Decision(None, " ".join(lines))
-    names = ",".join(candidates.names)
-    if len(clusters) > 1:
-        lines = [f"Multiple clusters matching policy {policy_name} ({candidates.description}): {names};"]
-    else:
-        lines = [f"One cluster matching policy {policy_name} ({candidates.description}): {names};"]
-    lines += [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
 
     sticky = previous if previous is not None and candidates.tier_of(previous) is not None else None
     for cluster in _trial_order(candidates, sticky, failback, ledger, need):
         if cluster.name in avoid:
             lines.append(f"Cluster {cluster.name} skipped, {avoid[cluster.name]};")
             continue
-        fit = ledger.fit(cluster.name, demands, need)
-        if not fit.ok:
-            lines.append(f"Cluster {cluster.name} skipped, does not have enough resources: {fit.shortfall};")
+        trial = ledger.try_insert(cluster.name, group, demands, need)
+        if not trial.ok:
+            lines.append(
+                f"Cluster {cluster.name} skipped, does not have enough resources: {trial.shortfall};"
+            )
             continue
-        ledger.commit(cluster.name, fit, need)
-        lines.append(f"Picked cluster {cluster.name} because it has enough resources;")
+        ledger.accept(trial)
+        lines.append(picked(cluster.name))
         return Decision(cluster.name, " ".join(lines))
 
     for cluster in clusters:
         if cluster.autoscaled and cluster.name not in avoid:
-            shortfall = ledger.fit(cluster.name, demands, need).shortfall
-            ledger.scale_up_for(cluster.name, need)
+            ledger.accept(ledger.try_insert(cluster.name, group, demands, need, overflow=True))
             lines.append(
                 f"Picked cluster {cluster.name} because no cluster has enough resources and it is autoscaled;"
             )
-            warning = f"cluster {cluster.name} must scale up for the group: {shortfall}" if shortfall else ""
-            return Decision(cluster.name, " ".join(lines), (warning,) if warning else ())
+            return Decision(cluster.name, " ".join(lines), overflows=True)
     return Decision(None, " ".join(lines))

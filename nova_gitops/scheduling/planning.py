@@ -1,18 +1,25 @@
 """The planner: a validated source in, a Plan out — match → group → place/spread → namespaces follow.
 
-Order of placement (DESIGN: "Sticky groups are placed first, then new groups"): groups the previous render
-placed and that did not grow — single placements, pins and spreads alike — keep their room; then groups
-the previous render could not place, then those that grew, then new groups; each stage in name order. A
-first render has only new groups, and a re-render of the same input only sticky ones in the same name
-order, so it gives the same plan (no commit churn); a change to one workload, or a new pin, never pushes
-an unchanged neighbour off its cluster. Pins and spreads take their room whatever it costs, with a warning
-where it is short; capacity is consumed in placement order, so single placements never oversubscribe.
+Order of placement (DESIGN §3 "Choice and stability"): explicit intents first — pins, spread-onto and spread
+policies, which are rendered as asked whatever the room (with a warning where it is short) and do not
+depend on the previous render; then sticky groups that still fit beside them (those that did not grow,
+then those that grew); then groups that moved or that the previous render could not place, then new groups;
+each stage in name order. Last, failing back to a higher tier and placing groups that found no cluster are
+repeated until neither changes anything. A new pin is thus never refused for room a policy-placed group
+held (the group moves, and its reason says why), and a change to one workload that is not a pin never pushes
+an unchanged neighbour off its cluster.
+
+Every plan is a fixed point: ``plan(S, previous=plan(S, previous=P)) == plan(S, previous=P)`` for any P.
+Re-planning keeps every single placement (the ledger packs a cluster's groups in name order whatever the
+order they arrived in, so each fits exactly as it did, and a group that overflows an autoscaled cluster
+stays), finds nothing to fail back and nothing new to place (the last round found none on the same state),
+keeps each placed group's reason and works out the rest, and every warning, from that same final state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nova_gitops.api import labels
 from nova_gitops.api.clusters import Cluster
@@ -22,7 +29,7 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, SchedulePolicy, SpreadConstraints
 from nova_gitops.api.problems import Problem
 from nova_gitops.errors import InputError
-from nova_gitops.scheduling import candidates, demand, distributing, grouping, intents, matching
+from nova_gitops.scheduling import candidates, demand, distributing, grouping, intents, matching, placing
 from nova_gitops.scheduling.placing import Ledger, place_single
 from nova_gitops.scheduling.plans import (
     ClusterCopy,
@@ -113,56 +120,21 @@ def plan(
     if problems:
         raise InputError(sorted(problems))
 
-    ledger = Ledger(clusters)
     status: Status = "delegated" if settings.delegated else "scheduled"
-
-    def stage(item: _Work) -> tuple[int, str]:
-        """Groups the previous render placed (sticky, pins and spreads alike) first, then those it could not
-        place, then those that grew, then new groups; each stage in name order. A first render has only new
-        groups and a re-render of the same input only sticky ones: the same order, so the same plan."""
-        name = item.group.name
-        if name not in previous.groups:
-            return (3, name)
-        before = previous.requests.get(name, {})
-        grown = name in previous.requests and any(
-            amount > before.get(resource, 0) for resource, amount in item.need.items()
-        )
-        if grown:
-            return (2, name)
-        return (0 if previous.groups[name] else 1, name)
-
+    # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
+    chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
+    placer = _Placer(clusters, chosen, previous, avoid, failback, status)
+    results = placer.place_all(work)
     warnings += overlaps
-    groups: list[GroupPlan] = []
-
-    def record(item: _Work, group_plan: GroupPlan) -> None:
-        groups.append(group_plan)
+    groups = [results[name] for name in sorted(results)]
+    for item, group_plan in zip(sorted(work, key=lambda item: item.group.name), groups, strict=True):
         warnings.extend(f"{group_plan.name}: {warning}" for warning in group_plan.warnings)
         if group_plan.status == "unschedulable":
             unscheduled.extend(
                 Unscheduled(member.key, member.api_version, group_plan.policy, group_plan.reason)
                 for member in item.group.members
             )
-
-    # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
-    chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
-
-    def place(item: _Work) -> GroupPlan:
-        fails_back = failback if isinstance(failback, bool) else item.group.name in failback
-        avoided = avoid.get(item.group.name, {})
-        return _place(item, clusters, chosen, ledger, previous, avoided, fails_back, status)
-
-    deferred: list[_Work] = []
-    for item in sorted(work, key=stage):
-        group_plan = place(item)
-        if group_plan.status == "unschedulable" and not item.explicit:
-            deferred.append(item)
-        else:
-            record(item, group_plan)
-    # A group that fits nowhere is explained against the final state of the render (capacity only shrinks as
-    # groups are placed, so it still fits nowhere): its reason does not depend on the order of placement.
-    for item in deferred:
-        record(item, place(item))
-    groups.sort(key=lambda group_plan: group_plan.name)
+    ledger = placer.ledger
 
     followed = _follow_namespaces(groups, source, clusters, policies) if settings.namespace_follow else []
     followed_keys = {(namespace.manifest.kind, namespace.manifest.name) for namespace in followed}
@@ -269,16 +241,15 @@ def _spread(
     )
 
 
-def _place(
+def _place_explicit(
     item: _Work,
     clusters: Sequence[Cluster],
     candidates_by_policy: Mapping[str, candidates.Candidates],
     ledger: Ledger,
-    previous: PreviousPlacement,
-    avoid: Mapping[str, str],
-    failback: bool,
     status: Status,
 ) -> GroupPlan:
+    """A pin, a spread-onto annotation or a policy's spread: rendered as asked, with a warning where it does
+    not fit. Nothing here depends on the previous render."""
     if isinstance(item.intent, intents.Pin):
         target = next((cluster for cluster in clusters if cluster.name == item.intent.cluster), None)
         if target is None:
@@ -309,32 +280,173 @@ def _place(
             status,
             warnings,
         )
-    assert item.policy is not None
+    assert item.policy is not None and item.policy.spread is not None
     chosen = candidates_by_policy[item.policy.name]
-    if item.policy.spread is not None:
-        return _spread(
-            item,
-            item.policy.spread,
-            sorted(chosen.clusters, key=lambda c: c.name),
-            f"clusters matching policy {item.policy.name} ({chosen.description})",
-            ledger,
-            status,
-        )
-    before = previous.groups.get(item.group.name, ())
-    decision = place_single(
-        item.policy.name,
-        chosen,
-        item.demands,
-        item.need,
+    return _spread(
+        item,
+        item.policy.spread,
+        sorted(chosen.clusters, key=lambda c: c.name),
+        f"clusters matching policy {item.policy.name} ({chosen.description})",
         ledger,
-        previous=before[0] if len(before) == 1 else None,
-        avoid=avoid,
-        failback=failback,
+        status,
     )
-    reason = decision.reason
-    if before == (decision.cluster,) and item.group.name in previous.reasons:
-        reason = previous.reasons[item.group.name]  # it stays: the decision that put it there still holds
-    return _single(item, decision.cluster, reason, decision.warnings, status)
+
+
+class _Placer:
+    """Places a plan's groups in the order that makes every plan a fixed point (module docstring)."""
+
+    def __init__(
+        self,
+        clusters: Sequence[Cluster],
+        chosen: Mapping[str, candidates.Candidates],
+        previous: PreviousPlacement,
+        avoid: Mapping[str, Mapping[str, str]],
+        failback: bool | Collection[str],
+        status: Status,
+    ) -> None:
+        self.clusters, self.chosen, self.previous = clusters, chosen, previous
+        self.avoid, self.failback, self.status = avoid, failback, status
+        self.ledger = Ledger(clusters)
+        self.autoscaled = {cluster.name for cluster in clusters if cluster.autoscaled}
+        self.results: dict[str, GroupPlan] = {}
+        self.placed: dict[str, str] = {}  # single placements: group -> cluster
+        self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
+
+    def fails_back(self, name: str) -> bool:
+        return self.failback if isinstance(self.failback, bool) else name in self.failback
+
+    def place_all(self, work: Sequence[_Work]) -> dict[str, GroupPlan]:
+        ordered = sorted(work, key=lambda item: item.group.name)
+        for item in ordered:  # 1. explicit intents, on the clusters' bare capacity
+            if item.explicit:
+                self.results[item.group.name] = _place_explicit(
+                    item, self.clusters, self.chosen, self.ledger, self.status
+                )
+        unchanged: list[_Work] = []
+        grown: list[_Work] = []
+        known: list[_Work] = []
+        new: list[_Work] = []
+        for item in ordered:
+            if item.explicit:
+                continue
+            name = item.group.name
+            before = self.previous.groups.get(name)
+            if before is None:
+                new.append(item)
+            elif self._sticky_cluster(item) is None:
+                known.append(item)
+            else:
+                (grown if self._grown(item) else unchanged).append(item)
+        moved = [item for item in (*unchanged, *grown) if not self._keep(item)]  # 2. sticky groups that fit
+        self._fail_back(ordered)
+        for item in sorted((*moved, *known), key=lambda item: item.group.name):  # 3. the rest
+            self._place(item, self._sticky_cluster(item))
+        for item in new:
+            self._place(item, None)
+        while self._fail_back(ordered) | self._retry(ordered):  # 4. until nothing changes
+            pass
+        for name, cluster in self.placed.items():  # the warnings of the final state
+            shortfall = self.ledger.overflowing(cluster).get(name) if cluster in self.autoscaled else None
+            if shortfall:
+                found = self.results[name]
+                warning = f"cluster {cluster} must scale up for the group: {shortfall}"
+                self.results[name] = replace(found, warnings=(*found.warnings, warning))
+        return self.results
+
+    def _sticky_cluster(self, item: _Work) -> str | None:
+        """The one cluster the previous render placed the group on, while a candidate and not avoided."""
+        before = self.previous.groups.get(item.group.name, ())
+        assert item.policy is not None
+        if len(before) != 1 or self.chosen[item.policy.name].tier_of(before[0]) is None:
+            return None
+        return None if before[0] in self.avoid.get(item.group.name, {}) else before[0]
+
+    def _grown(self, item: _Work) -> bool:
+        before = self.previous.requests.get(item.group.name)
+        return before is not None and any(
+            amount > before.get(resource, 0) for resource, amount in item.need.items()
+        )
+
+    def _keep(self, item: _Work) -> bool:
+        """Keep a sticky group where it was if it still fits there (on an autoscaled cluster: always, which
+        scales up for it); False when it must move."""
+        cluster, name = self._sticky_cluster(item), item.group.name
+        assert cluster is not None and item.policy is not None
+        trial = self.ledger.try_insert(cluster, name, item.demands, item.need)
+        if not trial.ok and cluster in self.autoscaled:
+            trial = self.ledger.try_insert(cluster, name, item.demands, item.need, overflow=True)
+        if not trial.ok:
+            return False
+        self.ledger.accept(trial)
+        reason = self.previous.reasons.get(name)
+        if reason is None:
+            lines = placing.header(item.policy.name, self.chosen[item.policy.name])
+            reason = " ".join([*lines, placing.picked(cluster)])
+        self._record(item, cluster, reason)
+        return True
+
+    def _record(self, item: _Work, cluster: str | None, reason: str) -> None:
+        name = item.group.name
+        self.results[name] = _single(item, cluster, reason, (), self.status)
+        if cluster is None:
+            self.placed.pop(name, None)
+        else:
+            self.placed[name] = cluster
+
+    def _place(self, item: _Work, sticky: str | None, *, failback: bool | None = None) -> bool:
+        """Place a group that is not (or no longer) placed; True when it found a cluster."""
+        assert item.policy is not None
+        name = item.group.name
+        decision = place_single(
+            item.policy.name,
+            self.chosen[item.policy.name],
+            item.demands,
+            item.need,
+            self.ledger,
+            group=name,
+            previous=sticky,
+            avoid=self.avoid.get(name, {}),
+            failback=self.fails_back(name) if failback is None else failback,
+        )
+        reason = decision.reason
+        if sticky is not None and decision.cluster == sticky and name in self.previous.reasons:
+            reason = self.previous.reasons[name]  # it stays: the decision that put it there still holds
+        self._record(item, decision.cluster, reason)
+        return decision.cluster is not None
+
+    def _fail_back(self, ordered: Sequence[_Work]) -> bool:
+        """Move single placements on a lower tier up to a higher tier that fits them now; True if any did."""
+        moved = False
+        for item in ordered:
+            name = item.group.name
+            cluster = self.placed.get(name)
+            if cluster is None or item.policy is None or not self.fails_back(name):
+                continue
+            chosen = self.chosen[item.policy.name]
+            tier = chosen.tier_of(cluster)
+            if not tier:
+                continue
+            avoided = self.avoid.get(name, {})
+            higher = [found for rank in chosen.tiers[:tier] for found in rank if found.name not in avoided]
+            ledger = self.ledger
+            if not any(ledger.try_insert(found.name, name, item.demands, item.need).ok for found in higher):
+                continue
+            removal = self.ledger.try_remove(cluster, name)
+            if not removal.ok:
+                continue
+            self.ledger.accept(removal)
+            self._place(item, cluster, failback=True)
+            moved = True
+        return moved
+
+    def _retry(self, ordered: Sequence[_Work]) -> bool:
+        """Place again the groups that found no cluster, against the plan as it is now (so that their reasons
+        do not depend on the order of placement); True if any found one."""
+        found = False
+        for item in ordered:
+            if not item.explicit and item.group.name not in self.placed:
+                found |= self._place(item, None)
+        return found
 
 
 def _follow_namespaces(

@@ -7,10 +7,14 @@ Behaviours covered:
   demands changed between fits is fitted as it is now;
 - ``ranked`` orders clusters by ``score`` (most left free first), then name, also after a placement
   changed one cluster's room (its remembered scores are not reused);
-- a policy's candidates know their clusters, names and each cluster's tier.
+- a policy's candidates know their clusters, names and each cluster's tier;
+- single placements are packed in group-name order whatever order they arrive or leave in, so a cluster's
+  state depends only on what is placed there (what makes a plan a fixed point).
 """
 
 from __future__ import annotations
+
+from random import Random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -116,3 +120,53 @@ def test_candidates_know_their_clusters_names_and_tiers() -> None:
     assert chosen.names == ("b", "a", "c")
     assert [chosen.tier_of(name) for name in ("a", "b", "c", "d")] == [1, 0, 1, None]
     assert chosen.not_ready == ("d",)
+
+
+single_groups = st.lists(st.tuples(st.integers(50, 3000), st.integers(1, 4)), min_size=1, max_size=7).map(
+    lambda sizes: [(f"g{index}", cpu, count) for index, (cpu, count) in enumerate(sizes)]
+)
+
+
+def state(ledger: Ledger, name: str) -> tuple[object, ...]:
+    return (ledger.rooms(name), ledger.overflowing(name), dict(ledger.free(name)), dict(ledger.placed[name]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    single_groups, st.lists(st.integers(500, 4000), min_size=1, max_size=3), st.randoms(use_true_random=False)
+)
+def test_a_clusters_state_depends_on_what_is_placed_not_on_the_order(
+    groups: list[tuple[str, int, int]], cpus: list[int], random: Random
+) -> None:
+    """Single placements are packed in group-name order whatever order they arrive in: inserted groups that
+    were accepted leave the cluster as if inserted by name; on an autoscaled cluster (overflow), every order
+    gives the same state."""
+    nodes = {f"n{index}": {"cpu": f"{cpu}m", "memory": "16Gi"} for index, cpu in enumerate(cpus)}
+    clusters = fleet(cluster("c1", nodes=nodes))
+    shuffled = list(groups)
+    random.shuffle(shuffled)
+
+    def place(order: list[tuple[str, int, int]], overflow: bool) -> tuple[Ledger, list[str]]:
+        ledger = Ledger(clusters)
+        accepted = []
+        for name, cpu, count in order:
+            pods = pod_demands(cpu, count)
+            trial = ledger.try_insert("c1", name, pods, demand.total_requests(pods), overflow=overflow)
+            if trial.ok:
+                ledger.accept(trial)
+                accepted.append(name)
+        return ledger, accepted
+
+    for overflow in (False, True):
+        ledger, accepted = place(shuffled, overflow)
+        by_name, _ = place(sorted((g for g in groups if g[0] in accepted), key=lambda g: g[0]), overflow)
+        assert state(ledger, "c1") == state(by_name, "c1")
+        kept = []
+        for name in accepted:  # taking a group off is refused only where a group after it would not fit
+            removal = ledger.try_remove("c1", name)
+            if removal.ok:
+                ledger.accept(removal)
+            else:
+                kept.append(name)
+        rest, _ = place(sorted((g for g in groups if g[0] in kept), key=lambda g: g[0]), overflow)
+        assert state(ledger, "c1") == state(rest, "c1")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
+from nova_gitops.rendering import reports
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from tests.builders import (
@@ -413,17 +414,41 @@ def test_replica_counts_kubernetes_refuses_or_that_cannot_be_divided_are_input_e
         )
 
 
-def test_a_new_pin_does_not_push_a_sticky_group_off_its_cluster() -> None:
+def test_a_new_pin_lands_first_and_a_sticky_group_that_no_longer_fits_moves_saying_why() -> None:
+    """Pins are explicit intent: placed before sticky groups, so a pin is not refused for room that a
+    policy-placed group holds; the group moves, and its reason says why it left."""
     documents = [cluster("c1", cpu="1"), cluster("c2", cpu="1"), policy("p"), deployment("web", cpu="600m")]
     first = plan(*documents)
     name = group_of(first, "web").name
-    before = placed_on(first, "web")
-    (sticky_cluster,) = before
-    pinned = deployment("admin", cpu="600m", annotations={"nova.elotl.co/cluster": sticky_cluster})
-    second = plan(*documents, pinned, previous={name: tuple(before)})
-    assert placed_on(second, "web") == before  # the sticky group stays
-    assert placed_on(second, "admin") == {sticky_cluster: None}  # the pin lands regardless, with a warning
-    assert any("does not have enough resources" in warning for warning in group_of(second, "admin").warnings)
+    assert placed_on(first, "web") == {"c1": None}
+    pinned = deployment("admin", cpu="600m", annotations={"nova.elotl.co/cluster": "c1"})
+    second = planning.plan(source_set(*documents, pinned), previous=reports.previous_of(first))
+    assert placed_on(second, "admin") == {"c1": None}
+    assert group_of(second, "admin").warnings == ()
+    assert placed_on(second, "web") == {"c2": None}
+    assert group_of(second, "web").name == name
+    assert group_of(second, "web").reason.endswith(
+        "Cluster c1 skipped, does not have enough resources: needs 600m cpu on one node, best node has 400m;"
+        " Picked cluster c2 because it has enough resources;"
+    )
+
+
+def test_a_new_pin_beside_a_grown_sticky_group_gives_a_plan_that_is_a_fixed_point() -> None:
+    """The issue's case: a pin that lands next to a sticky group that grew was refused ("needs 5000m"), and
+    rendering that output again with it as previous moved the group: a commit with no input change."""
+    clusters = [cluster("c1", cpu="8"), cluster("c2", cpu="8"), policy("p")]
+    first = plan(*clusters, deployment("web", replicas=2, cpu="1"))
+    assert placed_on(first, "web") == {"c1": None}
+    grown = source_set(
+        *clusters,
+        deployment("web", replicas=5, cpu="1"),
+        deployment("admin", cpu="5", annotations={"nova.elotl.co/cluster": "c1"}),
+    )
+    second = planning.plan(grown, previous=reports.previous_of(first))
+    assert placed_on(second, "admin") == {"c1": None}
+    assert second.warnings == ()
+    assert placed_on(second, "web") == {"c2": None}
+    assert planning.plan(grown, previous=reports.previous_of(second)) == second
 
 
 def test_spread_onto_ties_go_to_the_cluster_named_first() -> None:
