@@ -2,11 +2,13 @@
 
 - matching: namespace selector (implied name label, NotIn/DoesNotExist on absent keys), cluster-scoped
   objects, kinds, priority then name, overlap warning, "no SchedulePolicy matches";
-- grouping: Nova's group names, groups placed whole;
+- grouping: Nova's group names (FNV-1 of the label value; colliding values kept apart), groups placed whole;
 - candidates: Ready=False excluded, Standby included, ordered tiers by name and by label;
 - fit and capacity: per-node packing, capacity consumed within a render, autoscaler fallback, one reason
   per cluster when nothing fits;
-- choice and stability: most free capacity then name, stickiness, failback to a higher tier;
+- choice and stability: most free capacity then name, stickiness (on an autoscaled cluster even when it no
+  longer fits), failback to a higher tier; pins land first and a sticky group that no longer fits beside one
+  moves saying why; the issue's pin-beside-a-grown-group case is a fixed point;
 - annotations beat policies; delegated mode; namespaces follow their objects.
 """
 
@@ -253,6 +255,29 @@ def test_nothing_fits_falls_back_to_an_autoscaled_cluster() -> None:
     assert (
         "Picked cluster elastic because no cluster has enough resources and it is autoscaled;" in group.reason
     )
+
+
+def test_a_sticky_group_stays_on_an_autoscaled_cluster_that_no_longer_fits_it() -> None:
+    """The autoscaler adds nodes for it, so it stays (moving it would not be a fixed point): the warning
+    says the cluster must scale up, and the room others use is not counted on."""
+    documents = [
+        cluster("elastic", cpu="2", autoscaled=True),
+        cluster("fixed", cpu="8"),
+        policy("p"),
+        deployment("web", cpu="1500m"),
+    ]
+    name = group_of(plan(*documents), "web").name
+    grown = [*documents[:3], deployment("web", cpu="3")]
+    result = planning.plan(
+        source_set(*grown),
+        previous=PreviousPlacement({name: ("elastic",)}, {name: "placed earlier;"}, {name: {"cpu": 1500}}),
+    )
+    assert placed_on(result, "web") == {"elastic": None}
+    assert group_of(result, "web").reason == "placed earlier;"
+    assert group_of(result, "web").warnings == (
+        "cluster elastic must scale up for the group: needs 3000m cpu on one node, best node has 2000m",
+    )
+    assert planning.plan(source_set(*grown), previous=reports.previous_of(result)) == result
 
 
 def test_unschedulable_group_gets_a_reason_per_cluster() -> None:
