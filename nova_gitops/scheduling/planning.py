@@ -29,7 +29,16 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, SchedulePolicy, SpreadConstraints
 from nova_gitops.api.problems import Problem
 from nova_gitops.errors import InputError
-from nova_gitops.scheduling import candidates, demand, distributing, grouping, intents, matching, placing
+from nova_gitops.scheduling import (
+    candidates,
+    demand,
+    distributing,
+    fitting,
+    grouping,
+    intents,
+    matching,
+    placing,
+)
 from nova_gitops.scheduling.placing import Ledger, place_single
 from nova_gitops.scheduling.plans import (
     ClusterCopy,
@@ -429,7 +438,11 @@ class _Placer:
             avoided = self.avoid.get(name, {})
             higher = [found for rank in chosen.tiers[:tier] for found in rank if found.name not in avoided]
             ledger = self.ledger
-            if not any(ledger.try_insert(found.name, name, item.demands, item.need).ok for found in higher):
+            if not any(
+                fitting.within(item.need, ledger.free(found.name))  # cheap: most higher tiers are full
+                and ledger.try_insert(found.name, name, item.demands, item.need).ok
+                for found in higher
+            ):
                 continue
             removal = self.ledger.try_remove(cluster, name)
             if not removal.ok:
