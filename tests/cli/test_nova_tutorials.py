@@ -23,6 +23,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
+from nova_gitops.scheduling.spreading import divide
 
 Doc = dict[str, Any]
 PLACEMENT = "placement.yaml"
@@ -685,3 +686,23 @@ def test_nova_tutorial_renders_as_the_tutorial_says(tutorial: Tutorial, tmp_path
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     tutorial.check(Render(output, yaml.safe_load((output / PLACEMENT).read_text())))
+
+
+@pytest.mark.parametrize(
+    ("replicas", "split", "floored", "ours"),
+    [
+        (5, [70, 30], [3, 1], [4, 1]),
+        (3, [70, 30], [2, 0], [2, 1]),
+        (1, [70, 30], [0, 0], [1, 0]),
+        (7, [50, 50], [3, 3], [4, 3]),
+        (10, [33, 33, 34], [3, 3, 3], [3, 3, 4]),
+        (10, [20, 80], [2, 8], [2, 8]),
+    ],
+)
+def test_divide_keeps_the_total_where_old_nova_floored(
+    replicas: int, split: list[int], floored: list[int], ours: list[int]
+) -> None:
+    """The table of docs/migrating-from-nova.md: old Nova's floor rounding next to our quota method."""
+    assert [replicas * weight // 100 for weight in split] == floored
+    assert divide(replicas, split) == ours
+    assert sum(ours) == replicas
