@@ -163,6 +163,7 @@ class Tutorial:
     namespace: str | None = None
     xfail: str | None = None
     before: list[Doc] | None = None  # rendered first; its output is the case's --previous
+    options: tuple[str, ...] = ()  # more render options the tutorial's setup implies
 
 
 # --- the tutorials ------------------------------------------------------------------------------------------
@@ -890,6 +891,156 @@ def dra_gpu() -> Tutorial:
     )
 
 
+def v14_configuration_example() -> Tutorial:
+    """The v1.4 Configuration page's annotated policy: namespaceSelector with matchLabels and NotIn,
+    clusterSelector by region label and NotIn, ``Exists`` with ``values: []``, Divide 20/80 over wlc-1 and
+    wlc-2, and Namespace overrides. Its clusterSelector excludes wlc-2, so wlc-2's share goes to the other
+    domains (with a warning), and a candidate the split does not list gets ``replicas: 0``. Cluster-scoped
+    objects are matched whatever the namespace selector says."""
+    east = {"nova.elotl.co/cluster.region": "us-east-1"}
+    clusters = [nova_cluster(name) for name in ("wlc-1", "wlc-2", "wlc-3", "wlc-5")]
+    for cluster in clusters:
+        if cluster["metadata"]["name"] != "wlc-3":
+            cluster["metadata"]["labels"].update(east)
+    network = "metadata.labels['topology.istio.io/network']"
+    overrides = [
+        {
+            "topologyValue": cluster,
+            "resources": [
+                {
+                    "kind": "Namespace",
+                    "apiVersion": "v1",
+                    "name": "nginx-spread-3",
+                    "override": [{"fieldPath": network, "value": {"staticValue": value}}],
+                }
+            ],
+        }
+        for cluster, value in (("wlc-1", "network-1"), ("wlc-2", "network-2"))
+    ]
+    not_in = {"key": "kubernetes.io/metadata.name", "operator": "NotIn"}
+    labels = {"microServicesDemo": "yes", "app.kubernetes.io": "demo", "color": "blue"}
+    documents = [
+        *clusters,
+        schedule_policy(
+            "demo-policy",
+            {
+                "namespaceSelector": {
+                    "matchLabels": {"kubernetes.io/metadata.name": "microsvc-demo"},
+                    "matchExpressions": [{**not_in, "values": ["namespace-2", "namespace-3", "namespace-4"]}],
+                },
+                "clusterSelector": {
+                    "matchLabels": east,
+                    "matchExpressions": [{**not_in, "values": ["wlc-2", "wlc-3", "wlc-4"]}],
+                },
+                "groupBy": {"labelKey": "color"},
+                "spreadConstraints": {
+                    "spreadMode": "Divide",
+                    "topologyKey": "kubernetes.io/metadata.name",
+                    "percentageSplit": [
+                        {"topologyValue": "wlc-1", "percentage": 20},
+                        {"topologyValue": "wlc-2", "percentage": 80},
+                    ],
+                    "overrides": overrides,
+                },
+                "resourceSelectors": {
+                    "labelSelectors": [
+                        {
+                            "matchLabels": {"microServicesDemo": "yes"},
+                            "matchExpressions": [
+                                {"key": "app.kubernetes.io", "operator": "Exists", "values": []}
+                            ],
+                        }
+                    ]
+                },
+            },
+        ),
+        plain("Namespace", "nginx-spread-3", {**labels, "topology.istio.io/network": "placeholder"}),
+        workload("frontend", labels, replicas=10, namespace="microsvc-demo"),
+        workload("elsewhere", labels, namespace="namespace-2"),
+        plain("ClusterRole", "reader", labels, api_version="rbac.authorization.k8s.io/v1"),
+    ]
+
+    def check(render: Render) -> None:
+        assert render.replicas_of("frontend") == {"wlc-1": 10, "wlc-5": 0}
+        assert render.clusters_of("reader") == ["wlc-1", "wlc-5"]
+        assert any("wlc-2" in warning for warning in render.placement["warnings"])
+        assert [item["name"] for item in render.placement["unscheduled"]] == ["elsewhere"]
+        spread_ns = render.manifest("wlc-1", "_cluster/namespace-nginx-spread-3.yaml")
+        assert spread_ns["metadata"]["labels"]["topology.istio.io/network"] == "network-1"
+        assert render.group_holding("frontend")["name"] == "demo-policy-4f068569"
+
+    return Tutorial(documents, check)
+
+
+def v13_fill_and_spill_by_provider() -> Tutorial:
+    """Fill-and-spill by cluster group (v1.3 docs): ``OrderedClusterSelector`` on
+    ``nova.elotl.co/cluster.provider`` prefers GKE clusters, then EKS; a group that fits no GKE cluster
+    spills to EKS."""
+
+    def provider_cluster(name: str, provider: str, cpu: str) -> Doc:
+        document = nova_cluster(name, cpu)
+        document["metadata"]["labels"]["nova.elotl.co/cluster.provider"] = provider
+        document["spec"]["provider"] = provider
+        return document
+
+    documents: list[Doc] = [
+        provider_cluster("eks-cluster-us-east-1", "aws", "16"),
+        provider_cluster("gke-cluster-a", "gce", "2"),
+        provider_cluster("gke-cluster-b", "gce", "2"),
+        schedule_policy(
+            "prefer-gke",
+            {
+                "namespaceSelector": in_namespace("default"),
+                "groupBy": {"labelKey": "team"},
+                "OrderedClusterSelector": {
+                    "matchExpressions": [
+                        {"key": "nova.elotl.co/cluster.provider", "operator": "In", "values": ["gce", "aws"]}
+                    ]
+                },
+                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"tier": "batch"}}]},
+            },
+        ),
+    ]
+    for team in ("a", "b", "c"):
+        documents.append(workload(f"job-{team}", {"team": team, "tier": "batch"}, replicas=3, cpu="500m"))
+
+    def check(render: Render) -> None:
+        # A render has no arrival order: new groups are placed in group-name order, and Nova's names hash
+        # the label value (team=c is prefer-gke-050c5d7c, b …7d, a …7e), so team a is the one that spills.
+        assert render.clusters_of("job-c") == ["gke-cluster-a"]
+        assert render.clusters_of("job-b") == ["gke-cluster-b"]
+        assert render.clusters_of("job-a") == ["eks-cluster-us-east-1"]
+
+    return Tutorial(documents, check)
+
+
+def external_orchestrator() -> Tutorial:
+    """Integration with an external orchestrator: the placement is recorded on the object as the label
+    ``nova.elotl.co/target-cluster``, the copy carries ``nova.elotl.co/schedule: "true"`` for the agent to
+    watch, and the schedule status is ``delegated``."""
+    documents = [
+        *kind_clusters("1", "8"),
+        schedule_policy(
+            "batch-policy",
+            {
+                "namespaceSelector": in_namespace("default"),
+                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"app": "trainer"}}]},
+            },
+        ),
+        workload("trainer", {"app": "trainer"}, replicas=4, cpu="500m"),
+    ]
+
+    def check(render: Render) -> None:
+        group = render.group_holding("trainer")
+        assert group["status"] == "delegated"
+        assert group["clusters"] == ["kind-workload-2"]
+        labels = render.manifest("kind-workload-2", "default/deployment-trainer.yaml")["metadata"]["labels"]
+        assert labels["nova.elotl.co/target-cluster"] == "kind-workload-2"
+        assert labels["nova.elotl.co/schedule"] == "true"
+
+    return Tutorial(documents, check, options=("--external-orchestrator",))
+
+
 TUTORIALS: dict[str, Callable[[], Tutorial]] = {
     "policy-based": policy_based,
     "annotation-based": annotation_based,
@@ -911,6 +1062,9 @@ TUTORIALS: dict[str, Callable[[], Tutorial]] = {
     "percona-disaster-recovery": percona_disaster_recovery,
     "kyverno-policies": kyverno_policies,
     "dra-gpu": dra_gpu,
+    "v1.4-configuration-example": v14_configuration_example,
+    "v1.3-fill-and-spill-by-provider": v13_fill_and_spill_by_provider,
+    "external-orchestrator": external_orchestrator,
 }
 
 
@@ -941,7 +1095,7 @@ def test_nova_tutorial_renders_as_the_tutorial_says(tutorial: Tutorial, tmp_path
     previous: tuple[str, ...] = ()
     if tutorial.before is not None:
         previous = ("--previous", str(render_into(tmp_path, "before", tutorial.before, tutorial)))
-    output = render_into(tmp_path, "src", tutorial.documents, tutorial, *previous)
+    output = render_into(tmp_path, "src", tutorial.documents, tutorial, *previous, *tutorial.options)
     tutorial.check(Render(output, yaml.safe_load((output / PLACEMENT).read_text())))
 
 
