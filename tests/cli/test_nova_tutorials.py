@@ -149,7 +149,8 @@ class Render:
         raise AssertionError(f"{object_name} is in no group; unscheduled: {self.placement['unscheduled']}")
 
     def replicas_of(self, object_name: str) -> dict[str, int]:
-        (item,) = [i for i in self.group_holding(object_name)["objects"] if i["name"] == object_name]
+        objects = self.group_holding(object_name)["objects"]
+        (item,) = [i for i in objects if i["name"] == object_name and "replicas" in i]
         return item["replicas"]
 
     def manifest(self, cluster: str, relative: str) -> Doc:
@@ -1041,6 +1042,137 @@ def external_orchestrator() -> Tutorial:
     return Tutorial(documents, check, options=("--external-orchestrator",))
 
 
+def smart_scheduling_growth() -> Tutorial:
+    """Smart (group) scheduling, second half: blue went to kind-workload-1 and green to kind-workload-2; then
+    a hog pod takes most of kind-workload-2 and green's frontend is scaled to 5. Green no longer fits where it
+    is and moves, whole, to kind-workload-1; blue stays."""
+
+    def app(color: str, suffix: str, frontend_replicas: int) -> list[Doc]:
+        labels = {"color": color, "microServicesDemo": "yes"}
+        return [
+            workload(f"frontend{suffix}", labels, replicas=frontend_replicas, cpu="300m"),
+            workload(f"cartservice{suffix}", labels, cpu="200m"),
+            workload(f"redis-cart{suffix}", labels, cpu="100m"),
+            service(f"frontend{suffix}", labels),
+        ]
+
+    policy = schedule_policy(
+        "demo-policy",
+        {
+            "namespaceSelector": in_namespace("microsvc-demo"),
+            "groupBy": {"labelKey": "color"},
+            "resourceSelectors": {"labelSelectors": [{"matchLabels": {"microServicesDemo": "yes"}}]},
+        },
+    )
+    before = [*kind_clusters("4", "4"), policy, *app("blue", "", 1), *app("green", "-2", 1)]
+    hogged = nova_cluster("kind-workload-2", "4")
+    hogged["status"]["availableResources"] = {"kind-workload-2-control-plane": {"cpu": "1", "memory": "32Gi"}}
+    after = [
+        nova_cluster("kind-workload-1", "4"),
+        hogged,
+        policy,
+        *app("blue", "", 1),
+        *app("green", "-2", 5),
+    ]
+
+    def check(render: Render) -> None:
+        assert render.group("demo-policy-4f068569")["clusters"] == ["kind-workload-1"]
+        green = render.group("demo-policy-f73297b2")
+        assert green["clusters"] == ["kind-workload-1"]
+        assert {item["name"] for item in green["objects"]} == {"frontend-2", "cartservice-2", "redis-cart-2"}
+        assert (
+            render.manifest("kind-workload-1", "microsvc-demo/deployment-frontend-2.yaml")["spec"]["replicas"]
+            == 5
+        )
+
+    return Tutorial(after, check, namespace="microsvc-demo", before=before)
+
+
+def ferretdb_disaster_recovery() -> Tutorial:
+    """FerretDB on Percona, disaster recovery: FerretDB is duplicated to both clusters, each copy pointed at
+    its own cluster's database by an override of ``spec.template.spec.containers[0].env[0].value`` (an
+    override naming the namespace); the databases go one per cluster."""
+    uri = "spec.template.spec.containers[0].env[0].value"
+    overrides = [
+        {
+            "topologyValue": cluster,
+            "resources": [
+                {
+                    "kind": "Deployment",
+                    "apiVersion": "apps/v1",
+                    "name": "ferretdb",
+                    "namespace": "default",
+                    "override": [
+                        {
+                            "fieldPath": uri,
+                            "value": {"staticValue": f"postgres://{db}-ha.psql-operator.svc:5432/zoo"},
+                        }
+                    ],
+                }
+            ],
+        }
+        for cluster, db in (("kind-workload-1", "cluster1"), ("kind-workload-2", "cluster2"))
+    ]
+    ferretdb = workload("ferretdb", {"app": "ferretdb"}, replicas=2, namespace="default")
+    ferretdb["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "FERRETDB_POSTGRESQL_URL", "value": "unset"}
+    ]
+
+    def database_policy(number: int) -> Doc:
+        return schedule_policy(
+            f"psql-cluster-{number}-ferretdb",
+            {
+                "namespaceSelector": in_namespace("default"),
+                "clusterSelector": {
+                    "matchLabels": {"kubernetes.io/metadata.name": f"kind-workload-{number}"}
+                },
+                "resourceSelectors": {
+                    "labelSelectors": [{"matchLabels": {"psql-cluster": f"cluster-{number}"}}]
+                },
+            },
+        )
+
+    documents = [
+        *kind_clusters(),
+        schedule_policy(
+            "spread-ferretdb",
+            {
+                "namespaceSelector": {
+                    "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}]
+                },
+                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"app": "ferretdb"}}]},
+                "groupBy": {"labelKey": "app"},
+                "clusterSelector": by_name("kind-workload-1", "kind-workload-2"),
+                "spreadConstraints": {
+                    "spreadMode": "Duplicate",
+                    "topologyKey": "kubernetes.io/metadata.name",
+                    "overrides": overrides,
+                },
+            },
+        ),
+        database_policy(1),
+        database_policy(2),
+        ferretdb,
+        service("ferretdb", {"app": "ferretdb"}, namespace="default"),
+        workload("haproxy-1", {"psql-cluster": "cluster-1"}, namespace="default"),
+        workload("haproxy-2", {"psql-cluster": "cluster-2"}, namespace="default"),
+    ]
+
+    def check(render: Render) -> None:
+        assert render.replicas_of("ferretdb") == {"kind-workload-1": 2, "kind-workload-2": 2}
+        for number in (1, 2):
+            copy = render.manifest(f"kind-workload-{number}", "default/deployment-ferretdb.yaml")
+            env = copy["spec"]["template"]["spec"]["containers"][0]["env"][0]
+            assert env == {
+                "name": "FERRETDB_POSTGRESQL_URL",
+                "value": f"postgres://cluster{number}-ha.psql-operator.svc:5432/zoo",
+            }
+            assert render.clusters_of(f"haproxy-{number}") == [f"kind-workload-{number}"]
+        assert render.clusters_of("ferretdb") == ["kind-workload-1", "kind-workload-2"]
+
+    return Tutorial(documents, check)
+
+
 TUTORIALS: dict[str, Callable[[], Tutorial]] = {
     "policy-based": policy_based,
     "annotation-based": annotation_based,
@@ -1065,6 +1197,8 @@ TUTORIALS: dict[str, Callable[[], Tutorial]] = {
     "v1.4-configuration-example": v14_configuration_example,
     "v1.3-fill-and-spill-by-provider": v13_fill_and_spill_by_provider,
     "external-orchestrator": external_orchestrator,
+    "smart-scheduling-growth": smart_scheduling_growth,
+    "ferretdb-disaster-recovery": ferretdb_disaster_recovery,
 }
 
 
