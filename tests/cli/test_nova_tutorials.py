@@ -32,10 +32,12 @@ PLACEMENT = "placement.yaml"
 # --- inputs shaped as Nova's --------------------------------------------------------------------------------
 
 
-def nova_cluster(name: str, cpu: str = "8", memory: str = "32Gi", *, standby: bool = False) -> Doc:
+def nova_cluster(
+    name: str, cpu: str = "8", memory: str = "32Gi", *, standby: bool = False, ready: str = "True"
+) -> Doc:
     """A Cluster as Nova's control plane reports it: per-node resources, no node labels."""
     nodes = {f"{name}-control-plane": {"cpu": cpu, "memory": memory, "pods": "110"}}
-    conditions: list[Doc] = [{"type": "Ready", "status": "True", "reason": "ClusterReady"}]
+    conditions: list[Doc] = [{"type": "Ready", "status": ready, "reason": "ClusterReady"}]
     if standby:
         conditions.append({"type": "Standby", "status": "True", "reason": "ClusterStandby"})
     return {
@@ -1173,6 +1175,59 @@ def ferretdb_disaster_recovery() -> Tutorial:
     return Tutorial(documents, check)
 
 
+def spread_rebalance() -> Tutorial:
+    """Spread tutorial, last step: the equal-split policy is replaced by the 20/80 one and the running 5 + 5
+    re-balance to 2 + 8 (Nova "will always re-balance the split"); stickiness does not hold a spread back."""
+    tutorial = spread_percentage()
+
+    def check(render: Render) -> None:
+        assert render.replicas_of("nginx2") == {"kind-workload-1": 2, "kind-workload-2": 8}
+        assert render.manifest("kind-workload-1", "default/deployment-nginx2.yaml")["spec"]["replicas"] == 2
+
+    return Tutorial(tutorial.documents, check, before=spread_divide_equal().documents)
+
+
+def standby_spread_wakes_both() -> Tutorial:
+    """Just-in-time standby, delete/recreate mode: both clusters are in standby and report ``Ready=False``;
+    a spread busybox (2 replicas) still goes to both, one replica each (placing there wakes them)."""
+    labels = {"app": "busybox", "group-policy": "nginx-spread"}
+    documents = [
+        nova_cluster("kind-workload-1", standby=True, ready="False"),
+        nova_cluster("kind-workload-2", standby=True, ready="False"),
+        spread_divide_equal().documents[2],  # the spread tutorial's policy
+        workload("busybox", labels, replicas=2, namespace="default"),
+    ]
+
+    def check(render: Render) -> None:
+        assert render.replicas_of("busybox") == {"kind-workload-1": 1, "kind-workload-2": 1}
+
+    return Tutorial(documents, check)
+
+
+def standby_create_cluster() -> Tutorial:
+    """Just-in-time clusters, create/clone: a policy names kind-workload-3, which does not exist; Nova
+    clones a cluster for it. A renderer cannot create clusters: the pod is unscheduled, with its reason,
+    until the cluster exists (docs/migrating-from-nova.md)."""
+    documents = [
+        *kind_clusters(),
+        namespace_policy().documents[3],  # trial-policy-customer1: namespace-customer3 → kind-workload-3
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "namespace-customer3"}},
+        plain("Pod", "pod-customer3", {}, namespace="namespace-customer3"),
+    ]
+    documents[-1]["spec"] = {
+        "containers": [{"name": "busybox", "image": "busybox", "command": ["sleep", "3600"]}]
+    }
+
+    def check(render: Render) -> None:
+        unscheduled = {item["name"]: item for item in render.placement["unscheduled"]}
+        # The Namespace is cluster-scoped, and the policy's empty selector matches it too.
+        assert sorted(unscheduled) == ["namespace-customer3", "pod-customer3"]
+        assert unscheduled["pod-customer3"]["policy"] == "trial-policy-customer1"
+        assert not list(render.root.glob("clusters/*/namespace-customer3/*"))
+
+    return Tutorial(documents, check)
+
+
 TUTORIALS: dict[str, Callable[[], Tutorial]] = {
     "policy-based": policy_based,
     "annotation-based": annotation_based,
@@ -1181,9 +1236,12 @@ TUTORIALS: dict[str, Callable[[], Tutorial]] = {
     "capacity-based-reason": capacity_based_reason,
     "spread-divide-equal": spread_divide_equal,
     "spread-percentage": spread_percentage,
+    "spread-rebalance": spread_rebalance,
     "spread-duplicate-overrides": spread_duplicate_overrides,
     "fill-and-spill": fill_and_spill,
     "standby-cluster": standby_cluster,
+    "standby-spread-wakes-both": standby_spread_wakes_both,
+    "standby-create-cluster": standby_create_cluster,
     "custom-resources": custom_resources,
     "v1.5-map-split": v15_map_split,
     "v1.3-OrderedClusterSelector": v13_ordered_selector_capitalised,
