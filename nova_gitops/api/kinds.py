@@ -256,7 +256,35 @@ POD_CONTROLLERS: Mapping[GroupKind, PodController] = {
         completions=("spec", "jobTemplate", "spec", "completions"),
     ),
 }
-"""(group, kind) → where its pods are described. Kinds not listed create no pods of their own."""
+"""(group, kind) → where its pods are described. Other kinds create no pods of their own, unless they are
+shaped like a replicated controller (``controller_shaped``)."""
+
+REPLICATED = _REPLICATED
+"""How a kind shaped like a Deployment keeps its pods: Argo ``Rollout``, OpenKruise ``CloneSet``, ..."""
+
+
+def controller_shaped(body: Mapping[str, Any]) -> bool:
+    """Whether ``body`` is shaped like a Deployment: ``spec.replicas`` set and a pod template at
+    ``spec.template`` (a mapping whose ``spec.containers`` is a list). A custom kind so shaped (Argo
+    ``Rollout``, OpenKruise ``CloneSet``) counts for demand and is divided like a Deployment; one without
+    ``spec.replicas`` is not taken for a controller (many custom kinds carry a ``template``)."""
+    spec = body.get("spec")
+    if not isinstance(spec, dict) or "replicas" not in spec:
+        return False
+    template = spec.get("template")
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    return isinstance(pod_spec, dict) and isinstance(pod_spec.get("containers"), list)
+
+
+def pod_controller(group: str, kind: str, body: Mapping[str, Any]) -> PodController | None:
+    """Where ``body`` keeps its pods: the table above for the built-in kinds, ``REPLICATED`` for another
+    kind shaped like a Deployment (``controller_shaped``), None for everything else."""
+    known = POD_CONTROLLERS.get((group, kind))
+    if known is not None:
+        return known
+    if (group, kind) in BUILTIN_SCOPES or not controller_shaped(body):
+        return None
+    return _REPLICATED
 
 
 def pod_template(controller: PodController, body: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from nova_gitops.api import quantities
+from nova_gitops.api import kinds, quantities
 
 NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 TolerationOperator = Literal["Exists", "Equal"]
@@ -35,6 +35,7 @@ _NODE_SELECTOR_OPERATORS: tuple[NodeSelectorOperator, ...] = get_args(NodeSelect
 _TOLERATION_EFFECTS: tuple[TolerationEffect, ...] = get_args(TolerationEffect)
 _POD_LEVEL_RESOURCES = ("cpu", "memory")
 _REPLICATED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
+_BUILTIN_CONTROLLER_KINDS = frozenset(("Pod", "DaemonSet", "Job", "CronJob", *_REPLICATED_KINDS))
 
 
 class DemandError(ValueError):
@@ -94,7 +95,9 @@ def pod_demands(body: Mapping[str, Any], replicas: int | None = None) -> tuple[P
 
     Pod → 1; Deployment, ReplicaSet, StatefulSet, ReplicationController → ``spec.replicas`` (default 1);
     Job → ``parallelism`` (default 1), or ``completions`` when smaller; CronJob → one run of its job template;
-    DaemonSet → 1 (the pod it places on one node: its per-node cost is what fit can check).
+    DaemonSet → 1 (the pod it places on one node: its per-node cost is what fit can check); any other kind
+    shaped like a Deployment (``kinds.controller_shaped``: Argo Rollout, OpenKruise CloneSet) →
+    ``spec.replicas``.
     Raises DemandError naming every bad field.
     """
     problems: list[str] = []
@@ -128,8 +131,10 @@ def total_requests(demands: Iterable[PodDemand]) -> dict[str, int]:
 def _pod_spec_and_count(body: Mapping[str, Any], problems: list[str]) -> tuple[str, Any, int] | None:
     kind = body.get("kind")
     spec = body.get("spec")
-    if kind not in ("Pod", "DaemonSet", "Job", "CronJob", *_REPLICATED_KINDS):
-        return None
+    if kind not in _BUILTIN_CONTROLLER_KINDS:
+        if not isinstance(kind, str) or not kinds.controller_shaped(body):
+            return None
+        kind = "Deployment"  # Argo Rollout, OpenKruise CloneSet, ...: counted as the Deployment they mimic
     if not isinstance(spec, Mapping):
         problems.append(f"spec: a {kind} needs a mapping, got {_describe(spec)}")
         return None

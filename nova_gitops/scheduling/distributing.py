@@ -46,11 +46,13 @@ def completion_count(manifest: Manifest) -> int | None:
 
 
 def replica_count(manifest: Manifest) -> int | None:
-    """The replicas Divide splits: spec.replicas of a replicated controller, a Job's parallelism (a
-    CronJob's job template's); None for objects without a count (ConfigMaps, DaemonSets, bare Pods)."""
-    if manifest.kind not in _CONTROLLER_KINDS:
-        return None
-    controller = kinds.POD_CONTROLLERS.get((manifest.group, manifest.kind))
+    """The replicas Divide splits: spec.replicas of a replicated controller (or of a custom kind shaped like
+    one), a Job's parallelism (a CronJob's job template's); None for objects without a count (ConfigMaps,
+    DaemonSets, bare Pods)."""
+    if manifest.kind in _CONTROLLER_KINDS:
+        controller = kinds.POD_CONTROLLERS.get((manifest.group, manifest.kind))
+    else:  # a custom kind shaped like a Deployment (Argo Rollout, OpenKruise CloneSet) is divided like one
+        controller = kinds.pod_controller(manifest.group, manifest.kind, manifest.body)
     if controller is None or controller.replicas is None:
         return None
     return kinds.replica_count(controller, manifest.body)

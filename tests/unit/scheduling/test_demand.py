@@ -372,3 +372,50 @@ def test_effective_request_bounds_and_monotonicity(
     assert effective <= cpu(cpu_pod([*app, extra], init)) <= effective + extra
     assert cpu(cpu_pod(app, [*init, (extra, False)])) >= effective
     assert cpu(cpu_pod(app, [*init, (extra, True)])) >= effective
+
+
+def custom(api_version: str, kind: str, pod_spec: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    template = {"metadata": {"labels": {"app": "a"}}, "spec": pod_spec}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "w"},
+        "spec": {**spec, "template": template},
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "count"),
+    [
+        # any kind shaped like a Deployment (spec.replicas and a pod template at spec.template) counts
+        (custom("argoproj.io/v1alpha1", "Rollout", ONE_CPU, replicas=4, strategy={"canary": {}}), 4),
+        (custom("apps.kruise.io/v1alpha1", "CloneSet", ONE_CPU, replicas=3), 3),
+        (custom("apps.kruise.io/v1beta1", "StatefulSet", ONE_CPU, replicas=2), 2),
+        (custom("example.com/v1", "Widget", ONE_CPU, replicas=0), 0),
+    ],
+)
+def test_a_kind_shaped_like_a_deployment_counts_as_one(body: dict[str, Any], count: int) -> None:
+    pods = demand.pod_demands(body)
+    assert sum(pod.count for pod in pods) == count
+    assert all(pod.shape.requests == {"cpu": 1000} for pod in pods)
+    (only,) = demand.pod_demands(body, replicas=1)  # a Divide part
+    assert only.count == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # no spec.replicas: a template alone does not make a controller (many custom kinds carry one)
+        custom("example.com/v1", "Widget", ONE_CPU),
+        # a template that is not a pod's (no containers list)
+        custom("example.com/v1", "Widget", {"steps": []}, replicas=2),
+        {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"replicas": 2, "template": "x"}},
+    ],
+)
+def test_a_custom_kind_not_shaped_like_a_deployment_has_no_pods(body: dict[str, Any]) -> None:
+    assert demand.pod_demands(body) == ()
+
+
+def test_a_bad_replica_count_of_a_shaped_kind_is_a_demand_error() -> None:
+    with pytest.raises(demand.DemandError, match=r"spec\.replicas"):
+        demand.pod_demands(custom("argoproj.io/v1alpha1", "Rollout", ONE_CPU, replicas="three"))

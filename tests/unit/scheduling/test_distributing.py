@@ -103,3 +103,35 @@ def test_pods_given_by_the_planner_or_read_here_give_the_same_spread() -> None:
         distributing.spread_group("p", spread, clusters, members, second)
     )
     assert first.placed == second.placed
+
+
+def rollout(name: str, kind: str, api_version: str, replicas: int) -> dict[str, Any]:
+    body = deployment(name, replicas=replicas, cpu="100m")
+    return {**body, "apiVersion": api_version, "kind": kind}
+
+
+def test_divide_splits_custom_kinds_shaped_like_a_deployment_like_one() -> None:
+    spread, clusters, members = spread_of(
+        cluster("c1"),
+        cluster("c2"),
+        policy(
+            "p",
+            spreadConstraints={
+                "spreadMode": "Divide",
+                "topologyKey": "kubernetes.io/metadata.name",
+                "percentageSplit": [
+                    {"topologyValue": "c1", "percentage": 70},
+                    {"topologyValue": "c2", "percentage": 30},
+                ],
+            },
+        ),
+        rollout("canary", "Rollout", "argoproj.io/v1alpha1", 5),
+        rollout("clones", "CloneSet", "apps.kruise.io/v1alpha1", 10),
+        config_map("settings"),
+    )
+    counts = {member.kind: distributing.replica_count(member) for member in members}
+    assert counts == {"Rollout": 5, "CloneSet": 10, "ConfigMap": None}
+    result = distributing.spread_group("p", spread, clusters, members, Ledger(clusters))
+    assert result is not None
+    replicas = {plan.manifest.kind: [copy.replicas for copy in plan.copies] for plan in result.objects}
+    assert replicas == {"Rollout": [4, 1], "CloneSet": [7, 3], "ConfigMap": [None, None]}
