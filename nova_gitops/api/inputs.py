@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nova_gitops.api import clusters, kinds, labels, loading, names, policies, secrets, selectors
+from nova_gitops.api import clusters, kinds, labels, loading, names, podshapes, policies, secrets, selectors
 from nova_gitops.api.clusters import Cluster, is_cluster_name
 from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
@@ -28,6 +28,11 @@ class SourceSet:
     workloads: tuple[Manifest, ...]
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     warnings: tuple[Problem, ...] = ()
+    pod_shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape] = field(
+        default_factory=lambda: podshapes.BUILTIN_SHAPES
+    )
+    """Where the pods of kinds not shaped like a Deployment live: the built-in shapes, and the source's
+    PodControllerShape documents (which are read, never rendered)."""
 
 
 def build_source_set(
@@ -52,6 +57,7 @@ def build_source_set(
     found_policies: list[SchedulePolicy] = []
     found_clusters: list[Cluster] = []
     workloads: list[Manifest] = []
+    shapes: dict[kinds.GroupKind, podshapes.PodControllerShape] = dict(podshapes.BUILTIN_SHAPES)
     seen: dict[tuple[str, object], SourceLocation] = {}
     for document in documents:
         body = document.body if isinstance(document.body, dict) else {}
@@ -70,6 +76,11 @@ def build_source_set(
             cluster = clusters.parse_cluster(document, problems)
             if cluster is not None:
                 found_clusters.append(cluster)
+        elif podshapes.is_shape_document(group, kind):
+            shape = podshapes.parse_shape(document, problems)
+            if shape is not None:
+                _note_duplicate(podshapes.KIND, (shape.group, shape.kind), document, seen, problems)
+                shapes[(shape.group, shape.kind)] = shape
         elif group == POLICY_GROUP and kind == "ScheduleGroup":
             message = "ScheduleGroup objects are made by the scheduler, not read from the source; ignored"
             problems.append(Problem(document.location, message, severity=Severity.WARNING))
@@ -94,6 +105,7 @@ def build_source_set(
         workloads=tuple(workloads),
         namespace_labels=namespace_labels,
         warnings=tuple(problems),
+        pod_shapes=shapes,
     )
 
 

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from nova_gitops.api import kinds, quantities
+from nova_gitops.api import kinds, podshapes, quantities
+from nova_gitops.api.objects import split_api_version
 
 NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 TolerationOperator = Literal["Exists", "Equal"]
@@ -90,7 +91,11 @@ class PodDemand:
     count: int
 
 
-def pod_demands(body: Mapping[str, Any], replicas: int | None = None) -> tuple[PodDemand, ...]:
+def pod_demands(
+    body: Mapping[str, Any],
+    replicas: int | None = None,
+    shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape] = podshapes.BUILTIN_SHAPES,
+) -> tuple[PodDemand, ...]:
     """The pods ``body`` creates; ``replicas`` overrides their count (a Divide part). () for non-pod kinds.
 
     Pod → 1; Deployment, ReplicaSet, StatefulSet, ReplicationController → ``spec.replicas`` (default 1);
@@ -98,8 +103,13 @@ def pod_demands(body: Mapping[str, Any], replicas: int | None = None) -> tuple[P
     DaemonSet → 1 (the pod it places on one node: its per-node cost is what fit can check); any other kind
     shaped like a Deployment (``kinds.controller_shaped``: Argo Rollout, OpenKruise CloneSet) →
     ``spec.replicas``.
+    A kind of ``shapes`` (RayCluster, PyTorchJob, a source's PodControllerShape) → the pods of each of its
+    declared pod sets; such objects are not divided, so ``replicas`` does not apply to them.
     Raises DemandError naming every bad field.
     """
+    declared = declared_shape(body, shapes)
+    if declared is not None:
+        return _declared_demands(body, declared)
     problems: list[str] = []
     located = _pod_spec_and_count(body, problems)
     if located is None:
@@ -117,6 +127,70 @@ def pod_demands(body: Mapping[str, Any], replicas: int | None = None) -> tuple[P
     if count <= 0 or shape is None:
         return ()
     return (PodDemand(shape, count),)
+
+
+def unknown_reason(
+    body: Mapping[str, Any],
+    shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape] = podshapes.BUILTIN_SHAPES,
+) -> str | None:
+    """Why the pods of ``body`` cannot be known (None when they can, or when it makes none): a pod spec that
+    claims devices through DRA ``resourceClaims`` (fit counts no devices of a claim), or a custom kind that
+    carries pod specs but is neither shaped like a Deployment nor declared. Walks the whole body: for
+    ``explain``, one object at a time."""
+    pod_specs = list(_pod_like_specs(body.get("spec"), 0))
+    if any(pod_spec.get("resourceClaims") for pod_spec in pod_specs):
+        return "its pods claim devices through resourceClaims (DRA), which fit cannot count"
+    kind = body.get("kind")
+    if not pod_specs or kind in _BUILTIN_CONTROLLER_KINDS or kinds.controller_shaped(body):
+        return None
+    if declared_shape(body, shapes) is not None:
+        return None
+    return (
+        f"{kind} carries pod templates but no spec.replicas beside spec.template; "
+        "declare where its pods live with a PodControllerShape"
+    )
+
+
+def _pod_like_specs(node: Any, depth: int) -> Iterable[Mapping[str, Any]]:
+    if depth > 20:
+        return
+    if isinstance(node, Mapping):
+        if isinstance(node.get("containers"), list):
+            yield node
+        for value in node.values():
+            yield from _pod_like_specs(value, depth + 1)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _pod_like_specs(value, depth + 1)
+
+
+def declared_shape(
+    body: Mapping[str, Any], shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape]
+) -> podshapes.PodControllerShape | None:
+    """The declared shape of ``body``'s kind, if any (the built-in controllers cannot be redeclared)."""
+    kind = body.get("kind")
+    if not shapes or kind in _BUILTIN_CONTROLLER_KINDS or not isinstance(kind, str):
+        return None
+    api_version = body.get("apiVersion")
+    if not isinstance(api_version, str):
+        return None
+    return shapes.get((split_api_version(api_version)[0], kind))
+
+
+def _declared_demands(body: Mapping[str, Any], shape: podshapes.PodControllerShape) -> tuple[PodDemand, ...]:
+    problems: list[str] = []
+    try:
+        groups = podshapes.pod_templates(shape, body)
+    except podshapes.ShapeError as error:
+        raise DemandError([str(error)]) from None
+    found: list[PodDemand] = []
+    for field, pod_spec, count in groups:
+        pod_shape = _pod_shape(pod_spec, field, problems)
+        if pod_shape is not None and count > 0:
+            found.append(PodDemand(pod_shape, count))
+    if problems:
+        raise DemandError(problems)
+    return tuple(found)
 
 
 def total_requests(demands: Iterable[PodDemand]) -> dict[str, int]:

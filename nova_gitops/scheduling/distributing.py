@@ -13,7 +13,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nova_gitops.api import kinds, quantities
+from nova_gitops.api import kinds, podshapes, quantities
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, Override, SpreadConstraints
@@ -59,7 +59,10 @@ def replica_count(manifest: Manifest) -> int | None:
 
 
 def member_demands(
-    members: Sequence[Manifest], divides: bool, problems: list[Problem]
+    members: Sequence[Manifest],
+    divides: bool,
+    problems: list[Problem],
+    shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape] = podshapes.BUILTIN_SHAPES,
 ) -> list[tuple[demand.PodDemand, ...]]:
     """Each member's pods (``demand.pod_demands``), in order; a problem in ``problems`` instead for a count
     Kubernetes refuses, one too large to divide when ``divides``, or a body whose pods cannot be read."""
@@ -77,7 +80,7 @@ def member_demands(
             problems.append(Problem(member.location, message))
             continue
         try:
-            found.append(demand.pod_demands(member.body))
+            found.append(demand.pod_demands(member.body, shapes=shapes))
         except demand.DemandError as error:
             problems += [Problem(member.location, defect) for defect in error.problems]
     return found
@@ -246,6 +249,13 @@ def spread_group(
     ]
     if member_pods is None:
         member_pods = [demand.pod_demands(manifest.body) for manifest in members]
+    if spread.mode == "Divide":  # a declared kind (RayCluster, PyTorchJob) keeps its counts in several places
+        warnings += [
+            f"{manifest.kind} {manifest.namespace}/{manifest.name} is not divided (its pods are declared in "
+            "pod sets, not one replica count): every cluster gets it whole"
+            for index, manifest in enumerate(members)
+            if manifest.kind not in _CONTROLLER_KINDS and member_pods[index] and index not in shares
+        ]
     warnings += _capacity_warnings(members, member_pods, shares, ledger, names)
     reason = f"Spread over {chosen_by}: {','.join(names)} ({detail});"
     return Spread(

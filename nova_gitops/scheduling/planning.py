@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from nova_gitops.api import labels
+from nova_gitops.api import kinds, labels, podshapes
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.api.names import SYSTEM_NAMESPACES
@@ -113,7 +113,7 @@ def plan(
 
     problems: list[Problem] = []
     work = [
-        _measure(group, policy, None, problems)
+        _measure(group, policy, None, problems, source.pod_shapes)
         for policy in sorted(policies, key=lambda policy: policy.name)
         for group in grouping.form_groups(policy.name, policy.group_by_key, by_policy.get(policy.name, ()))
     ]
@@ -123,6 +123,7 @@ def plan(
             None,
             intent,
             problems,
+            source.pod_shapes,
         )
         for manifest, intent in annotated
     ]
@@ -181,10 +182,11 @@ def _measure(
     policy: SchedulePolicy | None,
     intent: intents.Pin | intents.SpreadOnto | None,
     problems: list[Problem],
+    shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape],
 ) -> _Work:
     divides = isinstance(intent, intents.SpreadOnto) and intent.mode == "Divide"
     divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
-    per_member = distributing.member_demands(group.members, divides, problems)
+    per_member = distributing.member_demands(group.members, divides, problems, shapes)
     pods = tuple(pod for member_pods in per_member for pod in member_pods)
     return _Work(group, policy, intent, pods, demand.total_requests(pods), tuple(per_member))
 

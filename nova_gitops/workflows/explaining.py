@@ -71,7 +71,8 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
         (group for group in plan.groups for item in group.objects if item.manifest.key == manifest.key), None
     )
     unscheduled = next((entry for entry in plan.unscheduled if entry.key == manifest.key), None)
-    pods = demand.pod_demands(manifest.body)
+    pods = demand.pod_demands(manifest.body, shapes=source_set.pod_shapes)
+    unknown = demand.unknown_reason(manifest.body, source_set.pod_shapes)
     result: dict[str, Any] = {
         "object": str(manifest.key),
         "source": str(manifest.location),
@@ -81,6 +82,7 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
         "demand": {
             "pods": sum(pod.count for pod in pods),
             "requests": _resources(demand.total_requests(pods)) or "none",
+            **({"unknown": f"demand unknown: {unknown}"} if unknown else {}),
         },
     }
     if group is not None:
@@ -101,6 +103,11 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
             "status": group.status,
         }
         result["decision"] = [line.strip() + ";" for line in group.reason.split(";") if line.strip()]
+        if unknown is not None:  # fit counted what it could read: do not claim the cluster has room
+            result["decision"] = [
+                line.replace("because it has enough resources", "but demand unknown")
+                for line in result["decision"]
+            ]
         result["clusters"] = {
             copy.cluster: {
                 "replicas": copy.replicas,
