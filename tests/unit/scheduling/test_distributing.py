@@ -135,3 +135,26 @@ def test_divide_splits_custom_kinds_shaped_like_a_deployment_like_one() -> None:
     assert result is not None
     replicas = {plan.manifest.kind: [copy.replicas for copy in plan.copies] for plan in result.objects}
     assert replicas == {"Rollout": [4, 1], "CloneSet": [7, 3], "ConfigMap": [None, None]}
+
+
+def test_divide_copies_a_declared_kind_whole_with_a_warning() -> None:
+    worker = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "train", "namespace": "demo", "labels": {"app": "demo"}},
+        "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 4, "template": worker}}},
+    }
+    spread, clusters, members = spread_of(
+        cluster("c1"),
+        cluster("c2"),
+        policy("p", spreadConstraints={"spreadMode": "Divide", "topologyKey": "kubernetes.io/metadata.name"}),
+        job,
+    )
+    result = distributing.spread_group("p", spread, clusters, members, Ledger(clusters))
+    assert result is not None
+    assert [copy.replicas for copy in result.objects[0].copies] == [None, None]
+    assert result.warnings == (
+        "PyTorchJob demo/train is not divided (its pods are declared in pod sets, not one replica count): "
+        "every cluster gets it whole",
+    )
