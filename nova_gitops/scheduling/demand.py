@@ -137,10 +137,13 @@ def unknown_reason(
     claims devices through DRA ``resourceClaims`` (fit counts no devices of a claim), or a custom kind that
     carries pod specs but is neither shaped like a Deployment nor declared. Walks the whole body: for
     ``explain``, one object at a time."""
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    group_kind = (split_api_version(api_version)[0] if isinstance(api_version, str) else "", kind)
+    if group_kind in kinds.BUILTIN_SCOPES and group_kind not in kinds.POD_CONTROLLERS:
+        return None  # a built-in kind that makes no pods (a PodTemplate)
     pod_specs = list(_pod_like_specs(body.get("spec"), 0))
     if any(pod_spec.get("resourceClaims") for pod_spec in pod_specs):
         return "its pods claim devices through resourceClaims (DRA), which fit cannot count"
-    kind = body.get("kind")
     if not pod_specs or kind in _BUILTIN_CONTROLLER_KINDS or kinds.controller_shaped(body):
         return None
     if declared_shape(body, shapes) is not None:

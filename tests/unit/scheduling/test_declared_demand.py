@@ -103,3 +103,25 @@ def test_a_bad_count_at_a_declared_path_names_it() -> None:
     }
     with pytest.raises(demand.DemandError, match=r"spec\.workerGroupSpecs\.\[0\]\.replicas"):
         demand.pod_demands(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (RAY, None),  # built-in shape
+        (LWS, "declare where its pods live"),  # pod templates, no shape
+        ({"apiVersion": "v1", "kind": "PodTemplate", "template": template("1")}, None),  # makes no pods
+        ({"apiVersion": "v1", "kind": "ConfigMap", "data": {}}, None),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "spec": {**template("1")["spec"], "resourceClaims": [{"name": "g"}]},
+            },
+            "resourceClaims (DRA)",
+        ),
+    ],
+)
+def test_when_demand_is_unknown(body: dict[str, Any], why: str | None) -> None:
+    reason = demand.unknown_reason(body)
+    assert reason is None if why is None else why in (reason or "")
