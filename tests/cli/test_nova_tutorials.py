@@ -611,7 +611,6 @@ def argo_rollouts() -> Tutorial:
     return Tutorial(
         documents,
         check,
-        xfail="issue 10 item 6: a Rollout (spec.replicas + spec.template) is not divided like a Deployment",
     )
 
 
@@ -890,7 +889,6 @@ def dra_gpu() -> Tutorial:
         documents,
         check,
         namespace="dra-gpu-test",
-        xfail="issue 10 item 6: explain does not yet say 'demand unknown' for pods with DRA ResourceClaims",
     )
 
 
