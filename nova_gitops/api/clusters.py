@@ -33,6 +33,9 @@ class Node:
     available: ResourceList
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
+    # False when the cluster reports no ``status.nodeLabels`` (Nova's Cluster CR has none): the node's labels
+    # are unknown, so nodeSelector and required node affinity cannot be checked there (DESIGN §3)
+    labels_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,11 @@ class Cluster:
     nodes: tuple[Node, ...]  # sorted by name; a cluster reporting only totals has one pseudo-node
     idle: bool | None = None  # Nova's Idle condition (shown, not used to place): None when absent/Unknown
     kubernetes_cluster: str = ""  # Nova's spec.kubernetescluster: the cluster's name where it runs
+
+    @property
+    def node_labels_known(self) -> bool:
+        """The cluster reports its nodes' labels (the agent does; Nova's Cluster CR does not)."""
+        return all(node.labels_known for node in self.nodes)
 
     @property
     def is_candidate(self) -> bool:
@@ -257,6 +265,7 @@ def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[N
         else _resource_lists(available_raw, "status.availableResources", cluster, check, allow_negative=True)
     )
     node_labels = _per_node(status.get("nodeLabels"), "status.nodeLabels", capacity, check)
+    labels_known = bool(status.get("nodeLabels"))  # absent, null or {}: no node labels reported
     node_taints = _per_node(status.get("nodeTaints"), "status.nodeTaints", capacity, check)
     for node in sorted(set(available or {}) - set(capacity)):
         check.warning(
@@ -272,6 +281,7 @@ def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[N
             },
             labels=check.labels(node_labels.get(node), names.child("status.nodeLabels", node)),
             taints=_taints(node_taints.get(node), names.child("status.nodeTaints", node), check),
+            labels_known=labels_known,
         )
         for node in sorted(capacity)
     )

@@ -31,12 +31,15 @@ _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 @dataclass(frozen=True, slots=True)
 class NodeRoom:
-    """A node's free room (milli-units; a resource not listed is 0), labels and taints."""
+    """A node's free room (milli-units; a resource not listed is 0), labels and taints. ``labels_known``
+    False: the cluster reports no node labels, and the node is assumed to satisfy every nodeSelector and
+    required node affinity (DESIGN §3 "Capacity and fit")."""
 
     name: str
     free: Mapping[str, int]
     labels: Mapping[str, str]
     taints: tuple[clusters.Taint, ...]
+    labels_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,7 @@ class Fit:
 def rooms(nodes: Sequence[clusters.Node]) -> tuple[NodeRoom, ...]:
     """Each node's room from what it has available, in name order."""
     return tuple(
-        NodeRoom(node.name, dict(node.available), node.labels, node.taints)
+        NodeRoom(node.name, dict(node.available), node.labels, node.taints, node.labels_known)
         for node in sorted(nodes, key=lambda node: node.name)
     )
 
@@ -105,7 +108,8 @@ def _fit(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: Pods) -> Fit:
             first_failure = first_failure or packed
             continue
         after = tuple(
-            NodeRoom(room.name, packed[index], room.labels, room.taints) for index, room in enumerate(rooms)
+            NodeRoom(room.name, packed[index], room.labels, room.taints, room.labels_known)
+            for index, room in enumerate(rooms)
         )
         return Fit(True, after, "")
     assert first_failure is not None  # the loop returns on success and there is at least one order
@@ -135,7 +139,7 @@ def _all_on_first_node(rooms: Sequence[NodeRoom], by_name: Sequence[int], pods: 
         after_free = dict(free)
         for resource, amount in total.items():
             after_free[resource] = after_free.get(resource, 0) - amount
-        placed = NodeRoom(room.name, after_free, room.labels, room.taints)
+        placed = NodeRoom(room.name, after_free, room.labels, room.taints, room.labels_known)
         return Fit(True, (*rooms[:index], placed, *rooms[index + 1 :]), "")
     return None
 
@@ -153,10 +157,8 @@ def eligible(room: NodeRoom, shape: demand.PodShape) -> bool:
     if not room.taints and not shape.node_selector and not shape.required_affinity:
         return True  # the common case, on the hot path of every fit
     return (
-        _matches_selector(room, shape)
-        and _matches_affinity(room, shape)
-        and not _untolerated_taints(room, shape)
-    )
+        not room.labels_known or (_matches_selector(room, shape) and _matches_affinity(room, shape))
+    ) and not _untolerated_taints(room, shape)
 
 
 class _Failure(NamedTuple):

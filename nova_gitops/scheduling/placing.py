@@ -161,6 +161,7 @@ class Ledger:
                 {res: (0 if res in need else amount) for res, amount in room.free.items()},
                 room.labels,
                 room.taints,
+                room.labels_known,
             )
             for room in self._rooms[cluster]
         )
