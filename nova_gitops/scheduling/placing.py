@@ -392,6 +392,65 @@ def header(policy_name: str, candidates: Candidates) -> list[str]:
     return lines + [f"Cluster {name} skipped, it is not ready;" for name in candidates.not_ready]
 
 
+RUNNERS_UP_FITTED = 3  # candidates after the chosen one whose fit is worked out for the reason
+NAMED_VERDICTS = 5  # more clusters than this with one verdict are counted, not named
+
+
+def _not_chosen(
+    chosen: str,
+    chosen_score: int,
+    sticky: str | None,
+    rest: Iterable[Cluster],
+    candidates: Candidates,
+    demands: Sequence[PodDemand],
+    need: Mapping[str, int],
+    ledger: Ledger,
+    avoid: Mapping[str, str],
+) -> Iterator[str]:
+    """A short verdict for each candidate not tried because ``chosen`` was picked first, in the order they
+    would have been tried (DESIGN §3: every candidate gets a reason). The first ``RUNNERS_UP_FITTED`` of the
+    chosen one's tier are fitted ("fits, not chosen: …" or why not); the others are named with the rule that
+    ranked them after it, unfitted: fitting every candidate for every group would cost a 100-cluster fleet's
+    plan seconds. Clusters with the same verdict share a line, and more than ``NAMED_VERDICTS`` of them are
+    counted (the header names every candidate)."""
+    chosen_tier = candidates.tier_of(chosen)
+    if chosen == sticky:
+        ranked_after = f"the group stays on {chosen}"
+    else:
+        ranked_after = f"{chosen} has more free capacity, or as much and comes first by name"
+    fitted = 0
+    verdicts: dict[str, list[str]] = {}
+    for cluster in rest:
+        name = cluster.name
+        if name in avoid:
+            verdict = f"skipped, {avoid[name]}"
+        elif candidates.tier_of(name) != chosen_tier:
+            verdict = f"not chosen: {chosen} is in an earlier tier"
+        elif fitted < RUNNERS_UP_FITTED:
+            fitted += 1
+            fit = ledger.fit(name, demands, need)
+            if not fit.ok:
+                verdict = f"skipped, does not have enough resources: {fit.shortfall}"
+            elif chosen == sticky:
+                verdict = f"fits, not chosen: {ranked_after}"
+            elif ledger.score(name, need) < chosen_score:
+                verdict = f"fits, not chosen: {chosen} has more free capacity"
+            else:
+                verdict = f"fits, not chosen: {chosen} has as much free capacity and comes first by name"
+        else:
+            verdict = f"not chosen: {ranked_after}"
+        verdicts.setdefault(verdict, []).append(name)
+    for verdict, names in verdicts.items():
+        if len(names) == 1:
+            yield f"Cluster {names[0]} {verdict};"
+            continue
+        plural = "fit," + verdict.removeprefix("fits,") if verdict.startswith("fits,") else verdict
+        if len(names) <= NAMED_VERDICTS:
+            yield f"Clusters {','.join(names)} {plural};"
+        else:  # the header names them all: a 100-cluster fleet's reason stays one line per verdict
+            yield f"{len(names)} other clusters {plural};"
+
+
 def picked(cluster: str) -> str:
     return f"Picked cluster {cluster} because it has enough resources;"
 
@@ -417,7 +476,8 @@ def place_single(
         return Decision(None, " ".join(lines))
 
     sticky = previous if previous is not None and candidates.tier_of(previous) is not None else None
-    for cluster in _trial_order(candidates, sticky, failback, ledger, need):
+    order = _trial_order(candidates, sticky, failback, ledger, need)
+    for cluster in order:
         if cluster.name in avoid:
             lines.append(f"Cluster {cluster.name} skipped, {avoid[cluster.name]};")
             continue
@@ -427,8 +487,12 @@ def place_single(
                 f"Cluster {cluster.name} skipped, does not have enough resources: {trial.shortfall};"
             )
             continue
+        score = ledger.score(cluster.name, need)
         ledger.accept(trial)
         lines.append(picked(cluster.name))
+        lines.extend(
+            _not_chosen(cluster.name, score, sticky, order, candidates, demands, need, ledger, avoid)
+        )
         return Decision(cluster.name, " ".join(lines))
 
     for cluster in clusters:

@@ -320,6 +320,7 @@ class _Placer:
         self.ledger = Ledger(clusters)
         self.autoscaled = {cluster.name for cluster in clusters if cluster.autoscaled}
         self.unknown_labels = {cluster.name for cluster in clusters if not cluster.node_labels_known}
+        self.standby = {cluster.name for cluster in clusters if cluster.standby}
         self.results: dict[str, GroupPlan] = {}
         self.placed: dict[str, str] = {}  # single placements: group -> cluster
         self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
@@ -364,25 +365,31 @@ class _Placer:
                 warning = f"cluster {cluster} must scale up for the group: {shortfall}"
                 self.results[name] = replace(found, warnings=(*found.warnings, warning))
         for item in ordered:
-            self._note_unknown_labels(item)
+            self._note(item)
         return self.results
 
-    def _note_unknown_labels(self, item: _Work) -> None:
-        """Say so in the reason where a group with a nodeSelector or required node affinity lands on a
-        cluster that reports no node labels: it was assumed to satisfy them (DESIGN §3 "Capacity and fit").
-        The reason of a group that stays may carry the note already: it is not repeated."""
-        if not any(
-            pod.shape.node_selector or pod.shape.required_affinity for pod in item.demands if pod.count
-        ):
-            return
+    def _note(self, item: _Work) -> None:
+        """Say in the reason where the group lands on a Standby cluster (placing there wakes it) and where a
+        group with a nodeSelector or required node affinity lands on a cluster that reports no node labels
+        (it was assumed to satisfy them, DESIGN §3 "Capacity and fit"). The reason of a group that stays may
+        carry a note already: it is not repeated."""
         found = self.results[item.group.name]
-        notes = [
-            note
-            for cluster in found.clusters
-            if cluster in self.unknown_labels
-            and (note := f"node labels unknown for {cluster}: nodeSelector not checked;") not in found.reason
+        constrained = any(
+            pod.shape.node_selector or pod.shape.required_affinity for pod in item.demands if pod.count
+        )
+        wanted = [
+            *(
+                f"Cluster {cluster} is on Standby: placing there wakes it;"
+                for cluster in found.clusters
+                if cluster in self.standby
+            ),
+            *(
+                f"node labels unknown for {cluster}: nodeSelector not checked;"
+                for cluster in found.clusters
+                if constrained and cluster in self.unknown_labels
+            ),
         ]
-        if notes:
+        if notes := [note for note in wanted if note not in found.reason]:
             self.results[item.group.name] = replace(found, reason=" ".join([found.reason, *notes]))
 
     def _sticky_cluster(self, item: _Work) -> str | None:

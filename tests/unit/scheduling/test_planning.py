@@ -298,7 +298,8 @@ def test_most_free_capacity_wins_then_name() -> None:
     assert placed_on(tie, "web") == {"a": None}
     assert group_of(tie, "web").reason == (
         "Multiple clusters matching policy p (empty cluster selector): a,b; "
-        "Picked cluster a because it has enough resources;"
+        "Picked cluster a because it has enough resources; "
+        "Cluster b fits, not chosen: a has as much free capacity and comes first by name;"
     )
 
 
@@ -323,7 +324,10 @@ def test_a_group_that_stays_keeps_the_reason_that_placed_it() -> None:
         source_set(*documents),
         previous=PreviousPlacement({name: ("gone",)}, {name: "the reason of the earlier render;"}),
     )
-    assert group_of(moved, "web").reason.endswith("Picked cluster b because it has enough resources;")
+    assert group_of(moved, "web").reason.endswith(
+        "Picked cluster b because it has enough resources; "
+        "Cluster a fits, not chosen: b has more free capacity;"
+    )
 
 
 def test_a_group_that_spilled_fails_back_when_the_higher_tier_fits_again() -> None:
