@@ -7,8 +7,8 @@ name no namespace where the tutorial applies them with ``kubectl apply -n NS``: 
 ``nova-gitops render`` runs in-process into a temporary directory and the case asserts, from
 ``placement.yaml`` and the rendered tree, what the tutorial says happens.
 
-Cases the current code does not yet render as the tutorial says are ``xfail(strict=True)`` with the item of
-issue 10 that fixes them, so they flip (and fail) once it lands and the mark must be removed.
+A case the code does not (yet) render as the tutorial says is marked ``xfail(strict=True)`` with the reason,
+so it fails the day it passes and the mark must go; today every case renders as its tutorial says.
 """
 
 from __future__ import annotations
@@ -300,7 +300,6 @@ def capacity_based_reason() -> Tutorial:
         tutorial.documents,
         check,
         namespace=tutorial.namespace,
-        xfail="issue 10 item 8: the reason does not yet name the candidates that were not chosen",
     )
 
 
@@ -646,7 +645,6 @@ def helm_node_selector() -> Tutorial:
         documents,
         check,
         namespace="cert-manager",
-        xfail="issue 10 item 5: nodeSelector on Clusters without node labels makes the app unschedulable",
     )
 
 
