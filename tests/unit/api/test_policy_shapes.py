@@ -392,3 +392,17 @@ def test_the_map_and_the_list_split_are_the_same_policy(split: dict[str, int]) -
     assert parsed[0] == parsed[1]
     assert parsed[0] is not None and parsed[0].spread is not None
     assert [part.topology_value for part in parsed[0].spread.percentage_split] == list(split)
+
+
+def test_the_unmatched_warning_tries_one_object_per_signature_and_decides_as_trying_all() -> None:
+    namespaces = {"shop": {"team": "web", "kubernetes.io/metadata.name": "shop"}}
+    found = [policy for spec in SELECTING for policy in [parse(HEAD + spec)[0]] if policy is not None]
+    for chosen in ([*found], found[:1], found[1:]):
+        for objects in (OBJECTS, OBJECTS[:2], OBJECTS[1:] * 3):
+            warned = {p.subject for p in inputs.unmatched_policy_warnings(chosen, objects, namespaces)}
+            expected = {
+                f"SchedulePolicy {policy.name}"
+                for policy in chosen
+                if not any(policies.selects(policy, manifest, namespaces) for manifest in objects)
+            }
+            assert warned == expected
