@@ -127,26 +127,11 @@ def unmatched_policy_warnings(
     keys some selector names (the planner's Matcher relies on the same), so each policy is tried on one
     object per such signature: a few hundred for thousands of workloads, instead of every object for every
     policy that selects nothing (0.4 s at the reference fleet)."""
-    keys = sorted(
-        {
-            requirement.key
-            for policy in found
-            for selector in policy.resource_selectors.label_selectors
-            for requirement in selector.requirements
-        }
-    )
+    keys = policies.selector_label_keys(found)
     alike: dict[object, Manifest] = {}
     for manifest in workloads:
-        labels = manifest.labels
-        signature = (
-            manifest.kind,
-            manifest.api_version,
-            manifest.namespaced,
-            manifest.namespace,
-            tuple((key in labels, labels.get(key)) for key in keys),
-        )
         try:
-            alike.setdefault(signature, manifest)
+            alike.setdefault(policies.match_signature(manifest, keys), manifest)
         except TypeError:  # a label value that cannot be hashed: the object stands for itself
             alike[id(manifest)] = manifest
     return [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -101,6 +101,34 @@ def selects_resource(
         return True
     found = manifest.labels if object_labels is None else object_labels
     return any(selector.matches(found) for selector in selectors.label_selectors)
+
+
+def selector_label_keys(found: Iterable[SchedulePolicy]) -> tuple[str, ...]:
+    """The label keys any of ``found``'s resource selectors name, sorted."""
+    return tuple(
+        sorted(
+            {
+                requirement.key
+                for policy in found
+                for selector in policy.resource_selectors.label_selectors
+                for requirement in selector.requirements
+            }
+        )
+    )
+
+
+def match_signature(manifest: Manifest, label_keys: Sequence[str]) -> Hashable:
+    """What decides whether a policy whose selectors name only ``label_keys`` selects ``manifest``: its kind,
+    apiVersion, namespace and its labels at those keys. Objects alike in it are selected alike, so callers
+    decide once per signature (hashing raises TypeError for a label value that cannot be hashed)."""
+    labels_ = manifest.labels
+    return (
+        manifest.kind,
+        manifest.api_version,
+        manifest.namespaced,
+        manifest.namespace,
+        tuple((key in labels_, labels_.get(key)) for key in label_keys),
+    )
 
 
 def selects(

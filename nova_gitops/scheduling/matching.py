@@ -36,21 +36,12 @@ class Matcher:
     object from the memoized list."""
 
     def __init__(
-        self, policies: Sequence[SchedulePolicy], namespace_labels: Mapping[str, Mapping[str, str]]
+        self, candidates: Sequence[SchedulePolicy], namespace_labels: Mapping[str, Mapping[str, str]]
     ) -> None:
-        self.policies = sorted(policies, key=precedence)
+        self.policies = sorted(candidates, key=precedence)
         self._namespace_labels = namespace_labels
         self._namespace_ok: dict[tuple[str, str], bool] = {}
-        self._label_keys = tuple(
-            sorted(
-                {
-                    requirement.key
-                    for policy in self.policies
-                    for selector in policy.resource_selectors.label_selectors
-                    for requirement in selector.requirements
-                }
-            )
-        )
+        self._label_keys = policies.selector_label_keys(self.policies)
         self._matching: dict[Hashable, list[SchedulePolicy]] = {}
 
     def _in_namespace(self, policy: SchedulePolicy, manifest: Manifest) -> bool:
@@ -65,14 +56,7 @@ class Matcher:
 
     def match(self, manifest: Manifest) -> Match:
         """The policy for ``manifest``, as ``match`` decides it."""
-        object_labels = manifest.labels
-        signature = (
-            manifest.kind,
-            manifest.api_version,
-            manifest.namespaced,
-            manifest.namespace,
-            tuple((key in object_labels, object_labels.get(key)) for key in self._label_keys),
-        )
+        signature = policies.match_signature(manifest, self._label_keys)
         try:
             matching = self._matching.get(signature)
         except TypeError:  # a label value that cannot be hashed (the source validates them as text)
