@@ -226,7 +226,25 @@ def _parse_workload(
     problems: list[Problem],
     defaults: _Defaults,
 ) -> Manifest | None:
-    """A workload object, checked as kube-apiserver would check what makes it a file and a placement."""
+    """A workload object, checked as kube-apiserver would check what makes it a file and a placement. Its
+    problems name it (``Deployment web``) when it has a name, as policies' and Clusters' do."""
+    mark = len(problems)
+    manifest = _read_workload(document, api_version, kind, crds, problems, defaults)
+    raw_name = _raw_name(document.body)
+    if raw_name is not None:
+        subject = f"{kind} {raw_name}"
+        problems[mark:] = [replace(found, subject=found.subject or subject) for found in problems[mark:]]
+    return manifest
+
+
+def _read_workload(
+    document: Document,
+    api_version: str,
+    kind: str,
+    crds: Mapping[kinds.GroupKind, bool],
+    problems: list[Problem],
+    defaults: _Defaults,
+) -> Manifest | None:
     check = names.Fields(document.location, problems)
     group, version = split_api_version(api_version)
     if not version or "/" in group or " " in api_version:

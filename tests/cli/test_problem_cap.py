@@ -38,8 +38,8 @@ def test_the_first_hundred_problems_then_how_many_more(tmp_path: Path) -> None:
     code, lines = validate("validate", str(broken_source(tmp_path / "src", 250)))
     assert code == 2
     assert len(lines) == 102
-    assert lines[0].startswith("source.yaml:4: metadata.name: 'Bad_0' is not a valid ConfigMap name")
-    assert lines[99].startswith("source.yaml:400: metadata.name: 'Bad_99'")
+    assert lines[0].startswith("source.yaml:4: ConfigMap Bad_0: metadata.name: 'Bad_0' is not a valid")
+    assert lines[99].startswith("source.yaml:400: ConfigMap Bad_99: metadata.name: 'Bad_99'")
     assert lines[100] == "… and 150 more problems (run with --debug to list them all)"
     assert lines[101] == "error: the source is invalid (250 problems); nothing was written"
 

@@ -130,7 +130,8 @@ def test_documents_are_classified_scoped_and_sorted() -> None:
     ]
     assert dict(source.namespace_labels) == {"shop": {"team": "web", "kubernetes.io/metadata.name": "shop"}}
     assert [str(warning) for warning in source.warnings] == [
-        "app.yaml:31: warning: metadata.namespace: Widget is cluster-scoped; the namespace is ignored",
+        "app.yaml:31: warning: Widget w: metadata.namespace: "
+        "Widget is cluster-scoped; the namespace is ignored",
         "app.yaml:33: warning: "
         "ScheduleGroup objects are made by the scheduler, not read from the source; ignored",
         f"policies.yaml:1: warning: SchedulePolicy spread: {inputs.UNMATCHED_POLICY}",
@@ -161,14 +162,15 @@ SPREAD = "metadata.annotations[nova.elotl.co/spread-onto]"
         (
             workload("  name: ../etc\n"),
             [
-                "w.yaml:4: metadata.name: '../etc' is not a valid Deployment name: at most 253 lower-case "
-                "letters, digits, '-' and '.', starting and ending with a letter or digit"
+                "w.yaml:4: Deployment ../etc: metadata.name: '../etc' is not a valid Deployment name: "
+                "at most 253 lower-case letters, digits, '-' and '.', "
+                "starting and ending with a letter or digit"
             ],
         ),
         (
             workload("  name: a.b\n", "v1", "Namespace"),
             [
-                "w.yaml:4: metadata.name: 'a.b' is not a valid Namespace name: "
+                "w.yaml:4: Namespace a.b: metadata.name: 'a.b' is not a valid Namespace name: "
                 "at most 63 lower-case letters, "
                 "digits and '-', starting and ending with a letter or digit"
             ],
@@ -176,58 +178,67 @@ SPREAD = "metadata.annotations[nova.elotl.co/spread-onto]"
         (
             workload("  name: 1web\n", "v1", "Service"),
             [
-                "w.yaml:4: metadata.name: '1web' is not a valid Service name: at most 63 lower-case letters, "
-                "digits and '-', starting with a letter and ending with a letter or digit"
+                "w.yaml:4: Service 1web: metadata.name: '1web' is not a valid Service name: at most 63 "
+                "lower-case letters, digits and '-', starting with a letter and ending with a letter or digit"
             ],
         ),
         (
             workload("  name: a/b\n", "rbac.authorization.k8s.io/v1", "ClusterRole"),
-            ["w.yaml:4: metadata.name: 'a/b' is not a valid ClusterRole name: may not contain '/'"],
+            [
+                "w.yaml:4: ClusterRole a/b: metadata.name: "
+                "'a/b' is not a valid ClusterRole name: may not contain '/'"
+            ],
         ),
         (
             workload("  name: web\n  namespace: Shop\n"),
             [
-                "w.yaml:5: metadata.namespace: 'Shop' is not a valid namespace: "
+                "w.yaml:5: Deployment web: metadata.namespace: 'Shop' is not a valid namespace: "
                 "at most 63 lower-case letters, "
                 "digits and '-', starting and ending with a letter or digit"
             ],
         ),
         (
             workload("  name: web\n", "apps/v1/x"),
-            ["w.yaml:1: apiVersion: 'apps/v1/x' is not group/version (apps/v1) or a core version (v1)"],
+            [
+                "w.yaml:1: Deployment web: apiVersion: 'apps/v1/x' is not group/version (apps/v1) "
+                "or a core version (v1)"
+            ],
         ),
         (
             workload("  name: web\n  labels:\n    app: web\n    replicas: 3\n"),
             [
-                "w.yaml:7: metadata.labels.replicas: "
+                "w.yaml:7: Deployment web: metadata.labels.replicas: "
                 'a label value must be text, got the number 3; quote it: "3"'
             ],
         ),
         (
             workload("  name: web\n  annotations:\n    bad key: x\n    note: 5\n"),
             [
-                "w.yaml:6: metadata.annotations[bad key]: invalid annotation key 'bad key': name part must "
-                "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')",
-                "w.yaml:7: metadata.annotations.note: "
+                "w.yaml:6: Deployment web: metadata.annotations[bad key]: invalid annotation key 'bad key': "
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                "with an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')",
+                "w.yaml:7: Deployment web: metadata.annotations.note: "
                 'an annotation value must be text, got the number 5; quote it: "5"',
             ],
         ),
         (
             workload("  name: web\n  annotations:\n    nova.elotl.co/cluster: wlc/1\n"),
             [
-                f"w.yaml:6: {PIN}: 'wlc/1' is not a cluster name: at most 253 lower-case letters, digits, "
-                "'-' and '.', starting and ending with a letter or digit"
+                f"w.yaml:6: Deployment web: {PIN}: 'wlc/1' is not a cluster name: at most 253 lower-case "
+                "letters, digits, '-' and '.', starting and ending with a letter or digit"
             ],
         ),
         (
             workload("  name: web\n  annotations:\n    nova.elotl.co/spread-onto: 'a,,b'\n"),
-            [f"w.yaml:6: {SPREAD}: 'a,,b' has an empty cluster name: write c1,c2 or c1,c2::Duplicate"],
+            [
+                f"w.yaml:6: Deployment web: {SPREAD}: 'a,,b' has an empty cluster name: "
+                "write c1,c2 or c1,c2::Duplicate"
+            ],
         ),
         (
             workload("  name: web\n  annotations:\n    nova.elotl.co/spread-onto: 'a,b::duplicate'\n"),
             [
-                f"w.yaml:6: {SPREAD}: "
+                f"w.yaml:6: Deployment web: {SPREAD}: "
                 "unknown mode 'duplicate' after '::': use Divide or Duplicate; did you mean Duplicate?"
             ],
         ),
@@ -292,8 +303,9 @@ def test_a_repeated_spread_cluster_and_a_pin_beside_a_spread_are_warnings() -> N
     annotations = "  annotations:\n    nova.elotl.co/cluster: a\n    nova.elotl.co/spread-onto: a,b,a\n"
     source = build(workload("  name: web\n" + annotations))
     assert [str(warning) for warning in source.warnings] == [
-        f"w.yaml:7: warning: {SPREAD}: names a more than once; each cluster gets one copy",
-        f"w.yaml:7: warning: {SPREAD}: ignored: nova.elotl.co/cluster is also set, and a pin wins",
+        f"w.yaml:7: warning: Deployment web: {SPREAD}: names a more than once; each cluster gets one copy",
+        f"w.yaml:7: warning: Deployment web: {SPREAD}: "
+        "ignored: nova.elotl.co/cluster is also set, and a pin wins",
     ]
 
 
@@ -328,7 +340,8 @@ def test_without_texts_problems_point_at_their_document() -> None:
     with pytest.raises(InputError) as caught:
         inputs.build_source_set([document])
     assert [str(problem) for problem in caught.value.problems] == [
-        'f.yaml:7: metadata.labels.a: a label value must be text, got the number 1; quote it: "1"'
+        "f.yaml:7: ConfigMap x: metadata.labels.a: "
+        'a label value must be text, got the number 1; quote it: "1"'
     ]
 
 

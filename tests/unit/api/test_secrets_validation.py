@@ -49,15 +49,27 @@ def test_a_valid_secret_passes() -> None:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"data": {"password": SECRET_VALUE}}, "f.yaml:7: data.password: the value is not valid base64"),
-        ({"data": {"n": 12345}}, "f.yaml:7: data.n: the value must be text, got a number (value not shown)"),
-        ({"stringData": {"x": [SECRET_VALUE]}}, "f.yaml:7: stringData.x: the value must be text, got a list"),
-        ({"data": {"bad key": "aGk="}}, "f.yaml:7: data[bad key]: invalid Secret key 'bad key'"),
-        ({"data": {"..": "aGk="}}, "f.yaml:7: data[..]: invalid Secret key '..': must not be"),
+        (
+            {"data": {"password": SECRET_VALUE}},
+            "f.yaml:7: Secret s: data.password: the value is not valid base64",
+        ),
+        (
+            {"data": {"n": 12345}},
+            "f.yaml:7: Secret s: data.n: the value must be text, got a number (value not shown)",
+        ),
+        (
+            {"stringData": {"x": [SECRET_VALUE]}},
+            "f.yaml:7: Secret s: stringData.x: the value must be text, got a list",
+        ),
+        ({"data": {"bad key": "aGk="}}, "f.yaml:7: Secret s: data[bad key]: invalid Secret key 'bad key'"),
+        ({"data": {"..": "aGk="}}, "f.yaml:7: Secret s: data[..]: invalid Secret key '..': must not be"),
         ({"data": {"k" * 254: "aGk="}}, "a Secret key must be at most 253 characters, this one has 254"),
-        ({"data": {7: "aGk="}}, "f.yaml:7: data[7]: a Secret key must be text, got a number"),
-        ({"data": SECRET_VALUE}, "f.yaml:6: data: must be a mapping of key to value, got str"),
-        ({"stringData": [SECRET_VALUE]}, "f.yaml:6: stringData: must be a mapping of key to value, got a"),
+        ({"data": {7: "aGk="}}, "f.yaml:7: Secret s: data[7]: a Secret key must be text, got a number"),
+        ({"data": SECRET_VALUE}, "f.yaml:6: Secret s: data: must be a mapping of key to value, got str"),
+        (
+            {"stringData": [SECRET_VALUE]},
+            "f.yaml:6: Secret s: stringData: must be a mapping of key to value, got a",
+        ),
     ],
 )
 def test_each_defect_is_an_error_that_never_shows_the_value(fields: dict[str, Any], expected: str) -> None:
@@ -69,8 +81,9 @@ def test_each_defect_is_an_error_that_never_shows_the_value(fields: dict[str, An
 @pytest.mark.parametrize("name", ["default", "kube-system", "kube-public", "kube-node-lease"])
 def test_a_cluster_owned_namespace_in_the_source_is_an_error(name: str) -> None:
     assert problems_of(namespace(name)) == [
-        f"f.yaml:4: metadata.name: namespace {name!r} belongs to the cluster: nova-gitops never applies or "
-        "deletes it, so the source must not define it (remove this Namespace; a policy's namespaceSelector "
+        f"f.yaml:4: Namespace {name}: metadata.name: namespace {name!r} belongs to the cluster: nova-gitops "
+        "never applies or deletes it, so the source must not define it (remove this Namespace; "
+        "a policy's namespaceSelector "
         f"sees it with only the label kubernetes.io/metadata.name={name})"
     ]
 
