@@ -151,8 +151,10 @@ def _capacity_warnings(
     shares: Mapping[int, Mapping[str, int]],
     ledger: Ledger,
     clusters: Sequence[str],
+    verdicts: dict[str, str],
 ) -> list[str]:
-    """Consume each cluster's share of the group's pods; warn where a share does not fit.
+    """Consume each cluster's share of the group's pods; warn where a share does not fit. ``verdicts`` gets
+    each cluster's verdict for the reason: ``fits``, ``no pods`` (a share of 0) or the shortfall in words.
 
     Clusters with the same replicas of every member (all of them under Duplicate, and under Divide those
     whose shares are equal) ask for the same pods: they are computed once per distinct share, and passed to
@@ -182,15 +184,63 @@ def _capacity_warnings(
         free = dict(ledger.free(cluster))
         shortfall = ledger.consume_regardless(cluster, pods, need)
         if not shortfall:
+            verdicts[cluster] = _FITS if pods else _NO_PODS
             continue
         short = [resource for resource in sorted(need) if need[resource] > free.get(resource, 0)]
         if short:  # Nova's wording: "wlc-2 needs 2500m cpu for its 5 replicas, has 1000m"
             needs = " and ".join(f"{quantities.in_words(res, need[res])} {res}" for res in short)
             has = " and ".join(quantities.in_words(res, max(free.get(res, 0), 0)) for res in short)
-            warnings.append(f"{cluster} needs {needs} for its {replicas} replicas, has {has}")
+            verdicts[cluster] = f"needs {needs} for its {replicas} replicas, has {has}"
         else:  # enough in total, but no node can take a pod (selectors, taints, one pod too big)
-            warnings.append(f"{cluster} cannot run its {replicas} replicas: {shortfall}")
+            verdicts[cluster] = f"cannot run its {replicas} replicas: {shortfall}"
+        warnings.append(f"{cluster} {verdicts[cluster]}")
     return warnings
+
+
+_FITS = "fits"
+_NO_PODS = "no pods"
+
+
+def spread_verdicts(verdicts: Mapping[str, str], left_out: Sequence[str], spread: SpreadConstraints) -> str:
+    """Every cluster of a spread with its verdict, in Nova's event wording, clusters with the same verdict
+    named together: "Clusters wlc-1,wlc-2 have enough resources for their share; Cluster wlc-3 does not have
+    enough resources: needs 2500m cpu for its 5 replicas, has 1000m;" ("Each cluster has enough resources"
+    when all do: the reason already names them). No capacity verdict when no member has pods (a group of
+    ConfigMaps has nothing to fit)."""
+    part = "copy" if spread.mode == "Duplicate" else "share"
+    parts: list[str] = []
+    if any(verdict != _NO_PODS for verdict in verdicts.values()):
+        fitting = [cluster for cluster, verdict in verdicts.items() if verdict == _FITS]
+        if len(fitting) == len(verdicts):
+            parts.append(f"Each cluster has enough resources for its {part};")
+        else:
+            parts.append(
+                _named(
+                    fitting,
+                    f"has enough resources for its {part}",
+                    f"have enough resources for their {part}s",
+                )
+            )
+            empty = [cluster for cluster, verdict in verdicts.items() if verdict == _NO_PODS]
+            parts.append(
+                _named(empty, "gets no replicas: its share is 0", "get no replicas: their share is 0")
+            )
+            parts += [
+                f"Cluster {cluster} does not have enough resources: {verdict};"
+                for cluster, verdict in verdicts.items()
+                if verdict not in (_FITS, _NO_PODS)
+            ]
+    key = spread.topology_key
+    parts.append(_named(left_out, f"skipped, has no label {key}", f"skipped, have no label {key}"))
+    return " ".join(part for part in parts if part)
+
+
+def _named(clusters: Sequence[str], one: str, many: str) -> str:
+    if not clusters:
+        return ""
+    if len(clusters) == 1:
+        return f"Cluster {clusters[0]} {one};"
+    return f"Clusters {','.join(clusters)} {many};"
 
 
 def _share(shares: Mapping[int, Mapping[str, int]], index: int, cluster: str) -> int | None:
@@ -256,8 +306,13 @@ def spread_group(
             for index, manifest in enumerate(members)
             if manifest.kind not in _CONTROLLER_KINDS and member_pods[index] and index not in shares
         ]
-    warnings += _capacity_warnings(members, member_pods, shares, ledger, names)
+    verdicts: dict[str, str] = {}
+    warnings += _capacity_warnings(members, member_pods, shares, ledger, names, verdicts)
+    left_out = (
+        [cluster for cluster, value in topology.items() if value is None] if spread.mode == "Divide" else []
+    )
     reason = f"Spread over {chosen_by}: {','.join(names)} ({detail});"
+    reason = " ".join(part for part in (reason, spread_verdicts(verdicts, left_out, spread)) if part)
     return Spread(
         "duplicate" if spread.mode == "Duplicate" else "divide", names, objects, reason, tuple(warnings)
     )

@@ -146,3 +146,39 @@ def test_a_pin_or_a_spread_onto_a_standby_cluster_says_it_wakes_it() -> None:
     reason = reason_of(cluster("wlc-1", standby=True), cluster("wlc-2"), spread, deployment("web"))
     assert "Cluster wlc-1 is on Standby: placing there wakes it;" in reason
     assert "wlc-2 is on Standby" not in reason
+
+
+def test_a_spread_gives_every_cluster_its_verdict() -> None:
+    """A spread's reason says, for each cluster, whether its share fits, why not, or why it gets nothing:
+    the user reads which cluster to grow without adding up the warnings."""
+    split = [{"topologyValue": "east", "percentage": 100}, {"topologyValue": "west", "percentage": 0}]
+    spread = {"spreadMode": "Divide", "topologyKey": "region", "percentageSplit": split}
+    reason = reason_of(
+        cluster("wlc-1", cpu="8", labels={"region": "east"}),
+        cluster("wlc-2", cpu="1", labels={"region": "east"}),
+        cluster("wlc-3", cpu="8", labels={"region": "west"}),
+        cluster("wlc-4", cpu="8"),
+        policy("p", spreadConstraints=spread),
+        deployment("web", replicas=6, cpu="500m"),
+    )
+    assert reason.endswith(
+        "Cluster wlc-1 has enough resources for its share; "
+        "Cluster wlc-3 gets no replicas: its share is 0; "
+        "Cluster wlc-2 does not have enough resources: needs 1500m cpu for its 3 replicas, has 1000m; "
+        "Cluster wlc-4 skipped, has no label region;"
+    )
+
+
+def test_a_spread_that_fits_everywhere_says_so_once() -> None:
+    spread = {"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"}
+    reason = reason_of(
+        cluster("wlc-1"), cluster("wlc-2"), policy("p", spreadConstraints=spread), deployment("web")
+    )
+    assert reason.endswith("(Duplicate); Each cluster has enough resources for its copy;")
+    no_pods = reason_of(
+        cluster("wlc-1"),
+        cluster("wlc-2"),
+        policy("p", spreadConstraints=spread),
+        deployment("web", replicas=0),
+    )
+    assert no_pods.endswith("(Duplicate);")  # nothing to fit, no capacity verdict
