@@ -5,7 +5,9 @@ and reads ``clusters/<cluster>/`` with ``git ls-tree`` + ``git cat-file --batch`
 so a push that lands while the agent reads cannot hand it a mix of two revisions.
 
 Git runs as a subprocess with inherited repository-location variables stripped (``GIT_DIR`` and friends, as
-pre-commit's ``no_git_env`` does): a hook or CI environment must not redirect the agent's git calls.
+pre-commit's ``no_git_env`` does) and ``GIT_TERMINAL_PROMPT=0`` by default: a hook or CI environment must
+not redirect the agent's git calls. The controller applies the same policy:
+``nova_gitops.clients.gitenvironment``.
 """
 
 from __future__ import annotations
@@ -19,23 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-KEPT_GIT_VARIABLES: Final = frozenset(
-    {
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_SSL_CAINFO",
-        "GIT_SSL_NO_VERIFY",
-        "GIT_ASKPASS",
-        "GIT_TERMINAL_PROMPT",
-        "GIT_ALLOW_PROTOCOL",
-        "GIT_CONFIG_NOSYSTEM",
-        "GIT_HTTP_PROXY_AUTHMETHOD",
-    }
-)
+from nova_gitops.clients.gitenvironment import git_environment
+
 MAX_FILE_BYTES: Final = 1024 * 1024
 """A rendered manifest larger than this is refused (Kubernetes itself stops at about 1.5 MB per object)."""
 
@@ -49,13 +36,6 @@ class GitError(Exception):
 
 class GitUnavailable(GitError):
     """The remote could not be read (network, credentials) or has no such branch yet: try again later."""
-
-
-def git_environment(environ: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARIABLES}
-    env.setdefault("GIT_TERMINAL_PROMPT", "0")
-    env.update(extra or {})
-    return env
 
 
 def run_git(

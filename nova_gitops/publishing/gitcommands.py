@@ -1,8 +1,8 @@
 """The one way publishing runs git: through GitPython, with a cleaned environment and a deadline.
 
-Why a cleaned environment: see ``nova_gitops.gitenvironment``, which decides what is kept. GitPython always
-starts a child's environment from ``os.environ`` and cannot unset a variable, so inherited variables are
-removed with ``env -u`` in front of the command.
+Why a cleaned environment: see ``nova_gitops.clients.gitenvironment``, which decides what is kept (for the
+agent too). GitPython always starts a child's environment from ``os.environ`` and cannot unset a variable,
+so the policy's ``env -u … GIT_TERMINAL_PROMPT=0`` goes in front of the command.
 
 Why a deadline: a remote that accepts the connection and never answers would hang a publish forever; every
 network command gets ``timeout`` seconds and then fails with a message that names the remote.
@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import git
 
-from nova_gitops.gitenvironment import stripped_variables
+from nova_gitops.clients.gitenvironment import env_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +51,11 @@ class GitCommands:
     ) -> None:
         self.git_dir = git_dir
         self.timeout = timeout
-        self._strip = stripped_variables(os.environ if environ is None else environ)
+        self._prefix = env_prefix(os.environ if environ is None else environ)
         self._git = git.Git(str(git_dir) if git_dir.exists() else None)
 
     def _command(self, args: Sequence[str]) -> list[str]:
-        prefix: list[str] = []
-        if self._strip:
-            prefix = ["env"]
-            for name in self._strip:
-                prefix += ["-u", name]
-        return [*prefix, "git", f"--git-dir={self.git_dir}", *args]
+        return [*self._prefix, "git", f"--git-dir={self.git_dir}", *args]
 
     def run(
         self, *args: str, stdin: bytes | None = None, check: bool = True, network: bool = False

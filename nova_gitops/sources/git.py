@@ -12,8 +12,8 @@ than checked out, because a checkout makes the tree's symbolic links real, and `
 pushed to a source would have the renderer read a file of the machine it runs on (a CI runner, the
 controller's pod). :mod:`nova_gitops.sources.exporting` says what a link becomes instead.
 
-git runs through GitPython with inherited ``GIT_*`` variables removed (``publishing.gitcommands`` explains
-the policy; this layer may not import publishing, so the few lines are repeated here), except the one
+git runs through GitPython with inherited ``GIT_*`` variables removed as
+``nova_gitops.clients.gitenvironment`` decides (the policy publishing and the agent use too), except the one
 ``cat-file`` whose output is streamed, which ``subprocess`` runs with the same command line. The git
 directory is held as an absolute path: git runs in the repository's parent directory, where a path relative
 to ours would name another (``diff --source fleet`` once found "no branch named main").
@@ -37,7 +37,7 @@ from typing import IO, cast
 import git
 
 from nova_gitops import errors
-from nova_gitops.gitenvironment import stripped_variables
+from nova_gitops.clients.gitenvironment import env_prefix
 from nova_gitops.sources import directory, exporting
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
@@ -93,7 +93,7 @@ class Repository:
     def __init__(self, git_dir: Path, *, timeout: float = 120.0) -> None:
         self.git_dir = git_dir.absolute()
         self.timeout = timeout
-        self._strip = stripped_variables(os.environ)
+        self._environ = dict(os.environ)  # as the repository was opened, like the publishing side
         self._git = git.Git(str(git_dir.parent))
 
     def run(
@@ -159,8 +159,7 @@ class Repository:
     def command(self, args: Iterable[str], env: Mapping[str, str] | None = None) -> list[str]:
         """git with ``args`` on this repository, inherited ``GIT_*`` variables unset (but those in ``env``:
         one a call passes, like a private index, must reach git)."""
-        unset = [name for name in self._strip if not env or name not in env]
-        prefix: list[str] = ["env", *[part for name in unset for part in ("-u", name)]] if unset else []
+        prefix = env_prefix(self._environ, env or ())
         return [*prefix, "git", f"--git-dir={self.git_dir}", *args]
 
     def run_bytes(self, *args: str) -> bytes:
