@@ -16,11 +16,12 @@ from nova_agent import redacting
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject
 from nova_agent.health import find_condition
-from nova_agent.kubeports import KubeApiError, KubePort, Resource
+from nova_agent.kubeports import KubePort, Resource
 from nova_agent.ordering import apply_order
 from nova_agent.ownership import ADOPT_ANNOTATION, ADOPT_FORCE
 from nova_agent.resources import Body, ObjectRef, with_namespace
 from nova_agent.retrying import FailureKind, FailureTable, classify_api_failure, record_failure
+from nova_gitops.clients.kuberest import KubeApiError
 
 CRD_RESOURCE = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False

@@ -162,8 +162,9 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
 
 
 def _execute(options: dict[str, Any], loop: bool) -> int:
-    from nova_agent.kubeclient import ApiClientKube, build_api_client
+    from nova_agent.kubeclient import ApiClientKube
     from nova_agent.running import Agent, log_outcome
+    from nova_gitops.clients.kuberest import build_api_client
 
     settings = settings_from(options)
     try:

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 from nova_agent import ownership
 from nova_agent.inventories import Inventory
-from nova_agent.kubeports import KubeApiError, KubePort
+from nova_agent.kubeports import KubePort
 from nova_agent.ownership import Ownership
 from nova_agent.resources import Body, ObjectKey, ObjectRef, labels_of
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.clients.kuberest import KubeApiError
 
 
 @dataclass(slots=True)

@@ -1,8 +1,10 @@
 """The port to a Kubernetes API: the few operations the agent needs, as a ``Protocol``.
 
 Everything above this port (syncing, pruning, reporting) is written against :class:`KubePort`; the one real
-implementation is :class:`nova_agent.kubeclient.ApiClientKube`. Tests drive the real implementation against
-the fake API server in ``tests/fakekube``; nothing mocks the ``kubernetes`` library.
+implementation is :class:`nova_agent.kubeclient.ApiClientKube`. Its failures are the shared client's
+``nova_gitops.clients.kuberest.KubeApiError`` (an error status) and ``KubeUnavailable`` (no answer). Tests
+drive the real implementation against the fake API server in ``tests/fakekube``; nothing mocks the
+``kubernetes`` library.
 """
 
 from __future__ import annotations
@@ -36,20 +38,6 @@ class Resource:
         where = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
         tail = f"/{name}" if name else ""
         return f"{prefix}{where}/{self.plural}{tail}"
-
-
-class KubeApiError(Exception):
-    """The API server answered with an error ``status`` (a ``Status`` object's message in ``message``)."""
-
-    def __init__(self, status: int, reason: str, message: str) -> None:
-        super().__init__(f"{status} {reason}: {message}")
-        self.status = status
-        self.reason = reason
-        self.message = message
-
-
-class KubeUnavailable(Exception):
-    """The API server could not be reached (connection refused, timeout, TLS failure)."""
 
 
 class KubePort(Protocol):

@@ -17,12 +17,13 @@ import yaml
 from nova_agent import observing, reporting
 from nova_agent.clocks import Clock
 from nova_agent.gitrepos import GitError, GitUnavailable, RepoCache, redact
-from nova_agent.kubeports import KubeApiError, KubePort, KubeUnavailable
+from nova_agent.kubeports import KubePort
 from nova_agent.resources import ObjectRef
 from nova_agent.retrying import FailureTable, backoff_delay
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
 from nova_agent.syncing import SyncRefused, SyncResult, read_inventory, sync_once
+from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
 
 EXIT_OK: Final = 0
 EXIT_OBJECT_FAILURES: Final = 1
@@ -103,7 +104,7 @@ class Agent:
             if self.settings.report_enabled:
                 self._report(outcome, workloads)
         except (KubeUnavailable, KubeApiError) as error:
-            outcome = PassOutcome(EXIT_UNREACHABLE, f"Kubernetes API: {error}")
+            outcome = PassOutcome(EXIT_UNREACHABLE, str(error))
         if outcome.exit_code == EXIT_UNREACHABLE:
             self.state.consecutive_errors += 1
         else:

@@ -17,12 +17,13 @@ from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject, load_desired, secret_problems
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
-from nova_agent.kubeports import KubeApiError, KubePort, Resource
+from nova_agent.kubeports import KubePort, Resource
 from nova_agent.ownership import Ownership
 from nova_agent.resources import Body, BodyError, ObjectKey, ObjectRef, ref_of
 from nova_agent.retrying import FailureTable, may_retry
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.clients.kuberest import KubeApiError
 
 RENDERED_REF = "refs/nova/rendered"
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)

@@ -34,8 +34,9 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from nova_gitops import errors
+from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.controller.ports import Clock, MonotonicClock
-from nova_gitops.sources.kubeapi import Body, KubeApi, KubeApiError, ResourceKind
+from nova_gitops.sources.kubeapi import Body, KubeApi, ResourceKind
 
 LEASES = ResourceKind("coordination.k8s.io", "v1", "leases", "Lease", True)
 FIELD_MANAGER = "nova-gitops"

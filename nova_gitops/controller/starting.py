@@ -69,10 +69,11 @@ def run(
     source: SourceReader
     observers: list[PlanObserver] = []
     if source_spec == CONTROLPLANE:
+        from nova_gitops.clients.kuberest import build_api_client
         from nova_gitops.controller import writeback
         from nova_gitops.sources import controlplane, kubeapi
 
-        api = kubeapi.KubeApi(kubeapi.build_api_client(kubeconfig, kube_context))
+        api = kubeapi.KubeApi(build_api_client(kubeconfig, kube_context))
         control_plane = controlplane.ControlPlaneSource(api, f"controlplane:{kube_context or 'in-cluster'}")
         source = ControlPlaneReader(control_plane)
         observers.append(writeback.WriteBack(api))
@@ -165,9 +166,10 @@ def _elector(
     namespace: str, kubeconfig: str | None, kube_context: str | None, environ: Mapping[str, str]
 ) -> leaderelection.LeaderElector:
     """A Lease candidate over the API of ``kubeconfig``/``kube_context`` (in-cluster when neither)."""
+    from nova_gitops.clients.kuberest import build_api_client
     from nova_gitops.sources import kubeapi
 
-    api = kubeapi.KubeApi(kubeapi.build_api_client(kubeconfig, kube_context))
+    api = kubeapi.KubeApi(build_api_client(kubeconfig, kube_context))
     return leaderelection.LeaderElector(
         leaderelection.KubeLeases(api, namespace), leaderelection.default_identity(environ)
     )

@@ -34,10 +34,11 @@ from typing import Any
 from nova_gitops import errors
 from nova_gitops.api import labels
 from nova_gitops.api.objects import ObjectKey
+from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.rendering import views
 from nova_gitops.scheduling.plans import GroupPlan, ObjectPlan, Plan
-from nova_gitops.sources.kubeapi import Body, KubeApi, KubeApiError, ResourceKind
+from nova_gitops.sources.kubeapi import Body, KubeApi, ResourceKind
 
 FIELD_MANAGER = "nova-gitops"
 COMPONENT = "nova-gitops"

@@ -39,9 +39,10 @@ from nova_gitops import errors
 from nova_gitops.api import labels
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import SourceLocation
+from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.rendering import manifests
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.sources.kubeapi import Body, KubeApi, KubeApiError, ResourceKind
+from nova_gitops.sources.kubeapi import Body, KubeApi, ResourceKind
 
 DENIED_GROUPS = frozenset(
     {

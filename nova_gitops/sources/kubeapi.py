@@ -1,13 +1,9 @@
-"""A small REST port over ``kubernetes.client.ApiClient`` for the control-plane source and its write-back.
+"""The controller's Kubernetes port, for the control-plane source and its write-back.
 
-The control plane holds arbitrary kinds (every workload kind users place, plus Nova's CRDs), so we speak REST
-through ``ApiClient.call_api`` with plain dicts rather than the generated typed APIs: discovery, paginated
-lists (every page of one list shares the first page's resourceVersion, so a list is one consistent
-snapshot), watches as a stream of JSON lines, server-side apply, create/replace/merge-patch/delete.
-
-The client is built explicitly from ``--kubeconfig``/``--context`` (or the in-cluster service account) by
-:func:`build_api_client` and passed in; the library's process-wide default configuration is never read or
-set. ``kubernetes`` is imported inside functions: it costs ~225 ms, which ``nova-gitops --help`` must not pay.
+Over the REST client the agent shares (``nova_gitops.clients.kuberest``: building the client, one request,
+errors), this adds what the controller needs: discovery in each group's preferred version, paginated lists
+(every page of one list shares the first page's resourceVersion, so a list is one consistent snapshot),
+watches as a stream of JSON lines, server-side apply, create/replace/merge-patch/delete.
 """
 
 from __future__ import annotations
@@ -17,24 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from nova_gitops import errors
+from nova_gitops.clients.kuberest import KubeApiError, KubeRest, KubeUnavailable, status_message
 
 Body = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
-
-
-class KubeApiError(errors.ClusterError):
-    """The API server answered with an error status (``status`` 404, 409, 410, 422, ...)."""
-
-    def __init__(self, status: int, reason: str, message: str) -> None:
-        super().__init__(f"the Kubernetes API refused the request ({status} {reason}): {message}")
-        self.status = status
-        self.reason = reason
-
-
-class KubeUnavailable(errors.ClusterError):
-    """The API server could not be reached (network, TLS, timeout)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -64,94 +47,13 @@ class ResourceKind:
         return base
 
 
-def build_api_client(kubeconfig: str | None, context: str | None) -> Any:
-    """An ApiClient for ``kubeconfig``/``context``; the in-cluster service account when neither is given."""
-    from kubernetes import client, config
-
-    if kubeconfig or context:
-        return config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, persist_config=False
-        )
-    configuration = client.Configuration()
-    loader = config.incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
-        token_filename=config.incluster_config.SERVICE_TOKEN_FILENAME,
-        cert_filename=config.incluster_config.SERVICE_CERT_FILENAME,
-    )
-    loader.load_and_set(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    return client.ApiClient(configuration)
-
-
-def _status_message(data: bytes | None) -> tuple[str, str]:
-    try:
-        status = json.loads(data or b"{}")
-    except ValueError:
-        return "", (data or b"").decode(errors="replace")[:500]
-    if isinstance(status, dict):
-        return str(status.get("reason", "")), str(status.get("message", ""))
-    return "", str(status)[:500]
-
-
-class KubeApi:
-    """REST calls over one explicitly built ``ApiClient``; errors become :class:`KubeApiError` or
+class KubeApi(KubeRest):
+    """The controller's calls over one explicitly built ``ApiClient``; errors are :class:`KubeApiError` or
     :class:`KubeUnavailable`, never the library's exceptions."""
 
     def __init__(self, api_client: Any, request_timeout: float = 30.0, page_size: int = 500) -> None:
-        self.api_client = api_client
-        self.request_timeout = request_timeout
+        super().__init__(api_client, request_timeout)
         self.page_size = page_size
-
-    def _send(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, str]] | None,
-        body: Any,
-        content_type: str | None,
-        timeout: float | tuple[float, float] | None,
-    ) -> Any:
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
-
-        headers = {"Accept": "application/json"}
-        if content_type:
-            headers["Content-Type"] = content_type
-        try:
-            method, url, headers, payload, _ = self.api_client.param_serialize(
-                method=method,
-                resource_path=path,
-                query_params=query or [],
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            return self.api_client.call_api(
-                method, url, header_params=headers, body=payload, _request_timeout=timeout
-            )
-        except ApiException as error:  # TLS and connection failures surface with status 0
-            raise KubeUnavailable(f"the Kubernetes API server cannot be reached: {error.reason}") from error
-        except (HTTPError, OSError) as error:
-            raise KubeUnavailable(f"the Kubernetes API server cannot be reached: {error}") from error
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, str]] | None = None,
-        body: Any = None,
-        content_type: str | None = None,
-    ) -> Any:
-        """One request; the decoded JSON answer (None when empty)."""
-        from urllib3.exceptions import HTTPError
-
-        response = self._send(method, path, query, body, content_type, self.request_timeout)
-        try:
-            data = response.read()
-        except (HTTPError, OSError) as error:
-            raise KubeUnavailable(f"the Kubernetes API server cannot be reached: {error}") from error
-        if not 200 <= response.status <= 299:
-            reason, message = _status_message(data)
-            raise KubeApiError(int(response.status), reason or str(response.reason or ""), message)
-        return json.loads(data) if data else None
 
     # discovery -------------------------------------------------------------------------------------------
 
@@ -235,11 +137,11 @@ class KubeApi:
             ("resourceVersion", resource_version),
             ("timeoutSeconds", str(timeout_seconds)),
         ]
-        response = self._send(
+        response = self.send(
             "GET", kind.path(), query, None, None, (self.request_timeout, timeout_seconds + 30.0)
         )
         if not 200 <= response.status <= 299:
-            reason, message = _status_message(response.read())
+            reason, message = status_message(response.read())
             raise KubeApiError(int(response.status), reason, message)
         stream = response.response
         try:
