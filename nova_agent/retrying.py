@@ -2,18 +2,20 @@
 
 Three places retry: an object whose apply failed (retried on later passes, not in a tight loop), a pass
 that failed as a whole (git or the API server unreachable: the cluster is left as it is and the loop backs
-off), and pushing status (several agents push to one branch). All use :func:`backoff_delay`.
+off), and pushing status (several agents push to one branch). All use the back-off the controller uses too,
+:class:`nova_gitops.clients.backoff.Backoff`, with the parameters below.
 """
 
 from __future__ import annotations
 
 import enum
-import hashlib
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from nova_agent.resources import ObjectKey
+from nova_gitops.clients.backoff import Backoff, RandomSource
 
 TYPED_PATCH_FAILURE: Final = "failed to create typed patch object"
 """What a real kube-apiserver answers (500) to a server-side apply whose body does not fit a CRD schema."""
@@ -43,19 +45,23 @@ def classify_api_failure(status: int, message: str) -> FailureKind:
     return FailureKind.TRANSIENT
 
 
-def backoff_delay(attempt: int, *, base: float = 5.0, cap: float = 300.0, jitter_key: str = "") -> float:
-    """Exponential backoff: ``base * 2**(attempt-1)`` capped at ``cap``, with up to 10% deterministic jitter.
+OBJECT_BACKOFF_CAP: Final = 300.0
+"""An object that keeps failing is still retried every five minutes."""
+STATUS_PUSH_BACKOFF: Final = Backoff(base=0.2, cap=5.0)
+"""Between pushes of the status file when another agent pushed first: short, the branch moves quickly."""
+PASS_JITTER: Final = 0.1
+"""Up to 10% longer waits after failed passes, so agents that failed together do not retry in lock-step."""
 
-    The jitter is derived from ``jitter_key`` (e.g. the cluster name) so that agents failing together do not
-    retry in lock-step, while a given agent's schedule stays reproducible in tests.
-    """
-    if attempt <= 0:
-        return 0.0
-    delay: float = min(cap, base * float(2 ** min(attempt - 1, 30)))
-    if jitter_key:
-        fraction = int(hashlib.sha256(f"{jitter_key}:{attempt}".encode()).hexdigest()[:4], 16) / 0xFFFF
-        delay = min(cap, delay * (1 + fraction / 10))
-    return delay
+
+def pass_backoff(interval: float) -> Backoff:
+    """After failed passes: from the sync ``interval``, doubling, at most 10 minutes (or the interval)."""
+    return Backoff(base=interval, cap=max(600.0, interval), jitter=PASS_JITTER)
+
+
+def cluster_jitter(cluster: str) -> RandomSource:
+    """A random source seeded by the cluster name: agents of a fleet spread out, while one agent's schedule
+    is the same on every run (tests rely on it)."""
+    return random.Random(cluster).random
 
 
 FAILURE_BASE_DELAYS: Final[Mapping[FailureKind, float]] = {
@@ -82,8 +88,8 @@ def record_failure(
 ) -> ObjectFailure:
     """The failure state after one more failed attempt (a new manifest digest starts the count over)."""
     attempts = previous.attempts + 1 if previous is not None and previous.digest == digest else 1
-    delay = backoff_delay(attempts, base=FAILURE_BASE_DELAYS[kind])
-    return ObjectFailure(digest, kind, message, attempts, now + delay)
+    backoff = Backoff(base=FAILURE_BASE_DELAYS[kind], cap=OBJECT_BACKOFF_CAP)
+    return ObjectFailure(digest, kind, message, attempts, backoff.retry_at(attempts, now))
 
 
 def may_retry(failure: ObjectFailure | None, digest: str, now: float) -> bool:

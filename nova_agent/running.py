@@ -19,7 +19,7 @@ from nova_agent.clocks import Clock
 from nova_agent.gitrepos import GitError, GitUnavailable, RepoCache, redact
 from nova_agent.kubeports import KubePort
 from nova_agent.resources import ObjectRef
-from nova_agent.retrying import FailureTable, backoff_delay
+from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
 from nova_agent.syncing import SyncRefused, SyncResult, read_inventory, sync_once
@@ -65,6 +65,7 @@ class Agent:
         )
         self.status = StatusBranch(status_cache, settings.status_branch, clock)
         self.state = AgentState()
+        self._jitter = cluster_jitter(settings.cluster)
 
     def _sync(self) -> PassOutcome:
         if not self.settings.orchestration_enabled:
@@ -139,14 +140,8 @@ class Agent:
         """The interval, or a growing backoff after consecutive pass-level failures."""
         if self.state.consecutive_errors == 0:
             return self.settings.interval
-        cap = max(600.0, self.settings.interval)
-        backoff = backoff_delay(
-            self.state.consecutive_errors,
-            base=self.settings.interval,
-            cap=cap,
-            jitter_key=self.settings.cluster,
-        )
-        return max(self.settings.interval, backoff)
+        backoff = pass_backoff(self.settings.interval)
+        return max(self.settings.interval, backoff.delay(self.state.consecutive_errors, self._jitter))
 
     def run(self) -> int:
         """Pass after pass until the clock is stopped (SIGTERM/SIGINT)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from nova_agent.clocks import Clock
 from nova_agent.gitrepos import GitError, RepoCache, redact, run_git
-from nova_agent.retrying import backoff_delay
+from nova_agent.retrying import STATUS_PUSH_BACKOFF
 
 STATUS_REF = "refs/nova/status"
 
@@ -74,7 +74,7 @@ class StatusBranch:
                 return True
             detail = pushed.stderr.decode(errors="replace").strip().splitlines()
             last_error = detail[-1] if detail else f"exit {pushed.returncode}"
-            if attempt == self.attempts or not self.clock.sleep(backoff_delay(attempt, base=0.2, cap=5.0)):
+            if attempt == self.attempts or not self.clock.sleep(STATUS_PUSH_BACKOFF.delay(attempt)):
                 break
             parent = self.cache.fetch(self.branch, STATUS_REF)
         raise GitError(

@@ -11,7 +11,8 @@ functions), so debounce and backoff are table tests. The rules:
 - After a failure: ``TemporaryError(delay)`` retries after ``delay``; input that is wrong
   (``InputError``, ``PermanentError``, ``SafetyError``) waits for the next trigger or poll, since retrying
   the same input gives the same error; anything else (git host down, ...) backs off exponentially
-  (2, 4, 8 … s, at most ``max_backoff``).
+  (2, 4, 8 … s, at most ``max_backoff``, no jitter: one controller leads) with the back-off the agent uses
+  too, ``nova_gitops.clients.backoff``.
 - With leader election, only the leader reconciles; a follower keeps waiting (and reconciles at once when
   it becomes leader: the election thread puts a trigger).
 - Stop: ``stop`` is set (SIGTERM/SIGINT in the CLI); a reconcile in progress finishes (a push is atomic),
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from nova_gitops import errors
+from nova_gitops.clients.backoff import Backoff
 from nova_gitops.controller import reconciling
 from nova_gitops.controller.committing import GitPublisher
 from nova_gitops.controller.logs import JsonLog
@@ -36,6 +38,7 @@ from nova_gitops.workflows.publishing import PublishOptions
 
 MAX_WAIT = 1.0  # seconds between looks at ``stop`` when nothing else wakes the loop
 STOP_REASON = "stop"
+FIRST_RETRY = 2.0  # seconds after the first unexpected failure; doubling from there
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,7 @@ def backoff_delay(error: BaseException, failures: int, max_backoff: float) -> fl
         return min(error.delay, max_backoff)
     if isinstance(error, errors.InputError | errors.PermanentError | errors.SafetyError):
         return None
-    return float(min(max_backoff, 2 ** min(failures, 30)))
+    return Backoff(base=FIRST_RETRY, cap=max_backoff).delay(failures)
 
 
 def after_failure(
