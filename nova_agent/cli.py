@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from nova_agent.clocks import SystemClock
+from nova_agent.drifting import DRIFT_ANNOTATION, DriftMode
 from nova_agent.settings import AgentSettings
 
 EXIT_UNEXPECTED = 3
@@ -119,6 +120,14 @@ def common_options(function: Any) -> Any:
         ),
         click.option("--dry-run", is_flag=True, help="Server-side dry run; delete and push nothing."),
         click.option("--force-conflicts/--no-force-conflicts", default=True, show_default=True),
+        click.option(
+            "--drift",
+            type=click.Choice([mode.value for mode in DriftMode]),
+            default=DriftMode.CORRECT.value,
+            show_default=True,
+            help="Live objects that departed from git: put them back, only report them, or do not check "
+            f"(per object: annotation {DRIFT_ANNOTATION}: correct|warn|ignore).",
+        ),
         click.option("--autoscaled/--no-autoscaled", default=None, help="Default: detect an autoscaler."),
         click.option("--provider", default=""),
         click.option("--region", default=""),
@@ -158,6 +167,7 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
         zone=options["zone"],
         cluster_labels=_labels(options["labels"]),
         report_enabled=not options["no_report"],
+        drift=DriftMode(options["drift"]),
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from nova_agent import capacity, health
+from nova_agent.drifting import DriftedObject
 from nova_agent.kubeports import KubePort, Resource
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
 from nova_agent.rescheduling import reschedule_requests
@@ -69,6 +70,7 @@ def observe(
     synced_revision: str,
     last_error: str,
     adopted: Sequence[ObjectRef] = (),
+    drifted: Sequence[DriftedObject] = (),
 ) -> Observation:
     """Measure the cluster: five cluster-wide lists and ``/version``."""
     nodes = kube.list(NODES)
@@ -105,4 +107,5 @@ def observe(
         synced_revision=synced_revision,
         last_error=last_error,
         adopted=adopted,
+        drifted=drifted,
     )

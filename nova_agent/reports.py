@@ -21,6 +21,7 @@ import yaml
 
 from nova_agent.capacity import NodeCapacity
 from nova_agent.clocks import parse_rfc3339, rfc3339
+from nova_agent.drifting import DriftedObject
 from nova_agent.health import Health
 from nova_agent.rescheduling import RescheduleRequest
 from nova_agent.resources import Body, ObjectRef
@@ -73,6 +74,8 @@ class Observation:
     last_error: str = ""
     adopted: Sequence[ObjectRef] = ()
     """Objects of the render that existed before the agent applied them (it releases them, never deletes)."""
+    drifted: Sequence[DriftedObject] = ()
+    """Objects whose live state departed from git's in the last pass (docs/agent.md, "Drift")."""
 
 
 def _quantities(resources: Mapping[str, int]) -> dict[str, str]:
@@ -149,6 +152,9 @@ def build_status_document(observation: Observation, now: datetime, previous: Bod
         "rescheduleRequests": [request.as_dict() for request in observation.reschedule_requests],
         "lastError": observation.last_error,
         "adoptedObjects": [ref.as_dict() for ref in sorted(observation.adopted)[:MAX_ADOPTED_LISTED]],
+        "driftedObjects": [
+            found.as_dict() for found in sorted(observation.drifted, key=lambda d: d.ref)[:MAX_ADOPTED_LISTED]
+        ],
         "heartbeat": rfc3339(now),
     }
     document: Body = {

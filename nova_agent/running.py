@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final
 
 import yaml
 
 from nova_agent import observing, reporting
 from nova_agent.clocks import Clock
+from nova_agent.drifting import DriftedObject
 from nova_agent.gitrepos import GitError, GitUnavailable, RepoCache, redact
 from nova_agent.kubeports import KubePort
-from nova_agent.resources import ObjectRef
+from nova_agent.resources import ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
@@ -52,6 +54,9 @@ class AgentState:
     consecutive_errors: int = 0
     synced_revision: str = ""
     adopted: list[ObjectRef] = field(default_factory=list)
+    drift_seen: dict[ObjectKey, datetime] = field(default_factory=dict)
+    """When each drift still standing was first seen (the report's ``firstSeen``)."""
+    drifted: list[DriftedObject] = field(default_factory=list)
 
 
 class Agent:
@@ -71,7 +76,9 @@ class Agent:
         if not self.settings.orchestration_enabled:
             return PassOutcome(EXIT_OK)
         try:
-            result = sync_once(self.settings, self.repo, self.kube, self.clock, self.state.failures)
+            result = sync_once(
+                self.settings, self.repo, self.kube, self.clock, self.state.failures, self.state.drift_seen
+            )
         except SyncRefused as refused:
             return PassOutcome(EXIT_REFUSED, str(refused))
         except GitUnavailable as error:
@@ -80,6 +87,7 @@ class Agent:
             return PassOutcome(EXIT_REFUSED, str(error))
         self.state.synced_revision = result.synced_revision
         self.state.adopted = result.holds_adopted
+        self.state.drifted = result.drifted
         if result.refusal:
             return PassOutcome(EXIT_REFUSED, result.refusal, result)
         if result.failed:
@@ -122,6 +130,7 @@ class Agent:
             synced_revision=self._synced_revision(),
             last_error=outcome.message,
             adopted=self.state.adopted,
+            drifted=self.state.drifted,
         )
         try:
             if self.settings.dry_run:
@@ -166,6 +175,9 @@ def log_outcome(outcome: PassOutcome) -> None:
         )
         for ref, message in sorted(result.failed.items()):
             log.warning("%s: %s", ref, message)
+        for found in result.drifted:
+            done = "put back" if found.corrected else f"not put back (drift {found.mode.value})"
+            log.warning("drift: %s differs from git at %s: %s", found.ref, ", ".join(found.fields), done)
         for ref in result.adopted:
             log.info("adopted %s: it existed before nova-agent applied it, so it will never be deleted", ref)
         for ref in result.released:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from nova_agent.drifting import DriftMode
+
 
 @dataclass(frozen=True, slots=True)
 class AgentSettings:
@@ -40,6 +42,8 @@ class AgentSettings:
     cluster_labels: Mapping[str, str] = field(default_factory=dict)
     crd_timeout: float = 60.0
     report_enabled: bool = True
+    drift: DriftMode = DriftMode.CORRECT
+    """What a pass does about live objects that no longer hold git's values (``--drift``)."""
 
     @property
     def directory(self) -> str:

@@ -8,13 +8,15 @@ and say why in the result (and from there in the status report).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
-from nova_agent import deleting, inventories, ownership, pruning
+from nova_agent import deleting, driftchecks, drifting, inventories, ownership, pruning
 from nova_agent.applying import apply_objects, resolve
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject, load_desired, secret_problems
+from nova_agent.drifting import DriftedObject, DriftMode
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
 from nova_agent.kubeports import KubePort, Resource
@@ -54,6 +56,8 @@ class SyncResult:
     refusal: str = ""
     live: list[Body] = field(default_factory=list)
     """The live objects of this cluster's render (for health), as listed during the pass."""
+    drifted: list[DriftedObject] = field(default_factory=list)
+    """Objects whose live state departed from git's (put back when the drift mode is ``correct``)."""
 
     @property
     def error_summary(self) -> str:
@@ -171,9 +175,11 @@ def sync_once(
     kube: KubePort,
     clock: Clock,
     failures: FailureTable,
+    drift_seen: MutableMapping[ObjectKey, datetime] | None = None,
 ) -> SyncResult:
     """One pass. Raises :class:`GitError` / kube errors for pass-level failures, :class:`SyncRefused` for
-    refusals; per-object failures are in the result."""
+    refusals; per-object failures are in the result. ``drift_seen`` carries when each drift was first seen
+    from one pass to the next."""
     result = SyncResult()
     revision = repo.fetch(settings.branch, RENDERED_REF)
     if revision is None:
@@ -206,8 +212,14 @@ def sync_once(
         result.holds_adopted = _adopted_in(inventory)
         result.live = list(live.values())
         return result
+    desired = _autoscaled_keep_live_replicas(kube, desired, live)
     now = clock.now().timestamp()
     to_send, result.unchanged = changed_objects(desired, inventory, set(live), failures, now)
+    corrections = _check_drift(
+        kube, settings, desired, inventory, live, result, {} if drift_seen is None else drift_seen, clock
+    )
+    to_send += [item for item in corrections if may_retry(failures.get(item.ref.key), item.digest, now)]
+    result.unchanged -= len(corrections)
     before = _live_before(kube, to_send, live)
     adopting = {
         item.ref
@@ -241,6 +253,8 @@ def sync_once(
         crd_timeout=settings.crd_timeout,
     )
     result.applied = [item.ref for item in outcome.applied]
+    put_back = {item.ref for item in outcome.applied} if not settings.dry_run else set()
+    result.drifted = [replace(found, corrected=found.ref in put_back) for found in result.drifted]
     result.failed.update(outcome.failed)
     applied_entries = [
         _applied_entry(inventory, item, before[item.ref], item.ref in adopting, outcome.responses[item.ref])
@@ -284,6 +298,51 @@ def sync_once(
     result.live = list(live.values())
     result.synced_revision = revision
     return result
+
+
+def _check_drift(
+    kube: KubePort,
+    settings: AgentSettings,
+    desired: Sequence[DesiredObject],
+    inventory: Inventory,
+    live: Mapping[ObjectKey, Body],
+    result: SyncResult,
+    seen: MutableMapping[ObjectKey, datetime],
+    clock: Clock,
+) -> list[DesiredObject]:
+    """Record the drifted objects among the unchanged ones in ``result``; return those to put back."""
+    if settings.drift is DriftMode.OFF and not any(
+        drifting.mode_for(item.body, DriftMode.OFF) is not DriftMode.OFF for item in desired
+    ):
+        return []
+    unchanged = [
+        item for item in desired if inventory.digest_of(item.ref.key) == item.digest and item.ref.key in live
+    ]
+    findings = driftchecks.check(kube, unchanged, live, settings.drift, seen, clock.now())
+    result.failed.update(findings.errors)
+    result.drifted = findings.drifted
+    correct = {found.ref for found in findings.drifted if found.mode is DriftMode.CORRECT}
+    return [item for item in unchanged if item.ref in correct]
+
+
+def _autoscaled_keep_live_replicas(
+    kube: KubePort, desired: Sequence[DesiredObject], live: Mapping[ObjectKey, Body]
+) -> list[DesiredObject]:
+    """``desired`` with the live ``spec.replicas`` of each object a HorizontalPodAutoscaler scales: the
+    autoscaler owns the count (docs/agent.md, "Letting an autoscaler own replicas"). Listed only when some
+    object has a replica count."""
+    scaled = [item for item in desired if "replicas" in (item.body.get("spec") or {})]
+    if not scaled:
+        return list(desired)
+    targets = driftchecks.autoscaled(kube, {item.ref.namespace for item in scaled})
+    if not targets:
+        return list(desired)
+    return [
+        replace(item, body=drifting.with_live_replicas(item.body, live.get(item.ref.key)))
+        if (item.ref.namespace, item.ref.kind, item.ref.name) in targets
+        else item
+        for item in desired
+    ]
 
 
 def refuse_unsafe(

@@ -131,6 +131,7 @@ _REPORT_FIELDS = (
     "rescheduleRequests",
     "lastError",
     "adoptedObjects",
+    "driftedObjects",
     "heartbeat",
     "lastUpdateTime",
 )

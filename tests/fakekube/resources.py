@@ -103,6 +103,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _grouped("apps/v1", "replicasets", "ReplicaSet", True, ("rs",), True),
     _grouped("batch/v1", "jobs", "Job", True, (), True),
     _grouped("batch/v1", "cronjobs", "CronJob", True, ("cj",), True),
+    _grouped("autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",), True),
     _grouped("rbac.authorization.k8s.io/v1", "roles", "Role"),
     _grouped("rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding"),
     _grouped("rbac.authorization.k8s.io/v1", "clusterroles", "ClusterRole", False),
