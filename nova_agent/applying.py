@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from nova_agent import redacting
+from nova_agent import redacting, replacing
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject
 from nova_agent.health import find_condition
@@ -41,6 +41,9 @@ class ApplyOutcome:
     failed: dict[ObjectRef, str] = field(default_factory=dict)
     responses: dict[ObjectRef, Body] = field(default_factory=dict)
     """What the server answered for each applied object (its uid and managed fields)."""
+    replaced: list[ObjectRef] = field(default_factory=list)
+    """Objects deleted and created again because a change of an immutable field was refused (or, in a dry
+    run, that would be)."""
 
 
 def resolve(kube: KubePort, item: DesiredObject) -> tuple[Resource | None, DesiredObject]:
@@ -69,6 +72,20 @@ def _established(kube: KubePort, name: str) -> bool:
     return condition is not None and condition.get("status") == "True"
 
 
+@dataclass(frozen=True, slots=True)
+class ApplyOptions:
+    """How a pass applies: ``unforced`` objects (being created or adopted) go without ``force`` whatever
+    ``force`` says; an object in ``created`` whose change the server refuses as immutable is replaced when
+    it may be (``replacing.replaceable_by_default``), at most ``replace_budget`` of them (None: no limit)."""
+
+    force: bool
+    unforced: Collection[ObjectRef] = ()
+    created: Collection[ObjectRef] = ()
+    replace_budget: int | None = 0
+    dry_run: bool = False
+    crd_timeout: float = 60.0
+
+
 def apply_objects(
     kube: KubePort,
     objects: Sequence[DesiredObject],
@@ -78,55 +95,104 @@ def apply_objects(
     clock: Clock,
     force: bool,
     unforced: Collection[ObjectRef] = (),
+    created: Collection[ObjectRef] = (),
+    replace_budget: int | None = 0,
     dry_run: bool = False,
     crd_timeout: float = 60.0,
 ) -> ApplyOutcome:
-    """Apply ``objects`` in rank order; ``failures`` is updated in place (cleared on success). Objects in
-    ``unforced`` (being created or adopted) are applied without ``force``, whatever ``force`` says."""
-    outcome = ApplyOutcome()
+    """Apply ``objects`` in rank order; ``failures`` is updated in place (cleared on success). See
+    :class:`ApplyOptions` for the rest."""
+    options = ApplyOptions(force, unforced, created, replace_budget, dry_run, crd_timeout)
+    applier = _Applier(kube, options, failures, now, clock)
     by_ref: Mapping[ObjectRef, DesiredObject] = {item.ref: item for item in objects}
     ordered = [by_ref[ref] for ref in apply_order(by_ref)]
     crds = [item for item in ordered if item.ref.kind == "CustomResourceDefinition"]
     rest = [item for item in ordered if item.ref.kind != "CustomResourceDefinition"]
-
-    def fail(item: DesiredObject, kind: FailureKind, message: str) -> None:
-        outcome.failed[item.ref] = message
-        failures[item.ref.key] = record_failure(failures.get(item.ref.key), item.digest, kind, message, now)
-
-    def send(item: DesiredObject) -> bool:
-        resource, resolved = resolve(kube, item)
-        if resource is None:
-            message = (
-                f"the server does not serve {item.ref.kind} in {item.ref.api_version} (is its CRD applied?)"
-            )
-            fail(item, FailureKind.TRANSIENT, message)
-            return False
-        adopting = item.ref in unforced
-        try:
-            response = kube.apply(resource, resolved.body, force=force and not adopting, dry_run=dry_run)
-        except KubeApiError as error:
-            message = redacting.redact_server_message(error.message, resolved.body)
-            fix = ADOPTION_CONFLICT_FIX if adopting and error.status == 409 else ""
-            fail(
-                item,
-                classify_api_failure(error.status, error.message),
-                f"{error.status} {error.reason}: {message}{fix}",
-            )
-            return False
-        failures.pop(item.ref.key, None)
-        outcome.applied.append(resolved)
-        outcome.responses[resolved.ref] = response
-        return True
-
-    applied_crds = [item.ref.name for item in crds if send(item)]
+    applied_crds = [item.ref.name for item in crds if applier.send(item)]
     if applied_crds and not dry_run:
         late = wait_for_crds(kube, applied_crds, clock, crd_timeout)
         kube.forget_discovery()
         for name in late:
-            outcome.failed.setdefault(
+            applier.outcome.failed.setdefault(
                 ObjectRef("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name),
                 f"CustomResourceDefinition {name} was not established within {crd_timeout:.0f}s",
             )
     for item in rest:
-        send(item)
-    return outcome
+        applier.send(item)
+    return applier.outcome
+
+
+class _Applier:
+    """One pass's applies: each object's outcome, failures recorded with backoff, the replacement budget."""
+
+    def __init__(
+        self, kube: KubePort, options: ApplyOptions, failures: FailureTable, now: float, clock: Clock
+    ) -> None:
+        self.kube, self.options, self.failures, self.now, self.clock = kube, options, failures, now, clock
+        self.outcome = ApplyOutcome()
+        self.budget = options.replace_budget
+
+    def fail(self, item: DesiredObject, kind: FailureKind, message: str) -> bool:
+        self.outcome.failed[item.ref] = message
+        self.failures[item.ref.key] = record_failure(
+            self.failures.get(item.ref.key), item.digest, kind, message, self.now
+        )
+        return False
+
+    def succeed(self, item: DesiredObject, response: Body) -> bool:
+        self.failures.pop(item.ref.key, None)
+        self.outcome.applied.append(item)
+        self.outcome.responses[item.ref] = response
+        return True
+
+    def send(self, item: DesiredObject) -> bool:
+        resource, resolved = resolve(self.kube, item)
+        if resource is None:
+            message = (
+                f"the server does not serve {item.ref.kind} in {item.ref.api_version} (is its CRD applied?)"
+            )
+            return self.fail(item, FailureKind.TRANSIENT, message)
+        adopting = item.ref in self.options.unforced
+        force = self.options.force and not adopting
+        try:
+            response = self.kube.apply(resource, resolved.body, force=force, dry_run=self.options.dry_run)
+        except KubeApiError as error:
+            if replacing.is_immutable_refusal(error.status, error.message):
+                return self.replace(resource, resolved, error)
+            message = redacting.redact_server_message(error.message, resolved.body)
+            fix = ADOPTION_CONFLICT_FIX if adopting and error.status == 409 else ""
+            kind = classify_api_failure(error.status, error.message)
+            return self.fail(item, kind, f"{error.status} {error.reason}: {message}{fix}")
+        return self.succeed(resolved, response)
+
+    def replace(self, resource: Resource, item: DesiredObject, refusal: KubeApiError) -> bool:
+        """``item``'s change was refused as immutable: replace the object if it may be, else say how to."""
+        message = redacting.redact_server_message(refusal.message, item.body)
+        refused = f"{refusal.status} {refusal.reason}: {message}"
+        created = item.ref in self.options.created
+        if not created or not replacing.replaceable_by_default(item.body):
+            return self.fail(item, FailureKind.INVALID, refused + replacing.refusal_fix(item, created))
+        if self.budget is not None and self.budget <= 0:
+            return self.fail(item, FailureKind.TRANSIENT, refused + REPLACE_BUDGET_SPENT)
+        if self.budget is not None:
+            self.budget -= 1
+        self.outcome.replaced.append(item.ref)
+        if self.options.dry_run:
+            return self.succeed(item, {})
+        try:
+            done = replacing.replace(self.kube, resource, item, self.clock)
+        except KubeApiError as error:
+            message = redacting.redact_server_message(error.message, item.body)
+            kind = classify_api_failure(error.status, error.message)
+            return self.fail(item, kind, f"replacing: {error.status} {error.reason}: {message}")
+        if done.response is None:
+            waited = f"the old object was still there after {replacing.GONE_TIMEOUT:.0f}s (finalizers?)"
+            return self.fail(item, FailureKind.TRANSIENT, f"{refused}; replacing: {waited}")
+        return self.succeed(item, done.response)
+
+
+REPLACE_BUDGET_SPENT: Final = (
+    "; not replaced in this pass: replacing deletes, and this pass already deletes or replaces as many "
+    "objects as --max-prune-percent allows (the next pass goes on; a commit with the trailer "
+    "Nova-Allow-Mass-Prune: true lifts the limit)"
+)

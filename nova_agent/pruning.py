@@ -39,6 +39,16 @@ def is_mass_prune(deletions: int, inventory_size: int, max_percent: int) -> bool
     return deletions >= inventory_size or deletions * 100 > max_percent * inventory_size
 
 
+def replacement_budget(inventory_size: int, deletions: int, max_percent: int) -> int:
+    """How many objects a pass may replace (delete and re-create) besides its ``deletions``: as many as keep
+    the two together within ``max_percent`` of the inventory, and at least one when the percentage allows
+    any deletion (one object is never a mass, and a Job re-split by the planner must be able to reach a small
+    cluster); 0 when ``max_percent`` is 0."""
+    if max_percent <= 0:
+        return 0
+    return max(0, max(1, inventory_size * max_percent // 100) - deletions)
+
+
 def plan_prune(
     inventory: Inventory,
     desired_keys: Collection[ObjectKey],

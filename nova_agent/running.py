@@ -175,6 +175,8 @@ def log_outcome(outcome: PassOutcome) -> None:
         )
         for ref, message in sorted(result.failed.items()):
             log.warning("%s: %s", ref, message)
+        for ref in result.replaced:
+            log.info("replaced %s: the server refused the change of an immutable field", ref)
         for found in result.drifted:
             done = "put back" if found.corrected else f"not put back (drift {found.mode.value})"
             log.warning("drift: %s differs from git at %s: %s", found.ref, ", ".join(found.fields), done)

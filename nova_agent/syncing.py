@@ -56,6 +56,8 @@ class SyncResult:
     refusal: str = ""
     live: list[Body] = field(default_factory=list)
     """The live objects of this cluster's render (for health), as listed during the pass."""
+    replaced: list[ObjectRef] = field(default_factory=list)
+    """Objects deleted and created again because the server refused a change of an immutable field."""
     drifted: list[DriftedObject] = field(default_factory=list)
     """Objects whose live state departed from git's (put back when the drift mode is ``correct``)."""
 
@@ -196,11 +198,12 @@ def sync_once(
     wanted = {item.ref.key for item in desired}  # a refused object is not applied, and never pruned either
     desired, refused = refuse_unsafe(desired, settings)
     result.failed.update(refused)
+    allow_mass_prune = pruning.allows_mass_prune(repo.trailers(revision))
     plan = pruning.plan_prune(
         inventory,
         wanted,
         max_percent=settings.max_prune_percent,
-        allow_mass_prune=pruning.allows_mass_prune(repo.trailers(revision)),
+        allow_mass_prune=allow_mass_prune,
         revision=revision,
     )
     label = f"{nova_labels.TARGET_CLUSTER}={settings.cluster}"
@@ -249,10 +252,15 @@ def sync_once(
                 *_owner_and_uid(inventory, item.ref), before[item.ref], item.ref in adopting, item.body
             )
         },
+        created={item.ref for item in to_send if _owner_and_uid(inventory, item.ref)[0] is Ownership.CREATED},
+        replace_budget=None
+        if allow_mass_prune
+        else pruning.replacement_budget(len(inventory), len(plan.deletions), settings.max_prune_percent),
         dry_run=settings.dry_run,
         crd_timeout=settings.crd_timeout,
     )
     result.applied = [item.ref for item in outcome.applied]
+    result.replaced = outcome.replaced
     put_back = {item.ref for item in outcome.applied} if not settings.dry_run else set()
     result.drifted = [replace(found, corrected=found.ref in put_back) for found in result.drifted]
     result.failed.update(outcome.failed)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_agent import inventories, pruning
+from nova_agent import inventories, pruning, replacing
 from nova_agent.inventories import Inventory, InventoryEntry
 from nova_agent.resources import ObjectRef
 
@@ -123,3 +123,40 @@ def test_damaged_inventory_lines_are_reported_and_skipped() -> None:
     }
     decoded, problems = inventories.decode_inventory(data)
     assert len(decoded) == 1 and len(problems) == 1 and "line 2" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("size", "deletions", "percent", "budget"),
+    [
+        (3, 0, 30, 1),  # one object is never a mass: a re-split Job reaches a small cluster
+        (100, 0, 30, 30),
+        (100, 25, 30, 5),  # deletions and replacements share the budget
+        (100, 40, 30, 0),
+        (100, 0, 0, 0),  # 0 allows no deletion, so no replacement either
+    ],
+)
+def test_replacements_share_the_mass_prune_budget(
+    size: int, deletions: int, percent: int, budget: int
+) -> None:
+    assert pruning.replacement_budget(size, deletions, percent) == budget
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "immutable"),
+    [
+        (422, 'Job.batch "j" is invalid: spec.template: Invalid value: ...: field is immutable', True),
+        (
+            422,
+            'Service "s" is invalid: spec.clusterIPs[0]: Invalid value: ...: may not change once set',
+            True,
+        ),
+        (422, "data: Forbidden: field is immutable when `immutable` is set", True),
+        (422, "spec: Forbidden: updates to statefulset spec for fields other than 'replicas' ...", True),
+        (422, 'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1', False),
+        (409, "field is immutable", False),
+    ],
+)
+def test_immutable_refusals_are_told_from_other_invalid_changes(
+    status: int, message: str, immutable: bool
+) -> None:
+    assert replacing.is_immutable_refusal(status, message) is immutable
