@@ -185,7 +185,14 @@ def _execute(options: dict[str, Any], loop: bool) -> int:
         )
         return 2
     clock = SystemClock()
-    agent = Agent(settings, ApiClientKube(api_client), clock)
+    metrics = None
+    if loop and options.get("metrics_address"):
+        from nova_agent.metrics import AgentMetrics
+
+        metrics = AgentMetrics()
+        port = metrics.serve(options["metrics_address"])
+        logging.getLogger("nova_agent").info("serving /metrics on port %d", port)
+    agent = Agent(settings, ApiClientKube(api_client), clock, metrics)
     if not loop:
         outcome = agent.pass_once()
         log_outcome(outcome)
@@ -218,6 +225,12 @@ def main() -> None:
 
 @main.command()
 @common_options
+@click.option(
+    "--metrics-address",
+    default="",
+    metavar="HOST:PORT",
+    help="Serve Prometheus /metrics here (e.g. :9102); off when empty.",
+)
 def run(**options: Any) -> None:
     """Sync and report every --interval until stopped (SIGTERM)."""
     _main(options, loop=True)

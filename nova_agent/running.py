@@ -9,9 +9,10 @@ pass and turns its outcome into an exit code; ``run`` repeats passes until it is
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import yaml
 
@@ -34,6 +35,9 @@ EXIT_REFUSED: Final = 2
 """Nothing applied on purpose: invalid render, bad signature, or a mass prune without consent."""
 EXIT_UNREACHABLE: Final = 4
 """Git or the Kubernetes API could not be reached; the cluster was left as it is."""
+
+if TYPE_CHECKING:  # prometheus_client is imported only when metrics are served
+    from nova_agent.metrics import AgentMetrics
 
 log = logging.getLogger("nova_agent")
 
@@ -60,8 +64,11 @@ class AgentState:
 
 
 class Agent:
-    def __init__(self, settings: AgentSettings, kube: KubePort, clock: Clock) -> None:
+    def __init__(
+        self, settings: AgentSettings, kube: KubePort, clock: Clock, metrics: AgentMetrics | None = None
+    ) -> None:
         self.settings = settings
+        self.metrics = metrics
         self.kube = kube
         self.clock = clock
         self.repo = RepoCache(settings.repo, settings.cache_dir)
@@ -101,6 +108,19 @@ class Agent:
 
     def pass_once(self) -> PassOutcome:
         """One pass: sync (unless delegated), then observe and report. Git and API failures do not raise."""
+        started = time.perf_counter()
+        outcome = self._pass()
+        if self.metrics is not None:
+            result = outcome.sync
+            self.metrics.record_pass(
+                outcome.exit_code,
+                time.perf_counter() - started,
+                result.drifted if result is not None else [],
+                len(result.replaced) if result is not None else 0,
+            )
+        return outcome
+
+    def _pass(self) -> PassOutcome:
         self.kube.new_pass()
         try:
             outcome = self._sync()
