@@ -1,7 +1,9 @@
 """Benchmark of nova-agent against the fake API server (tests/fakekube) and a real git repository.
 
 Figures (issue 4): first sync of 1,000 objects = 1,000 apply calls and <= 10 s; second sync 0 write calls;
-status report of a 500-node cluster <= 1 s to compute. Prints a table, then one JSON line (last line).
+status report of a 500-node cluster <= 1 s to compute. Issue 11: the second sync checks every object for drift
+(still 0 write calls, <= 5 s); then 10 ConfigMaps are edited by hand and the third sync puts them back (one
+dry run and one apply each). Prints a table, then one JSON line (last line).
 
     .venv/bin/python bench/agent.py [--objects 1000] [--nodes 500] [--pods-per-node 10]
 """
@@ -20,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import yaml
+from kubernetes import client
 
 from nova_agent import capacity, reports
 from nova_agent.clocks import FakeClock
@@ -88,6 +91,17 @@ def rendered_repo(root: Path, objects: int) -> str:
     return f"file://{remote}"
 
 
+def edit_by_hand(server: FakeKubeServer, objects: int) -> int:
+    """``kubectl edit`` one ConfigMap in a hundred (an update under another field manager); how many."""
+    core = client.CoreV1Api(client_for(server))
+    names = [f"cfg-{index}" for index in range(objects) if index % 4 and index % 100 == 1]
+    for name in names:
+        live = core.read_namespaced_config_map(name, "default")
+        live.data = {**live.data, "index": "edited"}
+        core.replace_namespaced_config_map(name, "default", live, field_manager="kubectl-edit")
+    return len(names)
+
+
 def bench_sync(objects: int) -> dict[str, Any]:
     server = FakeKubeServer()
     try:
@@ -112,14 +126,26 @@ def bench_sync(objects: int) -> dict[str, Any]:
             second = agent.pass_once()
             second_seconds = time.perf_counter() - started
             assert first.exit_code == 0 and second.exit_code == 0, (first.message, second.message)
+            second_writes, second_requests = len(server.write_requests()), len(server.requests)
+            drifted = edit_by_hand(server, objects)
+            server.requests.clear()
+            started = time.perf_counter()
+            third = agent.pass_once()
+            third_seconds = time.perf_counter() - started
+            assert third.sync is not None and len(third.sync.drifted) == drifted, third.message
+            dry_runs = [r for r in server.write_requests() if r.query.get("dryRun") == "All"]
             return {
                 "objects": objects,
                 "first_sync_s": round(first_seconds, 3),
                 "first_sync_apply_calls": len(applies),
                 "first_sync_write_calls": first_writes,
                 "second_sync_s": round(second_seconds, 3),
-                "second_sync_write_calls": len(server.write_requests()),
-                "second_sync_requests": len(server.requests),
+                "second_sync_write_calls": second_writes,
+                "second_sync_requests": second_requests,
+                "drifted_by_hand": drifted,
+                "drift_sync_s": round(third_seconds, 3),
+                "drift_sync_dry_runs": len(dry_runs),
+                "drift_sync_corrections": sum(1 for found in third.sync.drifted if found.corrected),
             }
     finally:
         server.stop()
