@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from nova_gitops.api import labels as labels_module
 from nova_gitops.api import names, selectors
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
+from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt, name_subject
 from nova_gitops.api.quantities import ResourceList, parse_resource_list
 from nova_gitops.api.selectors import label_value_errors
 
@@ -76,9 +76,7 @@ def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None
     cluster = _parse(document, problems)
     body = document.body if isinstance(document.body, dict) else {}
     metadata = body.get("metadata")
-    raw_name = metadata.get("name") if isinstance(metadata, dict) else None
-    subject = f"Cluster {raw_name}" if isinstance(raw_name, str) and raw_name else "Cluster"
-    problems[mark:] = [replace(problem, subject=subject) for problem in problems[mark:]]
+    name_subject(problems, mark, "Cluster", metadata.get("name") if isinstance(metadata, dict) else None)
     return cluster
 
 

@@ -10,7 +10,7 @@ from nova_gitops.api import clusters, kinds, labels, loading, names, podshapes, 
 from nova_gitops.api.clusters import Cluster, is_cluster_name
 from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
-from nova_gitops.api.problems import Problem, Severity, SourceLocation, excerpt, shortened
+from nova_gitops.api.problems import Problem, Severity, SourceLocation, excerpt, name_subject, shortened
 from nova_gitops.errors import InputError
 
 
@@ -87,7 +87,10 @@ def build_source_set(
         else:
             key = _raw_key(body, group, kind, crds, defaults)
             duplicate = _note_duplicate("object", key, document, seen, problems)
+            mark = len(problems)
             manifest = _parse_workload(document, api_version, kind, crds, problems, defaults)
+            if (raw_name := _raw_name(body)) is not None:  # without a name, the problem is its name
+                name_subject(problems, mark, kind, raw_name)
             if manifest is not None and not duplicate:
                 workloads.append(manifest)
     namespace_labels = _namespace_labels(workloads)
@@ -226,25 +229,7 @@ def _parse_workload(
     problems: list[Problem],
     defaults: _Defaults,
 ) -> Manifest | None:
-    """A workload object, checked as kube-apiserver would check what makes it a file and a placement. Its
-    problems name it (``Deployment web``) when it has a name, as policies' and Clusters' do."""
-    mark = len(problems)
-    manifest = _read_workload(document, api_version, kind, crds, problems, defaults)
-    raw_name = _raw_name(document.body)
-    if raw_name is not None:
-        subject = f"{kind} {raw_name}"
-        problems[mark:] = [replace(found, subject=found.subject or subject) for found in problems[mark:]]
-    return manifest
-
-
-def _read_workload(
-    document: Document,
-    api_version: str,
-    kind: str,
-    crds: Mapping[kinds.GroupKind, bool],
-    problems: list[Problem],
-    defaults: _Defaults,
-) -> Manifest | None:
+    """A workload object, checked as kube-apiserver would check what makes it a file and a placement."""
     check = names.Fields(document.location, problems)
     group, version = split_api_version(api_version)
     if not version or "/" in group or " " in api_version:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from nova_gitops.api import fieldpaths, labels, names
 from nova_gitops.api.objects import Document, Manifest
-from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt
+from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt, name_subject
 from nova_gitops.api.selectors import (
     LabelSelector,
     Requirement,
@@ -167,9 +167,7 @@ def parse_policy(document: Document, problems: list[Problem]) -> SchedulePolicy 
     check.annotations(metadata.get("annotations"), "metadata.annotations")
     spec = check.mapping(body.get("spec"), "spec", required=True)
     policy = None if spec is None else _parse_spec(document, name, spec, check)
-    raw_name = metadata.get("name")
-    subject = f"SchedulePolicy {raw_name}" if isinstance(raw_name, str) and raw_name else "SchedulePolicy"
-    problems[mark:] = [replace(problem, subject=subject) for problem in problems[mark:]]
+    name_subject(problems, mark, "SchedulePolicy", metadata.get("name"))
     return policy
 
 

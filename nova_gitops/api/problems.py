@@ -6,7 +6,7 @@ raises ``errors.InputError`` with all of them, before anything is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 
@@ -63,6 +63,15 @@ UNKNOWN_FIELD_REJECTED = (
     "unknown field (kubectl apply's strict field validation rejects it against Nova's CRD)"
 )
 """An unknown field of a SchedulePolicy (an error there), before its "did you mean" hint."""
+
+
+def name_subject(problems: list[Problem], since: int, kind: str, raw_name: object) -> None:
+    """Name the object in every problem found about it (``problems[since:]``) that names none yet:
+    ``Deployment web``, or the kind alone when the document has no usable name."""
+    subject = f"{kind} {raw_name}" if isinstance(raw_name, str) and raw_name else kind
+    problems[since:] = [
+        problem if problem.subject else replace(problem, subject=subject) for problem in problems[since:]
+    ]
 
 
 def errors(problems: list[Problem]) -> list[Problem]:
