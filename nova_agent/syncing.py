@@ -12,7 +12,16 @@ from collections.abc import Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from nova_agent import deleting, driftchecks, drifting, inventories, ownership, pruning
+from nova_agent import (
+    agentnamespace,
+    deleting,
+    driftchecks,
+    drifting,
+    inventories,
+    ownership,
+    permissions,
+    pruning,
+)
 from nova_agent.applying import apply_objects, resolve
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject, load_desired, secret_problems
@@ -73,13 +82,18 @@ class SyncResult:
 
 
 def read_inventory(kube: KubePort, settings: AgentSettings) -> tuple[Inventory, list[str]]:
-    configmap = kube.get(CONFIGMAPS, settings.namespace, inventories.inventory_name(settings.cluster))
+    """The inventory; empty when there is none yet (its namespace may not exist: a fresh cluster)."""
+    with permissions.explained("get", CONFIGMAPS, settings.namespace, settings.namespace):
+        configmap = kube.get(CONFIGMAPS, settings.namespace, inventories.inventory_name(settings.cluster))
+    if configmap is None and settings.dry_run:
+        agentnamespace.note_if_missing(kube, settings.namespace)
     return inventories.decode_inventory((configmap or {}).get("data"))
 
 
 def write_inventory(kube: KubePort, settings: AgentSettings, inventory: Inventory) -> None:
+    """Record the inventory, creating the agent's namespace on a fresh cluster."""
     body = inventories.inventory_configmap(settings.cluster, settings.namespace, inventory)
-    kube.apply(CONFIGMAPS, body, force=True)
+    agentnamespace.apply_in(kube, CONFIGMAPS, body, settings.namespace)
 
 
 def list_live(

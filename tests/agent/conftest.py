@@ -36,8 +36,7 @@ def make_agent(kube: KubeTarget, rendered: RenderedRepo, tmp_path: Path) -> Agen
             cluster=cluster,
             repo=rendered.url,
             cache_dir=tmp_path / f"cache-{cluster}",
-            namespace=kube.namespace,
-            **overrides,
+            **{"namespace": kube.namespace, **overrides},
         )
         return Agent(settings, ApiClientKube(api_client or kube.api_client), clock or FakeClock())
 
