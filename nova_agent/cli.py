@@ -2,8 +2,9 @@
 settings) and call one function that returns an exit code.
 
 ``kubernetes`` is imported only inside the commands, so ``nova-agent --help`` stays instant. Exit codes:
-0 in sync, 1 some objects failed, 2 refused (invalid render, bad signature, mass prune) or bad usage,
-3 unexpected error (rerun with ``--debug``), 4 git or the Kubernetes API unreachable, 130 interrupted.
+0 in sync, 1 some objects failed, 2 refused (invalid render, bad signature, mass prune, a permission the agent
+lacks) or bad usage, 3 unexpected error (rerun with ``--debug``), 4 git or the Kubernetes API unreachable
+(no answer, or 5xx/429), 130 interrupted (see :mod:`nova_agent.passerrors`).
 """
 
 from __future__ import annotations
@@ -196,6 +197,8 @@ def _execute(options: dict[str, Any], loop: bool) -> int:
     if not loop:
         outcome = agent.pass_once()
         log_outcome(outcome)
+        if outcome.error is not None and options["debug"]:
+            raise outcome.error  # the report is written; now the traceback
         return outcome.exit_code
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: clock.stop())

@@ -8,16 +8,19 @@ mode they are the objects an external orchestrator applied with ``nova.elotl.co/
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from nova_agent import capacity, health
 from nova_agent.drifting import DriftedObject
 from nova_agent.kubeports import KubePort, Resource
+from nova_agent.permissions import explained
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
 from nova_agent.rescheduling import reschedule_requests
 from nova_agent.resources import Body, ObjectRef, ref_of
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
 
 NODES = Resource("", "v1", "nodes", "Node", False)
 PODS = Resource("", "v1", "pods", "Pod", True)
@@ -36,9 +39,13 @@ DELEGATED_RESOURCES = (
 """What delegated mode watches: the kinds with a health rule of their own."""
 
 
-def delegated_workloads(kube: KubePort) -> list[Body]:
+def delegated_workloads(kube: KubePort, agent_namespace: str) -> list[Body]:
     selector = f"{nova_labels.SCHEDULE}=true"
-    return [item for resource in DELEGATED_RESOURCES for item in kube.list(resource, None, selector)]
+    items: list[Body] = []
+    for resource in DELEGATED_RESOURCES:
+        with explained("list", resource, "", agent_namespace):
+            items += kube.list(resource, None, selector)
+    return items
 
 
 def workload_health(workloads: Sequence[Body]) -> list[WorkloadHealth]:
@@ -61,6 +68,18 @@ def identity_of(settings: AgentSettings, kubernetes_version: str) -> ClusterIden
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Observed:
+    observation: Observation
+    problem: Exception | None = None
+    """Why capacity could not be measured: the report is written without it, and says why in lastError."""
+
+
+def _listed(kube: KubePort, resource: Resource, agent_namespace: str) -> Sequence[Body]:
+    with explained("list", resource, "", agent_namespace):
+        return kube.list(resource)
+
+
 def observe(
     kube: KubePort,
     settings: AgentSettings,
@@ -71,12 +90,20 @@ def observe(
     last_error: str,
     adopted: Sequence[ObjectRef] = (),
     drifted: Sequence[DriftedObject] = (),
-) -> Observation:
-    """Measure the cluster: five cluster-wide lists and ``/version``."""
-    nodes = kube.list(NODES)
-    pods = kube.list(PODS)
-    owned = [*kube.list(REPLICASETS), *kube.list(JOBS)]
-    deployments = kube.list(DEPLOYMENTS)
+) -> Observed:
+    """Measure the cluster: five cluster-wide lists and ``/version``. When any of them fails (the lists
+    forbidden, the API unreachable), the observation has no capacity and ``last_error`` says why."""
+    problem: Exception | None = None
+    try:
+        nodes = _listed(kube, NODES, settings.namespace)
+        pods = _listed(kube, PODS, settings.namespace)
+        owned = [*_listed(kube, REPLICASETS, settings.namespace), *_listed(kube, JOBS, settings.namespace)]
+        deployments = _listed(kube, DEPLOYMENTS, settings.namespace)
+        version = kube.server_version()
+    except (KubeApiError, KubeUnavailable) as error:
+        problem = error
+        nodes, pods, owned, deployments, version = [], [], [], [], ""
+        last_error = "; ".join(filter(None, [last_error, f"capacity not measured: {error}"]))
     if settings.orchestration_enabled:
         labelled = workloads
     else:
@@ -98,8 +125,8 @@ def observe(
         if settings.rescheduling_enabled
         else []
     )
-    return Observation(
-        identity=identity_of(settings, kube.server_version()),
+    observation = Observation(
+        identity=identity_of(settings, version),
         nodes=capacity.node_capacities(nodes, pods, managed),
         autoscaled=autoscaled,
         workloads=workload_health(workloads),
@@ -109,3 +136,4 @@ def observe(
         adopted=adopted,
         drifted=drifted,
     )
+    return Observed(observation, problem)

@@ -1,9 +1,11 @@
 """The agent's passes and its loop: sync (or watch, in delegated mode), observe, report; then wait.
 
 Every failure is caught at the level it belongs to: an object's failure inside the pass (reported, retried
-later with backoff), a pass-level failure here (git or the API unreachable: the cluster is left as it is, the
-error goes into the report when the report can still be written, and the loop backs off). ``sync`` runs one
-pass and turns its outcome into an exit code; ``run`` repeats passes until it is stopped.
+later with backoff), a pass-level failure here (the cluster is left as it is). Whatever failed, the report is
+still written, with ``lastError``, when git allows it. Only "unreachable" (git or the API gave no answer, or a
+5xx) makes the loop back off; a refusal (RBAC, a bad render) is retried at the normal interval
+(:mod:`nova_agent.passerrors`). ``sync`` runs one pass and turns its outcome into an exit code; ``run``
+repeats passes until it is stopped.
 """
 
 from __future__ import annotations
@@ -12,29 +14,28 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import yaml
 
-from nova_agent import observing, reporting
+from nova_agent import observing, passerrors, reporting
 from nova_agent.clocks import Clock
 from nova_agent.drifting import DriftedObject
-from nova_agent.gitrepos import GitError, GitUnavailable, RepoCache, redact
+from nova_agent.gitrepos import GitError, RepoCache, redact
 from nova_agent.kubeports import KubePort
-from nova_agent.resources import ObjectKey, ObjectRef
+from nova_agent.passerrors import (
+    EXIT_OBJECT_FAILURES,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNEXPECTED,
+    EXIT_UNREACHABLE,
+)
+from nova_agent.resources import Body, ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
 from nova_agent.syncing import SyncRefused, SyncResult, read_inventory, sync_once
 from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
-
-EXIT_OK: Final = 0
-EXIT_OBJECT_FAILURES: Final = 1
-"""Synced, but some objects failed to apply or delete (named in the output and the report)."""
-EXIT_REFUSED: Final = 2
-"""Nothing applied on purpose: invalid render, bad signature, or a mass prune without consent."""
-EXIT_UNREACHABLE: Final = 4
-"""Git or the Kubernetes API could not be reached; the cluster was left as it is."""
 
 if TYPE_CHECKING:  # prometheus_client is imported only when metrics are served
     from nova_agent.metrics import AgentMetrics
@@ -48,6 +49,8 @@ class PassOutcome:
     message: str = ""
     sync: SyncResult | None = None
     report_pushed: bool = False
+    error: Exception | None = None
+    """The unexpected exception that ended the pass (``--debug`` shows its traceback)."""
 
 
 @dataclass(slots=True)
@@ -88,10 +91,6 @@ class Agent:
             )
         except SyncRefused as refused:
             return PassOutcome(EXIT_REFUSED, str(refused))
-        except GitUnavailable as error:
-            return PassOutcome(EXIT_UNREACHABLE, str(error))
-        except GitError as error:
-            return PassOutcome(EXIT_REFUSED, str(error))
         self.state.synced_revision = result.synced_revision
         self.state.adopted = result.holds_adopted
         self.state.drifted = result.drifted
@@ -101,13 +100,31 @@ class Agent:
             return PassOutcome(EXIT_OBJECT_FAILURES, result.error_summary, result)
         return PassOutcome(EXIT_OK, "", result)
 
+    def _failed(self, error: Exception) -> PassOutcome:
+        code, message = passerrors.classify(error, self.settings.namespace)
+        return PassOutcome(code, message, error=error if code == EXIT_UNEXPECTED else None)
+
     def _synced_revision(self) -> str:
         if not self.state.synced_revision and self.settings.orchestration_enabled:
-            self.state.synced_revision = read_inventory(self.kube, self.settings)[0].revision
+            try:
+                self.state.synced_revision = read_inventory(self.kube, self.settings)[0].revision
+            except (KubeApiError, KubeUnavailable):
+                return ""  # the pass's own error says why; the report goes out without it
         return self.state.synced_revision
 
+    def _workloads(self, outcome: PassOutcome) -> tuple[PassOutcome, list[Body]]:
+        if outcome.sync is not None:
+            return outcome, outcome.sync.live
+        if self.settings.orchestration_enabled or outcome.exit_code != EXIT_OK:
+            return outcome, []
+        try:
+            return outcome, observing.delegated_workloads(self.kube, self.settings.namespace)
+        except Exception as error:
+            return self._failed(error), []
+
     def pass_once(self) -> PassOutcome:
-        """One pass: sync (unless delegated), then observe and report. Git and API failures do not raise."""
+        """One pass: sync (unless delegated), then observe and report. Whatever fails, the report is still
+        written (with ``lastError``) when git allows it; nothing but an interrupt raises."""
         started = time.perf_counter()
         outcome = self._pass()
         if self.metrics is not None:
@@ -124,25 +141,25 @@ class Agent:
         self.kube.new_pass()
         try:
             outcome = self._sync()
-            if outcome.sync is not None:
-                workloads = outcome.sync.live
-            elif self.settings.orchestration_enabled:
-                workloads = []
-            else:
-                workloads = observing.delegated_workloads(self.kube)
-            if self.settings.report_enabled:
+        except Exception as error:
+            outcome = self._failed(error)
+        outcome, workloads = self._workloads(outcome)
+        if self.settings.report_enabled:
+            try:
                 self._report(outcome, workloads)
-        except (KubeUnavailable, KubeApiError) as error:
-            outcome = PassOutcome(EXIT_UNREACHABLE, str(error))
+            except Exception as error:
+                log.warning("status report not written: %s", error)
+                if outcome.exit_code == EXIT_OK:
+                    outcome = self._failed(error)
         if outcome.exit_code == EXIT_UNREACHABLE:
             self.state.consecutive_errors += 1
         else:
             self.state.consecutive_errors = 0
         return outcome
 
-    def _report(self, outcome: PassOutcome, workloads: list[dict[str, object]]) -> None:
+    def _report(self, outcome: PassOutcome, workloads: list[Body]) -> None:
         now = self.clock.now()
-        observation = observing.observe(
+        observed = observing.observe(
             self.kube,
             self.settings,
             workloads,
@@ -152,6 +169,10 @@ class Agent:
             adopted=self.state.adopted,
             drifted=self.state.drifted,
         )
+        if observed.problem is not None and outcome.exit_code == EXIT_OK:
+            code, message = passerrors.classify(observed.problem, self.settings.namespace)
+            outcome.exit_code, outcome.message = code, f"capacity not measured: {message}"
+        observation = observed.observation
         try:
             if self.settings.dry_run:
                 document = reporting.build_report(self.status, self.settings, observation, now)
@@ -206,5 +227,7 @@ def log_outcome(outcome: PassOutcome) -> None:
             log.info("released %s: git no longer has it and nova-agent did not create it; left as it is", ref)
         for ref in result.would_prune:
             log.info("would delete %s (dry run)", ref)
-    if outcome.message:
+    if outcome.error is not None:
+        log.error("%s (rerun sync with --debug for details)", outcome.message)
+    elif outcome.message:
         (log.warning if outcome.exit_code else log.info)("%s", outcome.message)
