@@ -13,7 +13,7 @@ import logging
 from typing import Final
 
 from nova_agent.kubeports import KubePort, Resource
-from nova_agent.permissions import explained
+from nova_agent.permissions import PermissionDenied, explained
 from nova_agent.resources import Body
 from nova_gitops.clients.kuberest import KubeApiError
 
@@ -32,8 +32,15 @@ def is_missing_namespace(error: KubeApiError, namespace: str) -> bool:
 def create(kube: KubePort, namespace: str) -> None:
     metadata = {"name": namespace, "labels": dict(MANAGED_BY)}
     body: Body = {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
-    with explained("create", NAMESPACES, "", namespace):
-        kube.apply(NAMESPACES, body, force=False)
+    try:
+        with explained("create", NAMESPACES, "", namespace):
+            kube.apply(NAMESPACES, body, force=False)
+    except PermissionDenied as denied:
+        raise PermissionDenied(
+            f"the inventory namespace {namespace} does not exist and {denied}; or create it beforehand "
+            f"(kubectl create namespace {namespace})",
+            denied.reason,
+        ) from denied
     log.info("created namespace %s for the inventory (it did not exist)", namespace)
 
 

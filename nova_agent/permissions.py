@@ -3,9 +3,11 @@
 
 kube-apiserver words a refusal as ``configmaps "x" is forbidden: User "system:serviceaccount:nova-agent:
 nova-agent" cannot get resource "configmaps" in API group "" in the namespace "nova-agent"`` (or ``... at the
-cluster scope``): the verb, resource, group and namespace are read from there when present, else from what
-the agent was doing. :data:`GRANTS` maps (group, resource, verb) to the Role or ClusterRole that grants it;
-a test checks it against the YAML in ``deploy/agent`` so that the two cannot drift apart.
+cluster scope``): the verb, resource, group and namespace are read from there. A 403 worded otherwise (a
+namespace being terminated, an admission webhook) is not called a missing permission: the message names what
+the agent attempted and quotes the server. :data:`GRANTS` maps (group, resource, verb) to the Role or
+ClusterRole that grants it; a test checks it against the YAML in ``deploy/agent`` so that the two cannot
+drift apart.
 """
 
 from __future__ import annotations
@@ -90,27 +92,36 @@ class Refusal:
     user: str = ""
 
 
-def refusal_of(message: str, attempt: Refusal | None = None) -> Refusal | None:
-    """The refusal the server's message names, else ``attempt`` (what the agent was doing)."""
+def refusal_of(message: str) -> Refusal | None:
+    """The refusal an RBAC 403's message names; None when the message is not worded as RBAC's."""
     found = _FORBIDDEN.search(message)
     if found is None:
-        return attempt
+        return None
     return Refusal(
         found["verb"], found["group"], found["resource"], found["namespace"] or "", found["user"] or ""
     )
 
 
 def explain(message: str, agent_namespace: str, attempt: Refusal | None = None) -> str:
-    """A 403's message for a human: verb, resource, namespace and the RBAC that grants it."""
-    refusal = refusal_of(message, attempt)
+    """A 403's message for a human: verb, resource, namespace and the RBAC that grants it.
+
+    Only a refusal worded as RBAC's (``User "..." cannot ...``) is called a missing permission; another 403
+    (a namespace being terminated, an admission webhook) names what was attempted and quotes the server."""
+    refusal = refusal_of(message)
     if refusal is None:
-        return f"permission denied: {message}; see the RBAC in deploy/agent/base (docs/agent.md)"
-    what = f"{refusal.resource}.{refusal.group}" if refusal.group else refusal.resource
-    where = f"in namespace {refusal.namespace}" if refusal.namespace else "cluster-wide"
-    who = f" (as {refusal.user})" if refusal.user else ""
+        if attempt is None:
+            return f"refused (403): {message}"
+        return f"nova-agent was refused to {_request(attempt)}: {message}"
     grant = grant_for(refusal.verb, refusal.group, refusal.resource, refusal.namespace, agent_namespace)
     how = grant.describe(agent_namespace) if grant is not None else "not granted by deploy/agent"
-    return f"nova-agent may not {refusal.verb} {what} {where}{who}: {how}"
+    who = f" (as {refusal.user})" if refusal.user else ""
+    return f"nova-agent may not {_request(refusal)}{who}: {how}"
+
+
+def _request(refusal: Refusal) -> str:
+    what = f"{refusal.resource}.{refusal.group}" if refusal.group else refusal.resource
+    where = f"in namespace {refusal.namespace}" if refusal.namespace else "cluster-wide"
+    return f"{refusal.verb} {what} {where}"
 
 
 class PermissionDenied(KubeApiError):

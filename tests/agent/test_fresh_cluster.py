@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from nova_agent import cli, inventories
 from nova_agent.kubeclient import ApiClientKube
 from nova_agent.kubeports import Resource
-from nova_agent.running import EXIT_OK
+from nova_agent.running import EXIT_OK, EXIT_REFUSED
 from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo, git
 from tests.agent.manifests import configmap, layout
@@ -110,3 +110,25 @@ def test_a_dry_run_on_a_fresh_cluster_creates_nothing_and_says_so(
 
 def agent_namespace_absent(kube: KubeTarget, name: str) -> bool:
     return ApiClientKube(kube.api_client).get(NAMESPACES, "", name) is None
+
+
+@pytest.mark.fake_only
+def test_a_namespace_the_agent_may_not_create_is_named_with_its_role_and_the_workaround(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, agent_namespace: str
+) -> None:
+    assert kube.fake is not None
+    rendered.commit(layout("c1", configmap("c1", kube.namespace, "first")))
+    refusal = (
+        f'namespaces "{agent_namespace}" is forbidden: User "system:serviceaccount:nova-agent:nova-agent" '
+        'cannot patch resource "namespaces" in API group "" at the cluster scope'
+    )
+    kube.fake.fail_next("PATCH", rf"^/api/v1/namespaces/{agent_namespace}$", 403, refusal, times=100)
+    outcome = make_agent(namespace=agent_namespace, report_enabled=False).pass_once()
+    assert outcome.exit_code == EXIT_REFUSED
+    assert outcome.message.startswith(
+        f"the inventory namespace {agent_namespace} does not exist and nova-agent may not patch namespaces "
+        "cluster-wide (as system:serviceaccount:nova-agent:nova-agent): granted by ClusterRole "
+        "nova-agent-apply"
+    )
+    assert outcome.message.endswith(f"(kubectl create namespace {agent_namespace})")
+    assert agent_namespace_absent(kube, agent_namespace)

@@ -34,11 +34,12 @@ pytestmark = pytest.mark.fake_only
 SERVICE_ACCOUNT = "system:serviceaccount:nova-agent:nova-agent"
 
 
-def forbidden(verb: str, resource: str, namespace: str = "") -> str:
+def forbidden(verb: str, resource: str, namespace: str = "", group: str = "") -> str:
+    """kube-apiserver's wording of an RBAC refusal."""
     where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
     return (
         f'{resource} is forbidden: User "{SERVICE_ACCOUNT}" cannot {verb} resource "{resource}" in API group '
-        f'"" {where}'
+        f'"{group}" {where}'
     )
 
 
@@ -143,7 +144,9 @@ def test_delegated_mode_forbidden_to_list_a_kind_is_refused_and_reported(
     cluster: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:
     assert cluster.fake is not None
-    cluster.fake.fail_next("GET", r"^/apis/batch/v1/jobs$", 403, "jobs.batch is forbidden", times=100)
+    cluster.fake.fail_next(
+        "GET", r"^/apis/batch/v1/jobs$", 403, forbidden("list", "jobs", group="batch"), 100
+    )
     outcome = make_agent(orchestration_enabled=False).pass_once()
     assert outcome.exit_code == EXIT_REFUSED
     assert outcome.message.startswith("nova-agent may not list jobs.batch cluster-wide")

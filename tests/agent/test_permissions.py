@@ -85,10 +85,14 @@ def test_configmaps_outside_the_agents_namespace_are_the_apply_roles() -> None:
     assert "in namespace shop" in message and "ClusterRole nova-agent-apply" in message
 
 
-def test_without_the_servers_wording_the_attempt_is_named() -> None:
-    with pytest.raises(PermissionDenied) as raised, permissions.explained("get", CONFIGMAPS, "ops", "ops"):
-        raise KubeApiError(403, "Forbidden", "denied by a webhook")
-    assert str(raised.value).startswith("nova-agent may not get configmaps in namespace ops:")
+def test_a_403_not_worded_as_rbac_names_the_attempt_and_no_role() -> None:
+    terminating = (
+        'configmaps "inv" is forbidden: unable to create new content in namespace ops because it is being '
+        "terminated"
+    )
+    with pytest.raises(PermissionDenied) as raised, permissions.explained("patch", CONFIGMAPS, "ops", "ops"):
+        raise KubeApiError(403, "Forbidden", terminating)
+    assert str(raised.value) == f"nova-agent was refused to patch configmaps in namespace ops: {terminating}"
     assert raised.value.status == 403
 
 
