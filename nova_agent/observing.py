@@ -3,6 +3,8 @@
 Reads only (lists of nodes, pods, ReplicaSets, Jobs and Deployments, cluster-wide), so it is the same in both
 modes: with orchestration the workloads are what this agent applied (the target-cluster label); in delegated
 mode they are the objects an external orchestrator applied with ``nova.elotl.co/schedule: "true"``.
+A list that fails (forbidden, the API unreachable) leaves the observation without capacity, and says why in
+``last_error`` and :attr:`Observed.problem`: the report is still written.
 """
 
 from __future__ import annotations
