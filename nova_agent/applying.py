@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from nova_agent import redacting, replacing
+from nova_agent import permissions, redacting, replacing
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject
 from nova_agent.health import find_condition
@@ -84,6 +84,8 @@ class ApplyOptions:
     replace_budget: int | None = 0
     dry_run: bool = False
     crd_timeout: float = 60.0
+    agent_namespace: str = "nova-agent"
+    """For the fix of a refused permission: the RBAC of deploy/agent lives there."""
 
 
 def apply_objects(
@@ -99,10 +101,11 @@ def apply_objects(
     replace_budget: int | None = 0,
     dry_run: bool = False,
     crd_timeout: float = 60.0,
+    agent_namespace: str = "nova-agent",
 ) -> ApplyOutcome:
     """Apply ``objects`` in rank order; ``failures`` is updated in place (cleared on success). See
     :class:`ApplyOptions` for the rest."""
-    options = ApplyOptions(force, unforced, created, replace_budget, dry_run, crd_timeout)
+    options = ApplyOptions(force, unforced, created, replace_budget, dry_run, crd_timeout, agent_namespace)
     applier = _Applier(kube, options, failures, now, clock)
     by_ref: Mapping[ObjectRef, DesiredObject] = {item.ref: item for item in objects}
     ordered = [by_ref[ref] for ref in apply_order(by_ref)]
@@ -161,6 +164,8 @@ class _Applier:
                 return self.replace(resource, resolved, error)
             message = redacting.redact_server_message(error.message, resolved.body)
             fix = ADOPTION_CONFLICT_FIX if adopting and error.status == 409 else ""
+            if error.status == 403 and permissions.refusal_of(message) is not None:
+                fix = f"; {permissions.explain(message, self.options.agent_namespace)}"
             kind = classify_api_failure(error.status, error.message)
             return self.fail(item, kind, f"{error.status} {error.reason}: {message}{fix}")
         return self.succeed(resolved, response)

@@ -272,6 +272,7 @@ def sync_once(
         else pruning.replacement_budget(len(inventory), len(plan.deletions), settings.max_prune_percent),
         dry_run=settings.dry_run,
         crd_timeout=settings.crd_timeout,
+        agent_namespace=settings.namespace,
     )
     result.applied = [item.ref for item in outcome.applied]
     result.replaced = outcome.replaced

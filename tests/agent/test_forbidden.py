@@ -57,3 +57,23 @@ def test_a_kind_that_cannot_be_listed_is_its_own_error(
     assert "cannot list configmaps: 403" in outcome.sync.failed[ObjectRef("v1", "ConfigMap", "", "*")]
     assert {r.name for r in outcome.sync.applied} == {"a", "web"}
     assert live_names(outcome.sync) == {"web"}
+
+
+@pytest.mark.fake_only
+def test_an_apply_refused_by_rbac_names_the_role_that_grants_it(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    assert kube.fake is not None
+    ns = kube.namespace
+    rendered.commit(layout("c1", configmap("c1", ns, "a"), deployment("c1", ns, "web")))
+    refused = (
+        'deployments.apps "web" is forbidden: User "system:serviceaccount:nova-agent:nova-agent" cannot '
+        f'patch resource "deployments" in API group "apps" in the namespace "{ns}"'
+    )
+    kube.fake.fail_next("PATCH", r"/deployments/web$", 403, refused)
+    outcome = make_agent(report_enabled=False).pass_once()
+    assert outcome.exit_code == EXIT_OBJECT_FAILURES and outcome.sync is not None
+    message = outcome.sync.failed[ObjectRef("apps/v1", "Deployment", ns, "web")]
+    assert f"nova-agent may not patch deployments.apps in namespace {ns}" in message
+    assert "nova-agent-apply" in message
+    assert [ref.name for ref in outcome.sync.applied] == ["a"]  # the others are applied
