@@ -125,15 +125,17 @@ def test_two_candidates_creating_at_once_cannot_both_lead(kube: KubeTarget) -> N
     # both read "no lease" before either writes
     a._observe(None)
     b._observe(None)
-    assert a.port.create(leaderelection.next_record(None, Action.CREATE, "a", 15, "t")).holder == "a"
+    # Lease times are MicroTime: a real server refuses anything but RFC 3339 with microseconds (400)
+    t, t2 = "2026-01-01T12:00:00.000000Z", "2026-01-01T12:00:02.000000Z"
+    assert a.port.create(leaderelection.next_record(None, Action.CREATE, "a", 15, t)).holder == "a"
     with pytest.raises(leaderelection.LeaseConflict):
-        b.port.create(leaderelection.next_record(None, Action.CREATE, "b", 15, "t"))
+        b.port.create(leaderelection.next_record(None, Action.CREATE, "b", 15, t))
     # and a stale update loses too
     stale = a.port.get()
     assert stale is not None
-    a.port.update(leaderelection.next_record(stale, Action.RENEW, "a", 15, "t2"))
+    a.port.update(leaderelection.next_record(stale, Action.RENEW, "a", 15, t2))
     with pytest.raises(leaderelection.LeaseConflict):
-        b.port.update(leaderelection.next_record(stale, Action.ACQUIRE, "b", 15, "t2"))
+        b.port.update(leaderelection.next_record(stale, Action.ACQUIRE, "b", 15, t2))
 
 
 @pytest.mark.fake_only

@@ -108,9 +108,13 @@ class ControlPlane:
         assert found is not None, name
         return found
 
-    def events_of(self, name: str) -> dict[str, dict[str, Any]]:
-        items, _ = self.api.list(EVENTS)
-        return {e["reason"]: e for e in items if e["involvedObject"]["name"] == name}
+    def events_of(self, name: str, namespace: str | None = None) -> dict[str, dict[str, Any]]:
+        """Events about `name` in its namespace (the test's; "default" for cluster-scoped ScheduleGroups),
+        by reason. Listed in that namespace only: a real cluster holds other components' events, some
+        without a reason or an involved object's name."""
+        where = self.ns if namespace is None else namespace
+        items = self.api.request("GET", EVENTS.path(where)).get("items") or []
+        return {e.get("reason", ""): e for e in items if (e.get("involvedObject") or {}).get("name") == name}
 
 
 def report(
@@ -175,7 +179,7 @@ def test_labels_groups_and_events_in_novas_words(plane: ControlPlane) -> None:
     )
     assert events["AddedToScheduleGroup"]["involvedObject"]["uid"] == deployment["metadata"]["uid"]
     assert events["AddedToScheduleGroup"]["source"] == {"component": "nova-gitops"}
-    synced = plane.events_of(blue.name)["ScheduleGroupSyncedToWorkloadCluster"]
+    synced = plane.events_of(blue.name, "default")["ScheduleGroupSyncedToWorkloadCluster"]
     assert synced["message"] == blue.reason and synced["type"] == "Normal" and synced["count"] == 1
     assert synced["involvedObject"]["uid"] == group["metadata"]["uid"]
     assert synced["metadata"]["namespace"] == "default"
@@ -202,9 +206,9 @@ def test_events_repeat_only_on_change_and_count_like_kube(plane: ControlPlane) -
     first = WriteBack(plane.api, wall_clock=lambda: WALL)
     first.planned(plan, {})
     first.planned(plan, {})
-    assert plane.events_of(blue.name)["ScheduleGroupSyncedToWorkloadCluster"]["count"] == 1
+    assert plane.events_of(blue.name, "default")["ScheduleGroupSyncedToWorkloadCluster"]["count"] == 1
     WriteBack(plane.api, wall_clock=lambda: WALL).planned(plan, {})  # a restarted controller says it again
-    assert plane.events_of(blue.name)["ScheduleGroupSyncedToWorkloadCluster"]["count"] == 2
+    assert plane.events_of(blue.name, "default")["ScheduleGroupSyncedToWorkloadCluster"]["count"] == 2
     (target,) = blue.clusters
     request = RescheduleRequest(
         target,
@@ -217,7 +221,7 @@ def test_events_repeat_only_on_change_and_count_like_kube(plane: ControlPlane) -
         "2026-01-01T00:00:00Z",
     )
     first.planned(plan, {target: report(target, [], (request,))})
-    triggered = plane.events_of(blue.name)["ReschedulingTriggered"]
+    triggered = plane.events_of(blue.name, "default")["ReschedulingTriggered"]
     assert triggered["type"] == "Warning" and triggered["message"] == request.reason
 
 

@@ -18,6 +18,7 @@ from tests.fakekube import (
     applying,
     crds,
     fields,
+    immutability,
     patching,
     preparing,
     schemas,
@@ -140,7 +141,9 @@ class Operations:
         warnings: list[str] = []
         problems = validation.name_problems(resource_type.kind, str(new["metadata"].get("name", "")))
         problems += validation.metadata_problems(new["metadata"])
-        problems += validation.kind_problems(resource_type.kind, new, old)
+        problems += validation.kind_problems(resource_type.kind, new)
+        if not resource_type.custom:
+            problems += immutability.update_problems(resource_type.kind, new, old)
         if resource_type.custom and resource_type.schema is not None:
             pruned, dropped = schemas.prune(new, resource_type.schema)
             new.clear()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import re
 import secrets
 import uuid
 from dataclasses import dataclass, field
@@ -91,8 +92,31 @@ def decode(target: Target, body: Any, url_name: str | None) -> dict[str, Any]:
                     f"json: cannot unmarshal {type(value).__name__} into Go struct field "
                     f"ConfigMap.data of type string (key {key!r})"
                 )
+    if resource_type.kind == "Lease" and resource_type.group == "coordination.k8s.io":
+        _check_micro_times(resource_type, obj.get("spec"))
     obj["apiVersion"], obj["kind"] = resource_type.api_version, resource_type.kind
     return obj
+
+
+_MICRO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})")
+MICRO_TIME_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
+
+
+def _check_micro_times(resource_type: ResourceType, spec: Any) -> None:
+    """A Lease's acquireTime/renewTime are metav1.MicroTime, which decodes only RFC 3339 with exactly six
+    fractional digits; anything else fails decoding, before validation, as a 400 (Go's time.Parse error;
+    its "cannot parse ... as" part is exact for values that do not start like a year)."""
+    if not isinstance(spec, dict):
+        return
+    for key in ("acquireTime", "renewTime"):
+        value = spec.get(key)
+        if value is None or (isinstance(value, str) and _MICRO_TIME.fullmatch(value)):
+            continue
+        kind, version = resource_type.kind, resource_type.version
+        raise statuses.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: parsing time '
+            f'{json.dumps(value)} as "{MICRO_TIME_LAYOUT}": cannot parse {json.dumps(value)} as "2006"'
+        )
 
 
 def new_object(target: Target, obj: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ real cluster. Not a full port of upstream validation: fields the fake does not k
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
@@ -145,8 +146,9 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
     return True
 
 
-def kind_problems(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Problem]:
-    """Problems the real server reports for this kind's spec (422), and changes to immutable fields."""
+def kind_problems(kind: str, obj: dict[str, Any]) -> list[Problem]:
+    """Problems the real server reports for this kind's spec (422); changes to immutable fields are
+    `immutability`'s."""
     spec = obj.get("spec")
     if kind == "Pod":
         return _pod_spec_problems(spec, "spec")
@@ -172,12 +174,6 @@ def kind_problems(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) ->
                     _invalid(labels, "`selector` does not match template `labels`"),
                 )
             )
-        if (
-            old is not None
-            and kind != "Job"
-            and (old.get("spec") or {}).get("selector") != spec.get("selector")
-        ):
-            problems.append(("spec.selector", _invalid(spec.get("selector"), "field is immutable")))
         return problems
     if kind == "Service":
         spec = spec if isinstance(spec, dict) else {}
@@ -207,8 +203,22 @@ def _default_pod_spec(spec: dict[str, Any]) -> None:
                 port.setdefault("protocol", "TCP")
 
 
+def fold_string_data(obj: dict[str, Any]) -> None:
+    """A Secret's `stringData` is write-only: conversion folds it into `data` (base64, winning over a
+    `data` key of the same name) and it is never stored or served."""
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+        obj["data"] = data
+
+
 def apply_defaults(kind: str, obj: dict[str, Any], cluster_ip: str) -> None:
     """Fill in what the real server's defaulting fills in (a useful subset)."""
+    if kind == "Secret":
+        fold_string_data(obj)
+        obj.setdefault("type", "Opaque")
     spec = obj.get("spec")
     metadata = obj.setdefault("metadata", {})
     if kind == "Namespace":
@@ -236,8 +246,10 @@ def apply_defaults(kind: str, obj: dict[str, Any], cluster_ip: str) -> None:
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
         if spec["type"] != "ExternalName":
-            spec.setdefault("clusterIP", cluster_ip)
-            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+            if not spec.get("clusterIP"):  # an update that omits or empties it keeps the allocated one
+                spec["clusterIP"] = cluster_ip
+            if not spec.get("clusterIPs"):
+                spec["clusterIPs"] = [spec["clusterIP"]]
         for port in spec.get("ports") or []:
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")

@@ -1,0 +1,198 @@
+"""Where the fake used to be more lenient than kube-apiserver, through the real client (fake or real cluster).
+
+Behaviours covered:
+- immutable fields of built-in kinds are 422 Invalid in the real wording: a Job's completions and template,
+  an allocated Service clusterIP, an immutable ConfigMap's or Secret's data (and `immutable` itself), a
+  PersistentVolumeClaim's spec, a StatefulSet's fixed spec fields;
+- a Secret's `stringData` folds into `data` (base64) and is not stored;
+- a Lease's acquireTime/renewTime must be MicroTime (RFC 3339 with microseconds): anything else is 400.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.fakekube.clienting import request, status_of
+from tests.fakekube.fixtures import KubeTarget
+
+MERGE = "application/merge-patch+json"
+
+
+def _error(call: Any, *args: Any, **kwargs: Any) -> client.ApiException:
+    with pytest.raises(client.ApiException) as caught:
+        call(*args, **kwargs)
+    return caught.value
+
+
+def _job(name: str, completions: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "completions": completions,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "pi", "image": "registry.example/pi:1"}],
+                }
+            },
+        },
+    }
+
+
+def _causes(error: client.ApiException) -> dict[str, str]:
+    status = status_of(error)
+    assert (error.status, status["reason"]) == (422, "Invalid"), status
+    return {cause["field"]: cause["message"] for cause in status["details"]["causes"]}
+
+
+def test_a_jobs_completions_and_template_are_immutable(kube: KubeTarget) -> None:
+    path = f"/apis/batch/v1/namespaces/{kube.namespace}/jobs"
+    request(kube.api_client, "POST", path, _job("pi", 2))
+    error = _error(request, kube.api_client, "PATCH", f"{path}/pi", {"spec": {"completions": 3}}, MERGE)
+    assert status_of(error)["message"] == (
+        'Job.batch "pi" is invalid: spec.completions: Invalid value: 3: field is immutable'
+    )
+    image = {
+        "spec": {"template": {"spec": {"containers": [{"name": "pi", "image": "registry.example/pi:2"}]}}}
+    }
+    error = _error(request, kube.api_client, "PATCH", f"{path}/pi", image, MERGE)
+    assert _causes(error)["spec.template"].endswith(": field is immutable")
+    assert status_of(error)["message"].startswith('Job.batch "pi" is invalid: spec.template: Invalid value: ')
+    # the parallelism of a Job may change
+    patched = request(kube.api_client, "PATCH", f"{path}/pi", {"spec": {"parallelism": 2}}, MERGE)
+    assert patched["spec"]["parallelism"] == 2
+
+
+def test_an_allocated_cluster_ip_cannot_change(kube: KubeTarget) -> None:
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}},
+    }
+    created = request(kube.api_client, "POST", f"/api/v1/namespaces/{kube.namespace}/services", service)
+    allocated = created["spec"]["clusterIP"]
+    assert allocated and created["spec"]["clusterIPs"] == [allocated]
+    path = f"/api/v1/namespaces/{kube.namespace}/services/web"
+    other = "10.96.0.99" if allocated != "10.96.0.99" else "10.96.0.98"
+    error = _error(request, kube.api_client, "PATCH", path, {"spec": {"clusterIP": other}}, MERGE)
+    causes = _causes(error)
+    assert causes["spec.clusterIP"] == f'Invalid value: "{other}": field is immutable'
+    assert causes["spec.clusterIPs[0]"].endswith("may not change once set")
+    # an update that leaves clusterIP out keeps the allocated one
+    version = request(kube.api_client, "GET", path)["metadata"]["resourceVersion"]
+    replaced = request(
+        kube.api_client,
+        "PUT",
+        path,
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "resourceVersion": version},
+            "spec": {"ports": [{"port": 81}], "selector": {"app": "web"}},
+        },
+    )
+    assert replaced["spec"]["clusterIP"] == allocated
+
+
+@pytest.mark.parametrize("kind", ["ConfigMap", "Secret"])
+def test_immutable_config_maps_and_secrets_keep_their_data(kube: KubeTarget, kind: str) -> None:
+    plural = kind.lower() + "s"
+    path = f"/api/v1/namespaces/{kube.namespace}/{plural}"
+    data = {"a": "1"} if kind == "ConfigMap" else {"a": "MQ=="}
+    body = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "frozen"}, "data": data, "immutable": True}
+    request(kube.api_client, "POST", path, body)
+    changed = {"data": {"a": "2" if kind == "ConfigMap" else "Mg=="}}
+    error = _error(request, kube.api_client, "PATCH", f"{path}/frozen", changed, MERGE)
+    assert status_of(error)["message"] == (
+        f'{kind} "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set'
+    )
+    error = _error(request, kube.api_client, "PATCH", f"{path}/frozen", {"immutable": False}, MERGE)
+    assert _causes(error) == {"immutable": "Forbidden: field is immutable when `immutable` is set"}
+    labelled = request(
+        kube.api_client, "PATCH", f"{path}/frozen", {"metadata": {"labels": {"a": "b"}}}, MERGE
+    )
+    assert labelled["metadata"]["labels"] == {"a": "b"}
+
+
+def test_a_claims_spec_is_immutable(kube: KubeTarget) -> None:
+    path = f"/api/v1/namespaces/{kube.namespace}/persistentvolumeclaims"
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "storageClassName": "nova-test-none",
+        },
+    }
+    request(kube.api_client, "POST", path, claim)
+    grown = {"spec": {"resources": {"requests": {"storage": "2Gi"}}}}
+    error = _error(request, kube.api_client, "PATCH", f"{path}/data", grown, MERGE)
+    assert _causes(error) == {
+        "spec": "Forbidden: spec is immutable after creation except resources.requests and "
+        "volumeAttributesClassName for bound claims"
+    }
+
+
+def test_a_statefulsets_service_name_is_fixed(kube: KubeTarget) -> None:
+    path = f"/apis/apps/v1/namespaces/{kube.namespace}/statefulsets"
+    labels = {"app": "db"}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "db", "image": "registry.example/db:1"}]},
+            },
+        },
+    }
+    request(kube.api_client, "POST", path, body)
+    error = _error(request, kube.api_client, "PATCH", f"{path}/db", {"spec": {"serviceName": "other"}}, MERGE)
+    assert list(_causes(error)) == ["spec"]
+    assert "updates to statefulset spec for fields other than 'replicas'" in _causes(error)["spec"]
+    scaled = request(kube.api_client, "PATCH", f"{path}/db", {"spec": {"replicas": 3}}, MERGE)
+    assert scaled["spec"]["replicas"] == 3
+
+
+def test_secret_string_data_folds_into_data(kube: KubeTarget) -> None:
+    core = client.CoreV1Api(kube.api_client)
+    body = {"metadata": {"name": "creds"}, "data": {"a": "MQ==", "b": "Mg=="}, "stringData": {"b": "two"}}
+    created = core.create_namespaced_secret(kube.namespace, body)
+    assert created.data == {"a": "MQ==", "b": base64.b64encode(b"two").decode()}
+    assert created.string_data is None and created.type == "Opaque"
+    path = f"/api/v1/namespaces/{kube.namespace}/secrets/creds"
+    patched = request(kube.api_client, "PATCH", path, {"stringData": {"c": "three"}}, MERGE)
+    assert patched["data"]["c"] == base64.b64encode(b"three").decode() and "stringData" not in patched
+
+
+def test_lease_times_must_be_micro_time(kube: KubeTarget) -> None:
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{kube.namespace}/leases"
+    lease: dict[str, Any] = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "leader"},
+        "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15, "acquireTime": "t"},
+    }
+    error = _error(request, kube.api_client, "POST", path, lease)
+    assert (error.status, status_of(error)["reason"]) == (400, "BadRequest")
+    assert status_of(error)["message"].startswith(
+        'Lease in version "v1" cannot be handled as a Lease: parsing time "t" as '
+        '"2006-01-02T15:04:05.000000Z07:00": cannot parse'
+    )
+    lease["spec"]["acquireTime"] = "2026-01-01T12:00:00Z"  # RFC 3339 without microseconds: still refused
+    assert _error(request, kube.api_client, "POST", path, lease).status == 400
+    lease["spec"]["acquireTime"] = lease["spec"]["renewTime"] = "2026-01-01T12:00:00.000000Z"
+    created = request(kube.api_client, "POST", path, lease)
+    assert created["spec"]["acquireTime"] == "2026-01-01T12:00:00.000000Z"
