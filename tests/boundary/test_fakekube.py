@@ -16,6 +16,7 @@ Behaviours covered:
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -260,6 +261,10 @@ def test_namespace_deletion_deletes_its_objects(kube: KubeTarget) -> None:
     core.create_namespace({"metadata": {"name": "doomed"}})
     core.create_namespaced_config_map("doomed", configmap("inside", {}))
     core.delete_namespace("doomed")
+    assert core.read_namespace("doomed").status.phase == "Terminating"  # finalized a moment later
+    deadline = time.monotonic() + 10
+    while kube.fake.objects("configmaps") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert kube.fake.objects("configmaps") == []
     assert _error(core.read_namespace, "doomed").status == 404
 

@@ -5,12 +5,16 @@ Behaviours covered:
   an allocated Service clusterIP, an immutable ConfigMap's or Secret's data (and `immutable` itself), a
   PersistentVolumeClaim's spec, a StatefulSet's fixed spec fields;
 - a Secret's `stringData` folds into `data` (base64) and is not stored;
-- a Lease's acquireTime/renewTime must be MicroTime (RFC 3339 with microseconds): anything else is 400.
+- a Lease's acquireTime/renewTime must be MicroTime (RFC 3339 with microseconds): anything else is 400;
+- a deleted namespace stays Terminating for a while (deletionTimestamp, phase), creates in it are 403
+  Forbidden in NamespaceLifecycle's words, and it goes with its content a bit later.
 """
 
 from __future__ import annotations
 
 import base64
+import secrets
+import time
 from typing import Any
 
 import pytest
@@ -196,3 +200,31 @@ def test_lease_times_must_be_micro_time(kube: KubeTarget) -> None:
     lease["spec"]["acquireTime"] = lease["spec"]["renewTime"] = "2026-01-01T12:00:00.000000Z"
     created = request(kube.api_client, "POST", path, lease)
     assert created["spec"]["acquireTime"] == "2026-01-01T12:00:00.000000Z"
+
+
+def test_a_deleted_namespace_terminates_before_it_goes(kube: KubeTarget) -> None:
+    core = client.CoreV1Api(kube.api_client)
+    doomed = f"{kube.namespace}-doomed-{secrets.token_hex(2)}"
+    core.create_namespace({"metadata": {"name": doomed}})
+    core.create_namespaced_config_map(doomed, {"metadata": {"name": "inside"}, "data": {"a": "1"}})
+    answered = request(kube.api_client, "DELETE", f"/api/v1/namespaces/{doomed}")
+    assert answered["status"]["phase"] == "Terminating" and answered["metadata"]["deletionTimestamp"]
+    error = _error(core.create_namespaced_config_map, doomed, {"metadata": {"name": "late"}})
+    status = status_of(error)
+    assert (error.status, status["reason"]) == (403, "Forbidden")
+    assert status["message"] == (
+        f'configmaps "late" is forbidden: unable to create new content in namespace {doomed} '
+        "because it is being terminated"
+    )
+    assert status["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            core.read_namespace(doomed)
+        except client.ApiException as gone:
+            assert gone.status == 404
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"namespace {doomed} still there after 60 s")
+    assert _error(core.read_namespaced_config_map, "inside", doomed).status == 404

@@ -19,6 +19,7 @@ from tests.fakekube import (
     crds,
     fields,
     immutability,
+    namespaces,
     patching,
     preparing,
     schemas,
@@ -59,14 +60,22 @@ PATCH_TYPES = (
 
 
 class Operations:
-    def __init__(self, store: ObjectStore, table: ResourceTable, crd_established_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        store: ObjectStore,
+        table: ResourceTable,
+        crd_established_delay: float = 0.0,
+        namespace_deletion_delay: float = 0.0,
+    ) -> None:
         self.store = store
         self.table = table
         self.crds = crds.CrdLifecycle(store, table, crd_established_delay)
+        self.namespaces = namespaces.NamespaceLifecycle(store, namespace_deletion_delay)
         self._next_cluster_ip = 1
 
     def stop(self) -> None:
         self.crds.stop()
+        self.namespaces.stop()
 
     # ----- reading
 
@@ -165,12 +174,16 @@ class Operations:
             new["metadata"]["generation"] = old["metadata"]["generation"] + (1 if changed else 0)
         return warnings
 
-    def _check_namespace(self, target: Target) -> None:
-        if (
-            target.resource_type.namespaced
-            and self.store.get(("", "namespaces"), "", target.namespace) is None
-        ):
+    def _check_namespace(self, target: Target, name: str) -> None:
+        """NamespaceLifecycle admission, before validation as upstream: 404 for a missing namespace, 403 for
+        a create into one being terminated."""
+        if not target.resource_type.namespaced:
+            return
+        namespace = self.store.get(("", "namespaces"), "", target.namespace)
+        if namespace is None:
             raise statuses.namespace_not_found(target.namespace)
+        if namespaces.terminating(namespace):
+            raise namespaces.being_terminated(target.resource_type, name, target.namespace)
 
     def _check_precondition(self, target: Target, old: dict[str, Any], incoming: dict[str, Any]) -> None:
         wanted = incoming.get("metadata", {}).get("resourceVersion")
@@ -196,12 +209,18 @@ class Operations:
         obj = preparing.new_object(target, preparing.decode(target, body, None))
         target = Target(target.resource_type, target.namespace, obj["metadata"]["name"], "", target.query)
         with self.store.lock:
+            self._check_namespace(target, target.name)
             warnings = self._finish(target.resource_type, None, obj)
-            self._check_namespace(target)
             if self.store.get(target.resource_type.store_key, target.namespace, target.name) is not None:
                 raise statuses.already_exists(target.resource_type, target.name)
             fields.track_update(
-                None, obj, manager, target.resource_type.api_version, "", self._scope(target), preparing.now()
+                None,
+                obj,
+                manager,
+                target.resource_type.api_version,
+                "",
+                self._scope(target),
+                preparing.now(),
             )
             return self._store(target, None, obj), warnings
 
@@ -296,8 +315,8 @@ class Operations:
                 new = preparing.new_object(target, result)
                 if managed:
                     new["metadata"]["managedFields"] = managed
+                self._check_namespace(target, target.name)
                 warnings = self._finish(resource_type, None, new)
-                self._check_namespace(target)
                 return 201, self._store(target, None, new), warnings
             self._check_precondition(target, old, applied)
             result = applying.apply(
@@ -345,18 +364,10 @@ class Operations:
                 marked["metadata"].update(deletionTimestamp=preparing.now(), deletionGracePeriodSeconds=0)
                 return preparing.present(resource_type, self.store.put(resource_type.store_key, marked))
             if resource_type.plural == "namespaces" and not resource_type.group:
-                for store_key in self.store.namespaces_in_use(target.name):
-                    for obj in self.store.list_objects(store_key, target.name):
-                        self.store.remove(store_key, obj)
+                return preparing.present(resource_type, self.namespaces.delete(old))
             if resource_type.kind == "CustomResourceDefinition":
                 self.crds.removed(old)
             final = self.store.remove(resource_type.store_key, old)
-        if resource_type.plural == "namespaces" and not resource_type.group:
-            final = {
-                **final,
-                "status": {"phase": "Terminating"},
-                "metadata": {**final["metadata"], "deletionTimestamp": preparing.now()},
-            }
         if resource_type.custom or resource_type.plural in RETURNS_DELETED_OBJECT:
             return preparing.present(resource_type, final)
         details = {"name": target.name, "kind": resource_type.plural, "uid": old["metadata"].get("uid")}

@@ -56,13 +56,14 @@ class FakeKubeServer:
     def __init__(
         self,
         crd_established_delay: float = 0.0,
+        namespace_deletion_delay: float = 0.2,
         history_limit: int = 1000,
         bookmark_interval: float = 1.0,
         watch_timeout: float = 1800.0,
     ) -> None:
         self.store = ObjectStore(history_limit)
         self.table = ResourceTable()
-        self.operations = Operations(self.store, self.table, crd_established_delay)
+        self.operations = Operations(self.store, self.table, crd_established_delay, namespace_deletion_delay)
         self.requests: list[RecordedRequest] = []
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
