@@ -5,9 +5,10 @@ semantics are wrong; so tests drive the real `kubernetes` client over HTTP again
 (`server`), and the same tests run against a real cluster when `NOVA_TEST_KUBECONFIG` is set (`fixtures`).
 
 Modules: `server` (HTTP and test hooks), `routing` (paths), `operations` (the verbs), `preparing` (bodies
-to stored objects), `applying` and
-`fields` (server-side apply and managedFields), `patching` (merge, strategic, JSON patch), `schemas` and
-`crds` (CustomResourceDefinitions), `validation` (built-in kinds), `selecting` (label and field selectors),
+to stored objects), `applying`, `fields` and `listtypes` (server-side apply, managedFields, how each list
+merges), `patching` (merge, strategic, JSON patch), `schemas` and `crds` (CustomResourceDefinitions),
+`validation` and `immutability` (built-in kinds), `namespaces` (deletion through Terminating),
+`selecting` (label and field selectors),
 `store` and `watching` (resourceVersions, history, watch streams), `resources` (served types, discovery),
 `statuses` (errors as Status bodies), `fixtures` (the pytest plugin), `clienting` (apply and raw requests
 through the real client), `simulation` (the simulated-cluster mode, like kwok: workload controllers, a

@@ -5,37 +5,119 @@ What the agent relies on, and what this reproduces:
   `force=true`, which moves ownership to the applier; the same value is shared ownership, not a conflict;
 - fields this manager applied before and omits now are removed from the object, unless another manager
   also owns them;
-- maps merge, lists of named items merge by `name`, other lists and scalars are replaced.
+- maps merge; keyed lists merge item by item by their keys and sets element by element (`listtypes` says
+  which list is which, as the OpenAPI schema does upstream); atomic lists and scalars are replaced;
+- an applied keyed list with an item missing a key field, or two items with one key, is refused (500 from
+  building the typed patch, as upstream; `key_problems`).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
-from tests.fakekube import fields
+from tests.fakekube import fields, listtypes
 from tests.fakekube.fields import ManagerEntry, Path
 from tests.fakekube.resources import ResourceType
 from tests.fakekube.statuses import ApiError
 
 
-def _merge(live: Any, applied: Any) -> Any:
+def _merge(live: Any, applied: Any, names: listtypes.Names, lists: listtypes.Resolver) -> Any:
     if isinstance(live, dict) and isinstance(applied, dict):
         merged = dict(live)
         for key, value in applied.items():
-            merged[key] = _merge(live.get(key), value) if key in live else copy.deepcopy(value)
+            merged[key] = (
+                _merge(live[key], value, (*names, key), lists) if key in live else copy.deepcopy(value)
+            )
         return merged
-    if fields._is_named_list(live) and fields._is_named_list(applied):
-        live_by_name = {item["name"]: item for item in live}
-        applied_names = {item["name"] for item in applied}
-        result = [
-            _merge(live_by_name.get(item["name"]), item)
-            if item["name"] in live_by_name
-            else copy.deepcopy(item)
-            for item in applied
-        ]
-        return result + [item for item in live if item["name"] not in applied_names]
+    if isinstance(live, list) and isinstance(applied, list):
+        list_type = lists(names)
+        live_elements = fields.list_elements(live, list_type)
+        applied_elements = fields.list_elements(applied, list_type)
+        if live_elements is not None and applied_elements is not None:
+            return _merge_items(live, live_elements, applied, applied_elements, names, lists)
     return copy.deepcopy(applied)
+
+
+def _merge_items(
+    live: list[Any],
+    live_keys: list[str],
+    applied: list[Any],
+    applied_keys: list[str],
+    names: listtypes.Names,
+    lists: listtypes.Resolver,
+) -> list[Any]:
+    """structured-merge-diff's order for a keyed list or set: items only the live object has keep their
+    place, items both have follow the applied order, new items come where the applied list puts them."""
+    live_by, applied_by = (
+        dict(zip(live_keys, live, strict=True)),
+        dict(zip(applied_keys, applied, strict=True)),
+    )
+    shared = [key for key in applied_keys if key in live_by]
+    merged: list[Any] = []
+    done: set[str] = set()
+    left = right = 0
+    while left < len(live_keys) or right < len(applied_keys):
+        if left < len(live_keys) and right < len(applied_keys) and live_keys[left] == applied_keys[right]:
+            key = live_keys[left]
+            merged.append(_merge(live_by[key], applied_by[key], names, lists))
+            done.add(key)
+            shared = shared[1:] if shared and shared[0] == key else shared
+            left, right = left + 1, right + 1
+            continue
+        if left < len(live_keys):
+            key = live_keys[left]
+            if key not in applied_by:
+                merged.append(copy.deepcopy(live_by[key]))
+                left += 1
+                continue
+            if key in done or (shared and shared[0] != key):
+                left += 1
+                continue
+        if right < len(applied_keys):
+            key = applied_keys[right]
+            item = applied_by[key]
+            merged.append(_merge(live_by[key], item, names, lists) if key in live_by else copy.deepcopy(item))
+            done.add(key)
+            shared = shared[1:] if shared and shared[0] == key else shared
+            right += 1
+    return merged
+
+
+def key_problems(value: Any, names: listtypes.Names, lists: listtypes.Resolver, where: str = "") -> list[str]:
+    """What structured-merge-diff refuses in an applied body's keyed lists: an item without a key field
+    (that has no default), and two items with the same key."""
+    problems: list[str] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            problems += key_problems(child, (*names, key), lists, f"{where}.{key}")
+    elif isinstance(value, list):
+        kind, keys = lists(names)
+        seen: set[str] = set()
+        for index, item in enumerate(value):
+            if kind == "map":
+                key = listtypes.item_key(item, keys)
+                if key is None:
+                    missing = next(k for k in sorted(keys) if not isinstance(item, dict) or k not in item)
+                    problems.append(
+                        f"{where}: element {index}: associative list with keys has an element that omits key "
+                        f'field "{missing}" (and doesn\'t have default value)'
+                    )
+                    continue
+                element = fields.key_element(key)
+                if element in seen:
+                    shown = ",".join(f"{k}={json.dumps(v)}" for k, v in key.items())
+                    problems.append(f"{where}: duplicate entries for key [{shown}]")
+                seen.add(element)
+                problems += key_problems(item, names, lists, f"{where}[{index}]")
+    return problems
+
+
+def list_resolver(resource_type: ResourceType) -> listtypes.Resolver:
+    if resource_type.custom:
+        return listtypes.custom(resource_type.schema)
+    return listtypes.builtin(resource_type.kind)
 
 
 def _owned_under(prefix: Path, owned: set[Path]) -> bool:
@@ -43,16 +125,16 @@ def _owned_under(prefix: Path, owned: set[Path]) -> bool:
 
 
 def _remove(obj: dict[str, Any], path: Path, owned: set[Path]) -> None:
-    """Remove a field its applier dropped. A named list item nobody else owns anything in goes whole (with
-    the fields the server defaulted in it); otherwise only the leaf goes, never an item's `name`. Maps the
-    removal leaves empty go too."""
+    """Remove a field its applier dropped. A keyed list item nobody else owns anything in goes whole (with
+    the fields the server defaulted in it); otherwise only the leaf goes, never an item's key fields. Set
+    elements go alone. Maps the removal leaves empty go too."""
     for index, element in enumerate(path):
         if element.startswith("k:") and not _owned_under(path[: index + 1], owned):
             path = path[: index + 1]
             break
     else:
-        if len(path) >= 2 and path[-1] == "f:name" and path[-2].startswith("k:"):
-            return
+        if len(path) >= 2 and path[-2].startswith("k:") and path[-1][2:] in json.loads(path[-2][2:]):
+            return  # an item's key fields stay while someone owns the item
     for depth in range(len(path), 0, -1):
         parent = fields.value_at(obj, path[: depth - 1]) if depth > 1 else obj
         element = path[depth - 1]
@@ -61,7 +143,7 @@ def _remove(obj: dict[str, Any], path: Path, owned: set[Path]) -> None:
             return
         if element.startswith("f:") and isinstance(parent, dict):
             del parent[element[2:]]
-        elif element.startswith("k:") and isinstance(parent, list):
+        elif element[:2] in ("k:", "v:") and isinstance(parent, list):
             parent.remove(target)
 
 
@@ -110,7 +192,8 @@ def apply(
 ) -> dict[str, Any]:
     """The object after `manager` applies `applied` onto `live` (an empty object for a create)."""
     scope = "status" if subresource == "status" else ("main" if resource_type.has_status else "all")
-    applied_leaves = fields.leaf_paths(applied, scope)
+    lists = list_resolver(resource_type)
+    applied_leaves = fields.leaf_paths(applied, scope, lists)
     entries = fields.read_entries(live)
     own_identity = (manager, "Apply", subresource)
     previous = next((entry.paths for entry in entries if entry.identity == own_identity), frozenset())
@@ -129,7 +212,7 @@ def apply(
     body = {key: value for key, value in applied.items() if key not in ("apiVersion", "kind")}
     if scope == "status":
         body = {"status": applied["status"]} if "status" in applied else {}
-    result: dict[str, Any] = _merge(live, body)
+    result: dict[str, Any] = _merge(live, body, (), lists)
     if scope == "main":
         result.pop("status", None)
         if "status" in live:
@@ -143,7 +226,7 @@ def apply(
     for path in sorted(previous - still_owned, key=len, reverse=True):
         _remove(result, path, still_owned)
 
-    all_leaves = fields.leaf_paths(result, "all").keys()
+    all_leaves = fields.leaf_paths(result, "all", lists).keys()
     new_entries = [
         ManagerEntry(e.manager, e.operation, e.subresource, e.api_version, e.time, e.paths & all_leaves)
         for e in kept_entries

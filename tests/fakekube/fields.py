@@ -1,10 +1,10 @@
 """Field ownership: which manager set which fields (`metadata.managedFields`), as server-side apply needs.
 
 A reasonable approximation of structured-merge-diff's fieldsV1: an object's fields are its leaf paths, each
-path a tuple of fieldsV1 keys — `f:<field>` for map fields and `k:{"name":"<n>"}` for items of lists whose
-items all carry a `name` (containers, env, ports, volumes, ...); every other list is atomic (one leaf). Leaves
-are scalars, atomic lists, and empty maps. Identity fields (apiVersion, kind, metadata.name/namespace) and
-server-set metadata are owned by nobody, as upstream.
+path a tuple of fieldsV1 keys — `f:<field>` for map fields, `k:{"containerPort":80,"protocol":"TCP"}` for
+items of keyed lists and `v:"x"` for elements of sets, as `listtypes` says each list is; every other list is
+atomic (one leaf). Leaves are scalars, atomic lists, set elements, and empty maps. Identity fields
+(apiVersion, kind, metadata.name/namespace) and server-set metadata are owned by nobody, as upstream.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fakekube import listtypes
+
 Path = tuple[str, ...]
+ATOMIC_LISTS: listtypes.Resolver = lambda names: listtypes.ATOMIC  # noqa: E731
 
 MISSING: Any = object()
 SERVER_METADATA = frozenset(
@@ -49,30 +52,63 @@ class ManagerEntry:
         return (self.manager, self.operation, self.subresource)
 
 
-def _is_named_list(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(item, dict) and isinstance(item.get("name"), str) for item in value)
-    )
+def key_element(key: dict[str, Any]) -> str:
+    """A keyed list item's fieldsV1 key: `k:{"containerPort":80,"protocol":"TCP"}` (fields sorted)."""
+    return "k:" + json.dumps(key, separators=(",", ":"), sort_keys=True)
 
 
-def item_key(name: str) -> str:
-    return "k:" + json.dumps({"name": name}, separators=(",", ":"))
+def value_element(value: Any) -> str:
+    """A set element's fieldsV1 key: `v:"example.com/hold"`."""
+    return "v:" + json.dumps(value, separators=(",", ":"))
 
 
-def _walk(value: Any, prefix: Path, leaves: dict[Path, Any]) -> None:
+def list_elements(value: list[Any], list_type: listtypes.ListType) -> list[str] | None:
+    """The path element of each item of a keyed list or set, or None when it must be treated as atomic (not
+    such a list, an item without its key, or duplicates, which apply refuses and updates track whole)."""
+    kind, keys = list_type
+    if kind == "map":
+        found = [listtypes.item_key(item, keys) for item in value]
+        elements = [key_element(key) for key in found if key is not None]
+        if len(elements) != len(value):
+            return None
+    elif kind == "set":
+        if not all(isinstance(item, (str, int, float, bool)) for item in value):
+            return None
+        elements = [value_element(item) for item in value]
+    else:
+        return None
+    return elements if len(set(elements)) == len(elements) else None
+
+
+def _walk(
+    value: Any,
+    prefix: Path,
+    names: listtypes.Names,
+    lists: listtypes.Resolver,
+    leaves: dict[Path, Any],
+) -> None:
     if isinstance(value, dict) and value:
         for key, child in value.items():
-            _walk(child, (*prefix, f"f:{key}"), leaves)
-    elif _is_named_list(value):
-        for item in value:
-            _walk(item, (*prefix, item_key(item["name"])), leaves)
-    else:
-        leaves[prefix] = value
+            _walk(child, (*prefix, f"f:{key}"), (*names, key), lists, leaves)
+        return
+    if isinstance(value, list):
+        list_type = lists(names)
+        if not value and list_type[0] != "atomic":
+            return  # an empty keyed list or set owns no item, and conflicts with nobody's
+        elements = list_elements(value, list_type)
+        if elements is not None:
+            for element, item in zip(elements, value, strict=True):
+                if list_type[0] == "set":
+                    leaves[(*prefix, element)] = item
+                else:
+                    _walk(item, (*prefix, element), names, lists, leaves)
+            return
+    leaves[prefix] = value
 
 
-def leaf_paths(obj: Mapping[str, Any], scope: str) -> dict[Path, Any]:
+def leaf_paths(
+    obj: Mapping[str, Any], scope: str, lists: listtypes.Resolver = ATOMIC_LISTS
+) -> dict[Path, Any]:
     """Leaf paths and their values. scope: "main" (all but status), "status" (only status) or "all"."""
     leaves: dict[Path, Any] = {}
     for key, value in obj.items():
@@ -83,10 +119,16 @@ def leaf_paths(obj: Mapping[str, Any], scope: str) -> dict[Path, Any]:
         if key == "metadata" and isinstance(value, dict):
             for meta_key, meta_value in value.items():
                 if meta_key not in SERVER_METADATA:
-                    _walk(meta_value, ("f:metadata", f"f:{meta_key}"), leaves)
+                    _walk(meta_value, ("f:metadata", f"f:{meta_key}"), ("metadata", meta_key), lists, leaves)
             continue
-        _walk(value, (f"f:{key}",), leaves)
+        _walk(value, (f"f:{key}",), (key,), lists, leaves)
     return leaves
+
+
+def _matches(item: Any, wanted: dict[str, Any]) -> bool:
+    return isinstance(item, dict) and all(
+        item.get(k, listtypes.KEY_DEFAULTS.get(k)) == v for k, v in wanted.items()
+    )
 
 
 def value_at(obj: Any, path: Path) -> Any:
@@ -97,14 +139,10 @@ def value_at(obj: Any, path: Path) -> Any:
             node = node.get(element[2:], MISSING)
         elif element.startswith("k:") and isinstance(node, list):
             wanted = json.loads(element[2:])
-            node = next(
-                (
-                    item
-                    for item in node
-                    if isinstance(item, dict) and all(item.get(k) == v for k, v in wanted.items())
-                ),
-                MISSING,
-            )
+            node = next((item for item in node if _matches(item, wanted)), MISSING)
+        elif element.startswith("v:") and isinstance(node, list):
+            wanted = json.loads(element[2:])
+            node = wanted if wanted in node else MISSING
         else:
             return MISSING
         if node is MISSING:
@@ -118,6 +156,8 @@ def display(path: Path) -> str:
     for element in path:
         if element.startswith("f:"):
             text += "." + element[2:]
+        elif element.startswith("v:"):
+            text += "[" + element[2:] + "]"
         else:
             text += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in json.loads(element[2:]).items()) + "]"
     return text
@@ -207,13 +247,14 @@ def track_update(
     subresource: str,
     scope: str,
     time: str,
+    lists: listtypes.Resolver = ATOMIC_LISTS,
 ) -> None:
     """Record a non-apply write (create, update, patch): the manager takes the fields it changed, from
     everyone else, without conflicts (as upstream); fields gone from the object leave every entry."""
     entries = read_entries(old) if old is not None else []
-    old_leaves = leaf_paths(old, scope) if old is not None else {}
-    new_leaves = leaf_paths(new, scope)
-    all_leaves = leaf_paths(new, "all")
+    old_leaves = leaf_paths(old, scope, lists) if old is not None else {}
+    new_leaves = leaf_paths(new, scope, lists)
+    all_leaves = leaf_paths(new, "all", lists)
     changed = {path for path, value in new_leaves.items() if old_leaves.get(path, MISSING) != value}
     updated: list[ManagerEntry] = []
     found = False

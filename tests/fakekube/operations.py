@@ -221,6 +221,7 @@ class Operations:
                 "",
                 self._scope(target),
                 preparing.now(),
+                applying.list_resolver(target.resource_type),
             )
             return self._store(target, None, obj), warnings
 
@@ -244,6 +245,7 @@ class Operations:
                 target.subresource,
                 self._scope(target),
                 preparing.now(),
+                applying.list_resolver(target.resource_type),
             )
             return self._store(target, old, new), warnings
 
@@ -289,14 +291,15 @@ class Operations:
                 "invalid object type: apiVersion and kind are required for apply requests"
             )
         applied["metadata"].setdefault("name", target.name)
+        problems = applying.key_problems(body, (), applying.list_resolver(resource_type))
         if resource_type.custom and resource_type.schema is not None:
-            problems = schemas.typed_patch_problems(body, resource_type.schema)
-            if problems:
-                where = f"{target.namespace}/{target.name}" if target.namespace else target.name
-                raise statuses.internal(
-                    f"failed to create typed patch object ({where}; {resource_type.api_version}, "
-                    f"Kind={resource_type.kind}): {', '.join(problems)}"
-                )
+            problems = schemas.typed_patch_problems(body, resource_type.schema) + problems
+        if problems:
+            where = f"{target.namespace}/{target.name}" if target.namespace else target.name
+            raise statuses.internal(
+                f"failed to create typed patch object ({where}; {resource_type.api_version}, "
+                f"Kind={resource_type.kind}): {', '.join(problems)}"
+            )
         with self.store.lock:
             old = self.store.get(resource_type.store_key, target.namespace, target.name)
             if old is None:
