@@ -8,8 +8,8 @@ Modules: `server` (HTTP and test hooks), `routing` (paths), `operations` (the ve
 to stored objects), `applying`, `fields` and `listtypes` (server-side apply, managedFields, how each list
 merges), `patching` (merge, strategic, JSON patch), `schemas` and `crds` (CustomResourceDefinitions),
 `validation` and `immutability` (built-in kinds), `namespaces` (deletion through Terminating),
-`selecting` (label and field selectors),
-`store` and `watching` (resourceVersions, history, watch streams), `resources` (served types, discovery),
+`collecting` (cascading deletion by propagationPolicy), `selecting` (label and field selectors), `store`
+and `watching` (resourceVersions, history, watch streams), `resources` (served types, discovery),
 `statuses` (errors as Status bodies), `fixtures` (the pytest plugin), `clienting` (apply and raw requests
 through the real client), `simulation` (the simulated-cluster mode, like kwok: workload controllers, a
 scheduler and a kubelet reacting to writes; its parts are `simulation_controllers`, `simulation_scheduling`,

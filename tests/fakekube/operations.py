@@ -16,6 +16,7 @@ from typing import Any
 
 from tests.fakekube import (
     applying,
+    collecting,
     crds,
     fields,
     immutability,
@@ -66,16 +67,19 @@ class Operations:
         table: ResourceTable,
         crd_established_delay: float = 0.0,
         namespace_deletion_delay: float = 0.0,
+        garbage_collection_delay: float = 0.0,
     ) -> None:
         self.store = store
         self.table = table
         self.crds = crds.CrdLifecycle(store, table, crd_established_delay)
         self.namespaces = namespaces.NamespaceLifecycle(store, namespace_deletion_delay)
+        self.collector = collecting.GarbageCollector(store, garbage_collection_delay)
         self._next_cluster_ip = 1
 
     def stop(self) -> None:
         self.crds.stop()
         self.namespaces.stop()
+        self.collector.stop()
 
     # ----- reading
 
@@ -199,6 +203,7 @@ class Operations:
         stored = self.store.put(store_key, new)
         if "deletionTimestamp" in stored["metadata"] and not stored["metadata"].get("finalizers"):
             stored = self.store.remove(store_key, stored)
+            self.collector.owner_gone(stored)
         elif target.resource_type.kind == "CustomResourceDefinition":
             self.crds.changed(stored)
         return preparing.present(target.resource_type, stored)
@@ -358,19 +363,25 @@ class Operations:
                     preconditions["resourceVersion"],
                     old["metadata"]["resourceVersion"],
                 )
-            if target.dry_run:
+            propagation = collecting.policy(options, target.query)
+            if target.dry_run or "deletionTimestamp" in old["metadata"]:
                 return preparing.present(resource_type, old)
+            if resource_type.plural == "namespaces" and not resource_type.group:
+                return preparing.present(resource_type, self.namespaces.delete(old))
+            if propagation == "Foreground":
+                return preparing.present(
+                    resource_type, self.collector.foreground(resource_type.store_key, old)
+                )
+            if propagation == "Orphan":
+                self.collector.orphan(old)
             if old["metadata"].get("finalizers"):
-                if "deletionTimestamp" in old["metadata"]:
-                    return preparing.present(resource_type, old)
                 marked = copy.deepcopy(old)
                 marked["metadata"].update(deletionTimestamp=preparing.now(), deletionGracePeriodSeconds=0)
                 return preparing.present(resource_type, self.store.put(resource_type.store_key, marked))
-            if resource_type.plural == "namespaces" and not resource_type.group:
-                return preparing.present(resource_type, self.namespaces.delete(old))
             if resource_type.kind == "CustomResourceDefinition":
                 self.crds.removed(old)
             final = self.store.remove(resource_type.store_key, old)
+            self.collector.owner_gone(final)
         if resource_type.custom or resource_type.plural in RETURNS_DELETED_OBJECT:
             return preparing.present(resource_type, final)
         details = {"name": target.name, "kind": resource_type.plural, "uid": old["metadata"].get("uid")}

@@ -57,13 +57,16 @@ class FakeKubeServer:
         self,
         crd_established_delay: float = 0.0,
         namespace_deletion_delay: float = 0.2,
+        garbage_collection_delay: float = 0.1,
         history_limit: int = 1000,
         bookmark_interval: float = 1.0,
         watch_timeout: float = 1800.0,
     ) -> None:
         self.store = ObjectStore(history_limit)
         self.table = ResourceTable()
-        self.operations = Operations(self.store, self.table, crd_established_delay, namespace_deletion_delay)
+        self.operations = Operations(
+            self.store, self.table, crd_established_delay, namespace_deletion_delay, garbage_collection_delay
+        )
         self.requests: list[RecordedRequest] = []
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout

@@ -65,6 +65,10 @@ class ObjectStore:
             objects = self._objects.get(store_key, {})
             return [objects[key] for key in sorted(objects) if namespace is None or key[0] == namespace]
 
+    def resource_keys(self) -> list[StoreKey]:
+        with self.lock:
+            return list(self._objects)
+
     def namespaces_in_use(self, namespace: str) -> list[StoreKey]:
         with self.lock:
             return [
