@@ -3,11 +3,13 @@
 An applier that rewrites such a field (a Job's completions, a Service's clusterIP, an immutable ConfigMap's
 data) meets these errors only on a real cluster unless the fake refuses them too; the usual answer is to
 delete and recreate the object, which tests can only exercise if the refusal happens here. Values are shown
-as JSON, as elsewhere in the fake (upstream prints Go values; scalars read the same).
+as compact JSON, as recent upstream versions print them; the PVC message's diff, which upstream prints of Go
+struct fields, is a unified diff of the spec's JSON here: compare its first line only.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -38,10 +40,14 @@ _STATEFULSET_MUTABLE = frozenset(
 )
 
 
+def _shown(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
 def _changed(field: str, old: Any, new: Any) -> list[Problem]:
     if old == new:
         return []
-    return [(field, f"Invalid value: {json.dumps(new)}: {IMMUTABLE}")]
+    return [(field, f"Invalid value: {_shown(new)}: {IMMUTABLE}")]
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +82,7 @@ def _service_problems(new: dict[str, Any], old: dict[str, Any]) -> list[Problem]
     if spec.get("clusterIP") != before.get("clusterIP") and new_ips == old_ips and spec.get("clusterIP"):
         new_ips = [spec["clusterIP"]]  # upstream normalizes clusterIPs to a changed clusterIP first
     if old_ips and new_ips and old_ips[0] != new_ips[0]:
-        shown = json.dumps(new_ips)
+        shown = _shown(new_ips)
         problems.append(("spec.clusterIPs[0]", f"Invalid value: {shown}: may not change once set"))
     if before.get("clusterIP"):
         problems += _changed("spec.clusterIP", before.get("clusterIP"), spec.get("clusterIP"))
@@ -113,7 +119,14 @@ def _claim_problems(new: dict[str, Any], old: dict[str, Any]) -> list[Problem]:
             requests = ((claim.get("resources") or {}).get("requests") or {}).copy()
             requests.pop("storage", None)
             claim["resources"] = {**(claim.get("resources") or {}), "requests": requests}
-    return [] if spec == before else [("spec", PVC_SPEC)]
+    if spec == before:
+        return []
+    diff = difflib.unified_diff(_lines(before), _lines(spec), lineterm="")
+    return [("spec", PVC_SPEC + "\n" + "\n".join(list(diff)[2:]))]
+
+
+def _lines(spec: dict[str, Any]) -> list[str]:
+    return json.dumps(spec, indent=1, sort_keys=True).splitlines()
 
 
 def _statefulset_problems(new: dict[str, Any], old: dict[str, Any]) -> list[Problem]:

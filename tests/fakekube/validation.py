@@ -44,7 +44,7 @@ _WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaS
 
 
 def _invalid(value: Any, message: str) -> str:
-    return f"Invalid value: {json.dumps(value)}: {message}"
+    return f"Invalid value: {json.dumps(value, separators=(',', ':'))}: {message}"  # Go's compact JSON
 
 
 def name_problems(kind: str, name: str) -> list[Problem]:
