@@ -61,10 +61,24 @@ _METADATA: dict[Names, ListType] = {
     ("metadata", "ownerReferences"): _map("uid"),
     ("metadata", "finalizers"): SET,
 }
+_CONDITIONS_BY_TYPE = frozenset(
+    {
+        "Pod",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicationController",
+        "Namespace",
+        "PersistentVolumeClaim",
+        "Service",
+        "Node",
+    }
+)  # a Job's conditions are atomic upstream
 _BY_KIND: dict[str, dict[Names, ListType]] = {
     "Service": {("spec", "ports"): _map("port", "protocol")},
     "Pod": {("status", "conditions"): _map("type")},
-    "Node": {("status", "conditions"): _map("type"), ("status", "addresses"): _map("type")},
+    "Node": {("status", "conditions"): _map("type")},  # addresses are atomic (dual-stack repeats a type)
 }
 
 
@@ -74,7 +88,7 @@ def builtin(kind: str) -> Resolver:
     table = {**_METADATA, **_BY_KIND.get(kind, {})}
     if pod_spec is not None:
         table.update({(*pod_spec, *names): list_type for names, list_type in _POD_SPEC.items()})
-    conditions_keyed = kind in _POD_SPEC_AT or kind in ("Namespace", "PersistentVolumeClaim", "Service")
+    conditions_keyed = kind in _CONDITIONS_BY_TYPE
 
     def resolve(names: Names) -> ListType:
         if names in table:
