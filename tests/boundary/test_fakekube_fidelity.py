@@ -5,6 +5,8 @@ Behaviours covered:
   completions and template, a Deployment's selector, an allocated Service clusterIP, an immutable
   ConfigMap's or Secret's data (and `immutable` itself), a PersistentVolumeClaim's spec (then a diff), a
   StatefulSet's fixed spec fields;
+- a Job gets the generated selector and job-name/controller-uid template labels, and its defaults; an
+  apply of the same body keeps them, an update without them is refused;
 - a Secret's `stringData` folds into `data` (base64) and is not stored;
 - a Lease's acquireTime/renewTime must be MicroTime (RFC 3339 with microseconds): anything else is 400;
 - a deleted namespace stays Terminating for a while (deletionTimestamp, phase), creates in it are 403
@@ -21,7 +23,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.fakekube.clienting import deployment, request, status_of
+from tests.fakekube.clienting import apply, deployment, request, status_of
 from tests.fakekube.fixtures import KubeTarget
 
 MERGE = "application/merge-patch+json"
@@ -72,6 +74,32 @@ def test_a_jobs_completions_and_template_are_immutable(kube: KubeTarget) -> None
     # the parallelism of a Job may change
     patched = request(kube.api_client, "PATCH", f"{path}/pi", {"spec": {"parallelism": 2}}, MERGE)
     assert patched["spec"]["parallelism"] == 2
+
+
+def test_a_job_gets_a_generated_selector_and_defaults_that_apply_keeps(kube: KubeTarget) -> None:
+    path = f"/apis/batch/v1/namespaces/{kube.namespace}/jobs/pi"
+    created = apply(kube.api_client, path, _job("pi", 2), "agent")
+    uid, spec = created["metadata"]["uid"], created["spec"]
+    assert spec["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    assert spec["template"]["metadata"]["labels"] == {
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": "pi",
+        "controller-uid": uid,
+        "job-name": "pi",
+    }
+    assert (spec["parallelism"], spec["backoffLimit"], spec["completionMode"], spec["suspend"]) == (
+        1,
+        6,
+        "NonIndexed",
+        False,
+    )
+    # no immutable-field error: nobody owns the generated selector and labels, so they stay
+    again = apply(kube.api_client, path, _job("pi", 2), "agent")
+    assert again["spec"]["selector"] == spec["selector"]
+    assert again["spec"]["template"]["metadata"]["labels"] == spec["template"]["metadata"]["labels"]
+    replaced = {**_job("pi", 2), "metadata": {"name": "pi"}}
+    error = _error(request, kube.api_client, "PUT", path, replaced)
+    assert "spec.selector" in _causes(error)
 
 
 def test_a_deployments_selector_is_immutable_and_shown_as_compact_json(kube: KubeTarget) -> None:

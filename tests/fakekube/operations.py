@@ -151,6 +151,8 @@ class Operations:
             new,
             self._cluster_ip() if old is None else (old.get("spec") or {}).get("clusterIP", ""),
         )
+        if old is None and resource_type.kind == "Job" and not resource_type.custom:
+            validation.generate_job_selector(new)
         warnings: list[str] = []
         problems = validation.name_problems(resource_type.kind, str(new["metadata"].get("name", "")))
         problems += validation.metadata_problems(new["metadata"])

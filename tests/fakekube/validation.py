@@ -239,6 +239,8 @@ def apply_defaults(kind: str, obj: dict[str, Any], cluster_ip: str) -> None:
                 "strategy",
                 {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
             )
+        if kind == "Job":
+            _default_job(spec)
         template = spec.get("template")
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):
             _default_pod_spec(template["spec"])
@@ -254,3 +256,42 @@ def apply_defaults(kind: str, obj: dict[str, Any], cluster_ip: str) -> None:
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
                 port.setdefault("targetPort", port.get("port"))
+
+
+def _default_job(spec: dict[str, Any]) -> None:
+    """SetDefaults_Job: one completion and parallelism 1 when neither is set, backoffLimit 6, NonIndexed,
+    not suspended, pods replaced once terminating or failed. (Upstream also copies the template's labels to
+    a Job without labels, at decoding; not modelled: it would copy the generated ones on every update.)"""
+    if "completions" not in spec and "parallelism" not in spec:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 2147483647 if "backoffLimitPerIndex" in spec else 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault(
+        "podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    )
+
+
+def generate_job_selector(job: dict[str, Any]) -> None:
+    """The Job strategy's PrepareForCreate (unless manualSelector): the template gets the job-name and
+    controller-uid labels (legacy and batch.kubernetes.io/ keys) and the selector matches the uid, so an
+    update that drops them changes the immutable template or selector, as on a real cluster."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict) or spec.get("manualSelector") is True:
+        return
+    template = spec.setdefault("template", {})
+    if not isinstance(template, dict):
+        return
+    labels = template.setdefault("metadata", {}).setdefault("labels", {})
+    name, uid = job["metadata"]["name"], job["metadata"]["uid"]
+    for key, value in (
+        ("job-name", name),
+        ("batch.kubernetes.io/job-name", name),
+        ("controller-uid", uid),
+        ("batch.kubernetes.io/controller-uid", uid),
+    ):
+        labels.setdefault(key, value)
+    selector = spec.get("selector") if isinstance(spec.get("selector"), dict) else {}
+    spec["selector"] = selector
+    selector.setdefault("matchLabels", {}).setdefault("batch.kubernetes.io/controller-uid", uid)
