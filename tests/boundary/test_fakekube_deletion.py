@@ -6,7 +6,8 @@ Behaviours covered:
 - Orphan: the dependents stay, without the reference;
 - Foreground: DELETE answers the owner marked (deletionTimestamp, foregroundDeletion finalizer), then the
   dependents and the owner go;
-- an unknown policy is 422 Invalid (DeleteOptions validation).
+- an unknown policy, or one together with orphanDependents, is 422 Invalid (DeleteOptions validation,
+  before the object is looked up).
 """
 
 from __future__ import annotations
@@ -107,4 +108,17 @@ def test_an_unknown_policy_is_invalid(kube: KubeTarget) -> None:
     assert caught.value.status == 422 and status_of(caught.value)["message"] == (
         'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": '
         'supported values: "Foreground", "Background", "Orphan", "nil"'
+    )
+
+
+def test_delete_options_are_validated_before_the_object_is_looked_up(kube: KubeTarget) -> None:
+    path = f"/api/v1/namespaces/{kube.namespace}/configmaps/missing"
+    with pytest.raises(client.ApiException) as caught:
+        request(kube.api_client, "DELETE", path, {"propagationPolicy": "Sideways"})
+    assert caught.value.status == 422
+    both = {"propagationPolicy": "Orphan", "orphanDependents": True}
+    with pytest.raises(client.ApiException) as caught:
+        request(kube.api_client, "DELETE", path, both)
+    assert caught.value.status == 422 and status_of(caught.value)["message"].endswith(
+        "orphanDependents and deletionPropagation cannot be both set"
     )

@@ -25,27 +25,37 @@ ORPHAN = "orphan"
 POLICIES = ("Orphan", "Background", "Foreground")
 
 
+def _invalid_options(cause: str, reason: str) -> ApiError:
+    """DeleteOptions validation's answer, before the object is looked up."""
+    details = {
+        "name": "",
+        "group": "meta.k8s.io",
+        "kind": "DeleteOptions",
+        "causes": [{"reason": reason, "message": cause, "field": "propagationPolicy"}],
+    }
+    message = f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {cause}'
+    return ApiError(422, "Invalid", message, details)
+
+
 def policy(options: Any, query: dict[str, str]) -> str:
     """The propagation policy a DELETE asks for (body or query), Background when it asks for none."""
     options = options if isinstance(options, dict) else {}
     chosen = options.get("propagationPolicy") or query.get("propagationPolicy")
     orphan = options.get("orphanDependents", query.get("orphanDependents"))
+    if chosen is not None and orphan is not None:
+        raise _invalid_options(
+            f'Invalid value: "{chosen}": orphanDependents and deletionPropagation cannot be both set',
+            "FieldValueInvalid",
+        )
     if chosen is None and orphan is not None:
         chosen = "Orphan" if orphan in (True, "true") else "Background"
     if chosen is None:
         return "Background"
     if chosen not in POLICIES:
-        cause = (
-            f'Unsupported value: "{chosen}": supported values: "Foreground", "Background", "Orphan", "nil"'
+        raise _invalid_options(
+            f'Unsupported value: "{chosen}": supported values: "Foreground", "Background", "Orphan", "nil"',
+            "FieldValueNotSupported",
         )
-        details = {
-            "name": "",
-            "group": "meta.k8s.io",
-            "kind": "DeleteOptions",
-            "causes": [{"reason": "FieldValueNotSupported", "message": cause, "field": "propagationPolicy"}],
-        }
-        message = f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {cause}'
-        raise ApiError(422, "Invalid", message, details)
     return str(chosen)
 
 

@@ -348,6 +348,7 @@ class Operations:
 
     def delete(self, target: Target, options: Any) -> dict[str, Any]:
         resource_type = target.resource_type
+        propagation = collecting.policy(options, target.query)
         with self.store.lock:
             old = self._existing(target)
             if resource_type.plural == "namespaces" and not resource_type.group and target.name in IMMORTAL:
@@ -365,7 +366,6 @@ class Operations:
                     preconditions["resourceVersion"],
                     old["metadata"]["resourceVersion"],
                 )
-            propagation = collecting.policy(options, target.query)
             if target.dry_run or "deletionTimestamp" in old["metadata"]:
                 return preparing.present(resource_type, old)
             if resource_type.plural == "namespaces" and not resource_type.group:
