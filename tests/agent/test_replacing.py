@@ -137,3 +137,23 @@ def test_replacements_count_against_the_mass_prune_budget(
     assert outcome.sync is not None and len(outcome.sync.replaced) == 1
     assert len(outcome.sync.failed) == 2
     assert all("as many objects as --max-prune-percent allows" in m for m in outcome.sync.failed.values())
+
+
+def test_a_job_resplit_by_the_planner_reaches_the_cluster(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    """The server's own refusal, unprompted: kube-apiserver (and the fake) refuse a Job's new completions."""
+    ns = kube.namespace
+    others = [configmap("c1", ns, f"cm-{index}") for index in range(3)]
+    rendered.commit(layout("c1", job(ns, "resplit", 4), *others))
+    agent = make_agent(report_enabled=False)
+    assert agent.pass_once().exit_code == EXIT_OK
+    old_uid = uid_of(agent.kube.get(JOBS, ns, "resplit"))
+    rendered.commit(layout("c1", job(ns, "resplit", 2), *others))
+    outcome = agent.pass_once()
+    assert outcome.exit_code == EXIT_OK, outcome.message
+    assert outcome.sync is not None and [ref.name for ref in outcome.sync.replaced] == ["resplit"]
+    live = agent.kube.get(JOBS, ns, "resplit")
+    assert live is not None and live["spec"]["completions"] == 2 and uid_of(live) != old_uid
+    again = agent.pass_once()  # in sync afterwards: no drift from the server's generated selector and labels
+    assert again.sync is not None and again.sync.drifted == [] and again.sync.applied == []
