@@ -11,8 +11,15 @@ object created by hand before it was put in git). Only created objects are ever 
 live object still has the recorded uid; adopted ones are released (forgotten, left as they are). Entries
 written before ownership was recorded read as ``unknown`` (see :mod:`nova_agent.ownership`).
 
-The ConfigMap data is two keys: ``revision`` (the rendered commit last synced) and ``objects``, one JSON line
-per object, sorted, so the ConfigMap diff of a change is readable with ``kubectl get -o yaml``.
+Each entry also remembers what its last successful apply produced: the rendered commit it was applied from
+(``revision``) and the ``metadata.generation`` the server answered (``generation``), so that health can be
+judged for the revision the object reflects (see :mod:`nova_agent.owned`). Entries of older agents have
+neither and still decode.
+
+The ConfigMap data is ``revision`` (the rendered commit last synced), ``repository`` (the id of the rendered
+repository and directory the inventory belongs to, see :mod:`nova_agent.repositories`; absent in inventories
+of older agents) and ``objects``, one JSON line per object, sorted, so the ConfigMap diff of a change is
+readable with ``kubectl get -o yaml``.
 """
 
 from __future__ import annotations
@@ -37,12 +44,18 @@ class InventoryEntry:
     owner: Ownership = Ownership.UNKNOWN
     uid: str = ""
     """The live object's uid when the agent created it: a deletion is conditional on it."""
+    revision: str = ""
+    """The rendered commit of the last successful apply ("" for entries of older agents)."""
+    generation: int = 0
+    """``metadata.generation`` the server answered to that apply (0: none, or an older agent's entry)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
     revision: str = ""
     entries: Mapping[ObjectKey, InventoryEntry] = field(default_factory=dict)
+    repository: str = ""
+    """The repository id (:func:`nova_agent.repositories.repository_id`) of the agent that wrote it."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -54,12 +67,15 @@ class Inventory:
     def with_entries(self, entries: Iterable[InventoryEntry], revision: str | None = None) -> Inventory:
         merged = dict(self.entries)
         merged.update((entry.ref.key, entry) for entry in entries)
-        return Inventory(self.revision if revision is None else revision, merged)
+        return Inventory(self.revision if revision is None else revision, merged, self.repository)
 
     def without(self, keys: Iterable[ObjectKey], revision: str | None = None) -> Inventory:
         dropped = set(keys)
         kept = {key: entry for key, entry in self.entries.items() if key not in dropped}
-        return Inventory(self.revision if revision is None else revision, kept)
+        return Inventory(self.revision if revision is None else revision, kept, self.repository)
+
+    def owned_by(self, repository: str) -> Inventory:
+        return Inventory(self.revision, self.entries, repository)
 
 
 def inventory_name(cluster: str) -> str:
@@ -71,19 +87,26 @@ def encode_inventory(inventory: Inventory) -> dict[str, str]:
     lines = [
         json.dumps(_entry_dict(entry), separators=(",", ":"), sort_keys=True) for entry in _sorted(inventory)
     ]
-    return {"revision": inventory.revision, "objects": "".join(line + "\n" for line in lines)}
+    data = {"revision": inventory.revision, "objects": "".join(line + "\n" for line in lines)}
+    if inventory.repository:
+        data["repository"] = inventory.repository
+    return data
 
 
 def _sorted(inventory: Inventory) -> list[InventoryEntry]:
     return [entry for _, entry in sorted(inventory.entries.items())]
 
 
-def _entry_dict(entry: InventoryEntry) -> dict[str, str]:
-    item = {**entry.ref.as_dict(), "digest": entry.digest}
+def _entry_dict(entry: InventoryEntry) -> dict[str, str | int]:
+    item: dict[str, str | int] = {**entry.ref.as_dict(), "digest": entry.digest}
     if entry.owner is not Ownership.UNKNOWN:
         item["owner"] = entry.owner.value
     if entry.uid:
         item["uid"] = entry.uid
+    if entry.revision:
+        item["revision"] = entry.revision
+    if entry.generation:
+        item["generation"] = entry.generation
     return item
 
 
@@ -110,11 +133,18 @@ def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[st
                 str(item.get("digest", PENDING_DIGEST)),
                 Ownership.parse(item.get("owner")),
                 str(item.get("uid") or ""),
+                str(item.get("revision") or ""),
+                _generation(item.get("generation")),
             )
             entries[entry.ref.key] = entry
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             problems.append(f"inventory line {number} is unreadable and was skipped: {error}")
-    return Inventory(str(data.get("revision", "")), entries), problems
+    return Inventory(str(data.get("revision", "")), entries, str(data.get("repository") or "")), problems
+
+
+def _generation(value: object) -> int:
+    """A recorded generation; anything but a positive integer (a hand-edited line) reads as unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def inventory_configmap(cluster: str, namespace: str, inventory: Inventory) -> Body:
