@@ -3,7 +3,8 @@
 :mod:`nova_agent.pruning` decides which inventory entries git no longer wants; this module decides, object by
 object and against the live cluster, what happens to each (:mod:`nova_agent.ownership` explains the rules):
 
-- gone, or no longer carrying our target-cluster label: forgotten (someone else's now);
+- gone, no longer carrying our target-cluster label, or carrying another repository's label: forgotten
+  (someone else's now);
 - adopted, of unknown ownership and a Namespace, one of the cluster's own Namespaces, or not the object the
   agent created (another uid): *released*, forgotten and left as it is;
 - a Namespace the agent created that still holds objects it may not delete: *kept*, with the reason, and
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nova_agent import ownership
+from nova_agent import ownership, repositories
 from nova_agent.inventories import Inventory
 from nova_agent.kubeports import KubePort
 from nova_agent.ownership import Ownership
@@ -50,13 +51,15 @@ def carry_out(
     agent_namespace: str,
     dry_run: bool,
     applied_uids: Collection[str] = (),
+    repository: str = "",
 ) -> DeleteOutcome:
     """Delete, release or keep each planned object (in plan order: a Namespace after its contents).
 
     An object whose kind is not discovered stays in the inventory: discovery may lag behind (or a CRD may
     come back), and an entry once forgotten is never pruned. ``applied_uids`` are the objects this pass
     applied: one of them under an old key (an apiVersion whose group changed, served by both) is the object
-    git still wants, so its old entry is forgotten, never deleted."""
+    git still wants, so its old entry is forgotten, never deleted. An object carrying another ``repository``'s
+    label is another fleet's (:mod:`nova_agent.repositories`): forgotten, never deleted."""
     outcome = DeleteOutcome()
     deleted: dict[ObjectKey, str] = {}
     for ref in plan:
@@ -66,7 +69,11 @@ def carry_out(
             continue
         try:
             live = kube.get(resource, ref.namespace, ref.name)
-            if live is None or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster:
+            if (
+                live is None
+                or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster
+                or repositories.is_foreign(live, repository)
+            ):
                 outcome.forget.append(ref.key)  # gone, or someone else's now: never delete what is not ours
                 continue
             uid = ownership.uid_of(live)

@@ -210,3 +210,55 @@ def health_of(body: Body) -> Health | None:
     api_version = str(body.get("apiVersion", ""))
     rule = RULES.get((api_version.rpartition("/")[0], str(body.get("kind", ""))))
     return rule(body) if rule is not None else generic_health(body)
+
+
+OBSERVED_GENERATION_KINDS: Final = frozenset(
+    {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("apps", "ReplicaSet")}
+)
+"""Kinds whose controller always writes ``status.observedGeneration``: none means "not observed yet"."""
+
+
+def observed_generation(body: Mapping[str, Any]) -> int | None:
+    """``status.observedGeneration``; None when the object does not report one (Jobs, Pods, most CRs)."""
+    observed = _status(body).get("observedGeneration")
+    if isinstance(observed, int) and not isinstance(observed, bool):
+        return observed
+    api_version = str(body.get("apiVersion", ""))
+    return (
+        0
+        if (api_version.rpartition("/")[0], str(body.get("kind", ""))) in OBSERVED_GENERATION_KINDS
+        else None
+    )
+
+
+def health_at_revision(
+    body: Body, revision: str, applied_generation: int, synced_revision: str
+) -> Health | None:
+    """The health of a live object *for the revision the cluster is synced to*.
+
+    Healthy only when the object reflects ``synced_revision`` (its manifest there was applied to it, or is the
+    one applied earlier), its controller has observed the generation that apply produced
+    (``observedGeneration`` ≥ it, and ≥ the live generation) and its kind's rule says healthy: a status that
+    describes an older spec never stands for the new revision. None for kinds without health."""
+    verdict = health_of(body)
+    if verdict is None:
+        return None
+    if synced_revision and revision != synced_revision:
+        reflects = f"revision {revision[:12]}" if revision else "an unknown revision"
+        return Health(
+            False,
+            "Synced",
+            "NotAppliedAtRevision",
+            f"revision {synced_revision[:12]} was not applied to it (see lastError); it reflects {reflects}",
+        )
+    observed = observed_generation(body)
+    if applied_generation and observed is not None and observed < applied_generation:
+        shown = f"revision {revision[:12]}'s" if revision else "the applied"
+        return Health(
+            False,
+            "Progressing",
+            "ObservedGenerationStale",
+            f"the controller has not observed {shown} spec yet "
+            f"(generation {applied_generation}, observed {observed})",
+        )
+    return verdict

@@ -1,8 +1,10 @@
 """Observing the cluster for the report: health of our workloads, reschedule requests, and capacity.
 
 Reads only (lists of nodes, pods, ReplicaSets, Jobs and Deployments, cluster-wide), so it is the same in both
-modes: with orchestration the workloads are what this agent applied (the target-cluster label); in delegated
-mode they are the objects an external orchestrator applied with ``nova.elotl.co/schedule: "true"``.
+modes: with orchestration the workloads are the live objects of this agent's inventory
+(:mod:`nova_agent.owned`), each judged for the revision it reflects; in delegated mode they are the objects an
+external orchestrator applied with ``nova.elotl.co/schedule: "true"``, narrowed to those of this cluster's
+directory (:func:`delegated_workloads`).
 A list that fails (forbidden, the API unreachable) leaves the observation without capacity, and says why in
 ``last_error`` and :attr:`Observed.problem`: the report is still written.
 """
@@ -16,6 +18,7 @@ from datetime import datetime
 from nova_agent import capacity, health
 from nova_agent.drifting import DriftedObject
 from nova_agent.kubeports import KubePort, Resource
+from nova_agent.owned import OwnedObject
 from nova_agent.permissions import explained
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
 from nova_agent.rescheduling import reschedule_requests
@@ -50,12 +53,13 @@ def delegated_workloads(kube: KubePort, agent_namespace: str) -> list[Body]:
     return items
 
 
-def workload_health(workloads: Sequence[Body]) -> list[WorkloadHealth]:
+def workload_health(workloads: Sequence[OwnedObject], synced_revision: str = "") -> list[WorkloadHealth]:
+    """Each workload's health for ``synced_revision`` (see :func:`health.health_at_revision`)."""
     reports = []
-    for body in workloads:
-        verdict = health.health_of(body)
+    for item in workloads:
+        verdict = health.health_at_revision(item.body, item.revision, item.generation, synced_revision)
         if verdict is not None:
-            reports.append(WorkloadHealth(ref_of(body), verdict))
+            reports.append(WorkloadHealth(ref_of(item.body), verdict, item.revision))
     return reports
 
 
@@ -85,7 +89,7 @@ def _listed(kube: KubePort, resource: Resource, agent_namespace: str) -> Sequenc
 def observe(
     kube: KubePort,
     settings: AgentSettings,
-    workloads: Sequence[Body],
+    workloads: Sequence[OwnedObject],
     now: datetime,
     *,
     synced_revision: str,
@@ -93,8 +97,10 @@ def observe(
     adopted: Sequence[ObjectRef] = (),
     drifted: Sequence[DriftedObject] = (),
 ) -> Observed:
-    """Measure the cluster: five cluster-wide lists and ``/version``. When any of them fails (the lists
-    forbidden, the API unreachable), the observation has no capacity and ``last_error`` says why."""
+    """Measure the cluster: five cluster-wide lists and ``/version``. ``workloads`` are this agent's own
+    (health and reschedule requests cover nothing else). When any list fails (forbidden, the API
+    unreachable), the observation has no capacity and ``last_error`` says why."""
+    bodies = [item.body for item in workloads]
     problem: Exception | None = None
     try:
         nodes = _listed(kube, NODES, settings.namespace)
@@ -107,11 +113,9 @@ def observe(
         nodes, pods, owned, deployments, version = [], [], [], [], ""
         last_error = "; ".join(filter(None, [last_error, f"capacity not measured: {error}"]))
     if settings.orchestration_enabled:
-        labelled = workloads
+        labelled = bodies
     else:
-        labelled = [
-            b for b in workloads if nova_labels.SCHEDULE in (b.get("metadata") or {}).get("labels", {})
-        ]
+        labelled = [b for b in bodies if nova_labels.SCHEDULE in (b.get("metadata") or {}).get("labels", {})]
     managed = capacity.managed_uids(
         [
             *labelled,
@@ -123,7 +127,7 @@ def observe(
         settings.autoscaled if settings.autoscaled is not None else capacity.detect_autoscaler(deployments)
     )
     requests = (
-        reschedule_requests(workloads, pods, now, settings.pending_timeout)
+        reschedule_requests(bodies, pods, now, settings.pending_timeout)
         if settings.rescheduling_enabled
         else []
     )
@@ -131,7 +135,7 @@ def observe(
         identity=identity_of(settings, version),
         nodes=capacity.node_capacities(nodes, pods, managed),
         autoscaled=autoscaled,
-        workloads=workload_health(workloads),
+        workloads=workload_health(workloads, synced_revision),
         reschedule_requests=requests,
         synced_revision=synced_revision,
         last_error=last_error,

@@ -3,8 +3,9 @@
 The scheduler reads these files as its cluster inventory (``nova-gitops render --clusters status/``), so the
 document has exactly the shape its Cluster parser accepts: ``metadata.labels`` and ``spec`` as Nova has them,
 and a ``status`` with conditions, per-node capacity/available/labels/taints, ``autoscaled`` and
-``lastUpdateTime``; then ours: ``syncedRevision``, ``workloads``, ``rescheduleRequests``, ``lastError`` and
-``heartbeat``. Quantities are Kubernetes quantity strings.
+``lastUpdateTime``; then ours: ``syncedRevision``, ``workloads`` (each with the ``revision`` it reflects),
+``rescheduleRequests``, ``lastError``, ``adoptedObjects`` and ``heartbeat``. Quantities are Kubernetes
+quantity strings.
 
 Two fields change every pass (``heartbeat``) or on every change (``lastUpdateTime``); :func:`should_commit`
 ignores them so that a quiet cluster commits once per heartbeat interval and not once per pass.
@@ -50,10 +51,14 @@ class ClusterIdentity:
 class WorkloadHealth:
     ref: ObjectRef
     health: Health
+    revision: str = ""
+    """The rendered commit whose manifest the live object reflects ("" when unknown: delegated mode, or an
+    entry of an older agent); ``healthy`` is for ``syncedRevision``, never for an older one."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.ref.as_dict(),
+            "revision": self.revision,
             "healthy": self.health.healthy,
             "condition": self.health.condition,
             "reason": self.health.reason,

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from nova_agent import observing, passerrors, reporting
+from nova_agent import delegating, observing, passerrors, reporting
 from nova_agent.clocks import Clock
 from nova_agent.drifting import DriftedObject
 from nova_agent.gitrepos import GitError, RepoCache, redact
 from nova_agent.kubeports import KubePort
+from nova_agent.owned import OwnedObject
 from nova_agent.passerrors import (
     EXIT_OBJECT_FAILURES,
     EXIT_OK,
@@ -30,7 +31,7 @@ from nova_agent.passerrors import (
     EXIT_UNEXPECTED,
     EXIT_UNREACHABLE,
 )
-from nova_agent.resources import Body, ObjectKey, ObjectRef
+from nova_agent.resources import ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
@@ -64,6 +65,8 @@ class AgentState:
     drift_seen: dict[ObjectKey, datetime] = field(default_factory=dict)
     """When each drift still standing was first seen (the report's ``firstSeen``)."""
     drifted: list[DriftedObject] = field(default_factory=list)
+    delegated_keys: frozenset[ObjectKey] = frozenset()
+    """Delegated mode: the objects of the cluster's directory as last read (:mod:`nova_agent.delegating`)."""
 
 
 class Agent:
@@ -84,7 +87,7 @@ class Agent:
 
     def _sync(self) -> PassOutcome:
         if not self.settings.orchestration_enabled:
-            return PassOutcome(EXIT_OK)
+            return self._read_delegated()
         try:
             result = sync_once(
                 self.settings, self.repo, self.kube, self.clock, self.state.failures, self.state.drift_seen
@@ -104,6 +107,14 @@ class Agent:
         code, message = passerrors.classify(error, self.settings.namespace)
         return PassOutcome(code, message, error=error if code == EXIT_UNEXPECTED else None)
 
+    def _read_delegated(self) -> PassOutcome:
+        """Delegated mode: read which objects the cluster's directory holds (nothing is applied)."""
+        try:
+            self.state.delegated_keys = delegating.rendered_keys(self.repo, self.settings)
+        except GitError as error:  # the last set read stands; the report says why
+            return self._failed(error)
+        return PassOutcome(EXIT_OK)
+
     def _synced_revision(self) -> str:
         if not self.state.synced_revision and self.settings.orchestration_enabled:
             try:
@@ -112,15 +123,18 @@ class Agent:
                 return ""  # the pass's own error says why; the report goes out without it
         return self.state.synced_revision
 
-    def _workloads(self, outcome: PassOutcome) -> tuple[PassOutcome, list[Body]]:
+    def _workloads(self, outcome: PassOutcome) -> tuple[PassOutcome, list[OwnedObject]]:
+        """This agent's own workloads for the report: its inventory's live objects; in delegated mode what
+        the other tool applied, narrowed to the cluster's directory as last read from git."""
         if outcome.sync is not None:
-            return outcome, outcome.sync.live
-        if self.settings.orchestration_enabled or outcome.exit_code != EXIT_OK:
+            return outcome, outcome.sync.owned
+        if self.settings.orchestration_enabled:
             return outcome, []
         try:
-            return outcome, observing.delegated_workloads(self.kube, self.settings.namespace)
+            live = observing.delegated_workloads(self.kube, self.settings.namespace)
         except Exception as error:
-            return self._failed(error), []
+            return (self._failed(error) if outcome.exit_code == EXIT_OK else outcome), []
+        return outcome, delegating.rendered_only(live, self.state.delegated_keys)
 
     def pass_once(self) -> PassOutcome:
         """One pass: sync (unless delegated), then observe and report. Whatever fails, the report is still
@@ -157,7 +171,7 @@ class Agent:
             self.state.consecutive_errors = 0
         return outcome
 
-    def _report(self, outcome: PassOutcome, workloads: list[Body]) -> None:
+    def _report(self, outcome: PassOutcome, workloads: list[OwnedObject]) -> None:
         now = self.clock.now()
         observed = observing.observe(
             self.kube,

@@ -18,9 +18,11 @@ from nova_agent import (
     driftchecks,
     drifting,
     inventories,
+    owned,
     ownership,
     permissions,
     pruning,
+    repositories,
 )
 from nova_agent.applying import apply_objects, resolve
 from nova_agent.clocks import Clock
@@ -29,6 +31,7 @@ from nova_agent.drifting import DriftedObject, DriftMode
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
 from nova_agent.kubeports import KubePort, Resource
+from nova_agent.owned import OwnedObject
 from nova_agent.ownership import Ownership
 from nova_agent.resources import Body, BodyError, ObjectKey, ObjectRef, ref_of
 from nova_agent.retrying import FailureTable, may_retry
@@ -69,6 +72,8 @@ class SyncResult:
     """Objects deleted and created again because the server refused a change of an immutable field."""
     drifted: list[DriftedObject] = field(default_factory=list)
     """Objects whose live state departed from git's (put back when the drift mode is ``correct``)."""
+    owned: list[OwnedObject] = field(default_factory=list)
+    """Of those, the ones in this agent's inventory (the report's workloads), with their revisions."""
 
     @property
     def error_summary(self) -> str:
@@ -207,7 +212,12 @@ def sync_once(
     desired, problems = load_desired(files, settings.cluster)
     if problems:
         raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
+    repository = repositories.repository_id(settings.repo, settings.directory)
+    desired = repositories.stamped(desired, repository)
     inventory, inventory_problems = read_inventory(kube, settings)
+    name = inventories.inventory_name(settings.cluster)
+    if (shared := repositories.inventory_refusal(inventory.repository, repository, name)) is not None:
+        raise SyncRefused(shared)
     desired, resources = _resolved(kube, desired)
     wanted = {item.ref.key for item in desired}  # a refused object is not applied, and never pruned either
     desired, refused = refuse_unsafe(desired, settings)
@@ -228,6 +238,9 @@ def sync_once(
         result.refusal = plan.refusal
         result.holds_adopted = _adopted_in(inventory)
         result.live = list(live.values())
+        result.owned = owned.owned_objects(
+            live.values(), inventory, cluster=settings.cluster, repository=repository
+        )
         return result
     desired = _autoscaled_keep_live_replicas(kube, desired, live)
     now = clock.now().timestamp()
@@ -238,6 +251,8 @@ def sync_once(
     to_send += [item for item in corrections if may_retry(failures.get(item.ref.key), item.digest, now)]
     result.unchanged -= len(corrections)
     before = _live_before(kube, to_send, live)
+    to_send, foreign = repositories.refuse_foreign(to_send, before, repository)
+    result.failed.update(foreign)
     adopting = {
         item.ref
         for item in to_send
@@ -280,7 +295,9 @@ def sync_once(
     result.drifted = [replace(found, corrected=found.ref in put_back) for found in result.drifted]
     result.failed.update(outcome.failed)
     applied_entries = [
-        _applied_entry(inventory, item, before[item.ref], item.ref in adopting, outcome.responses[item.ref])
+        _applied_entry(
+            inventory, item, before[item.ref], item.ref in adopting, outcome.responses[item.ref], revision
+        )
         for item in outcome.applied
     ]
     result.adopted = [
@@ -299,12 +316,15 @@ def sync_once(
         agent_namespace=settings.namespace,
         dry_run=settings.dry_run,
         applied_uids={entry.uid for entry in applied_entries if entry.uid},
+        repository=repository,
     )
     deleted = deletions.deleted
     result.pruned, result.would_prune = (deleted, []) if not settings.dry_run else ([], deleted)
     result.released = deletions.released
     result.failed.update(deletions.failed)
     updated = updated.without(deletions.forget)
+    failed_keys = {ref.key for ref in result.failed}
+    updated = owned.mark_synced(updated.owned_by(repository), desired, set(live), failed_keys, revision)
     result.holds_adopted = _adopted_in(updated)
     if inventory_problems:
         result.failed.setdefault(
@@ -319,6 +339,10 @@ def sync_once(
         live, list_errors = list_live(kube, list(resources), label, resources)
         result.failed.update(list_errors)
     result.live = list(live.values())
+    recorded = inventory if settings.dry_run else updated  # what a dry run applied reflects nothing
+    result.owned = owned.owned_objects(
+        live.values(), recorded, cluster=settings.cluster, repository=repository
+    )
     result.synced_revision = revision
     return result
 
@@ -444,7 +468,12 @@ def _live_before(
 
 
 def _applied_entry(
-    inventory: Inventory, item: DesiredObject, before: Body | None, adopting: bool, response: Body
+    inventory: Inventory,
+    item: DesiredObject,
+    before: Body | None,
+    adopting: bool,
+    response: Body,
+    revision: str,
 ) -> InventoryEntry:
     owner, _ = _owner_and_uid(inventory, item.ref)
     return InventoryEntry(
@@ -454,6 +483,8 @@ def _applied_entry(
             owner, adopting, before, response if isinstance(response, dict) else {}
         ),
         ownership.uid_of(response),
+        revision,
+        owned.generation_of(response),
     )
 
 

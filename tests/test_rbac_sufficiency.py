@@ -419,10 +419,10 @@ def test_the_delegated_agents_rbac_grants_its_reads(kube: KubeTarget, tmp_path: 
     fake = kube.fake
     assert fake is not None
     ns, repo, recorder = kube.namespace, RenderedRepo(tmp_path), Recorder(fake)
-    repo.commit(layout("c1", configmap("c1", ns, "never-applied")))
-    fake.add_node("n1")
     external = deployment("c1", ns, "applied-by-argo")
     external["metadata"]["labels"][labels.SCHEDULE] = "true"
+    repo.commit(layout("c1", configmap("c1", ns, "never-applied"), external))
+    fake.add_node("n1")
     ApiClientKube(kube.api_client).apply(observing.DEPLOYMENTS, external, force=True)
     fake.create_pod(ns, "applied-by-argo-1", {"cpu": "100m"}, "n1", {"app": "applied-by-argo"}, "Running")
     agent = _agent(kube, repo, tmp_path / "cache", FakeClock(), orchestration_enabled=False)

@@ -7,6 +7,10 @@ METADATA_NAME: Final = "kubernetes.io/metadata.name"
 
 TARGET_CLUSTER: Final = "nova.elotl.co/target-cluster"
 """Label on every rendered object: the cluster it was placed on."""
+RENDERED_REPOSITORY: Final = "gitops.nova.elotl.co/repository"
+"""Label nova-agent stamps on every object it applies: a short hash of the rendered repository's URL and the
+cluster's directory in it (which fleet applied the object). Renders must not set it: the agent overrides it,
+and never adopts nor deletes a live object carrying another repository's value."""
 MATCHING_POLICY: Final = "nova.elotl.co/matching-policy"
 """Annotation on rendered objects (label on ScheduleGroups): the SchedulePolicy that placed it."""
 SCHEDULE_GROUP: Final = "nova.elotl.co/schedule-group"

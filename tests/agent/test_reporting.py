@@ -103,10 +103,10 @@ def test_delegated_mode_never_writes_and_reports_labelled_workloads(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:
     ns = kube.namespace
-    rendered.commit(layout("c1", configmap("c1", ns, "would-be-applied")))
-    agent = make_agent(orchestration_enabled=False)
     external = deployment("c1", ns, "applied-by-argo")
     external["metadata"]["labels"][nova_labels.SCHEDULE] = "true"
+    rendered.commit(layout("c1", configmap("c1", ns, "would-be-applied"), external))
+    agent = make_agent(orchestration_enabled=False)
     agent.kube.apply(DEPLOYMENTS, external, force=True)
     if kube.fake is not None:
         kube.fake.requests.clear()
