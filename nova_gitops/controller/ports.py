@@ -72,7 +72,9 @@ class ClusterReport:
 
     ``document`` is the Cluster document as the inventory uses it (it replaces the source's Cluster of the
     same name); ``capacity`` is a fingerprint of the reported per-node capacity, which releases a
-    reschedule exclusion when it changes; ``workloads`` are the agent's health entries as reported.
+    reschedule exclusion when it changes; ``workloads`` are the agent's health entries as reported (each with
+    the ``revision`` it reflects, a string, when the agent is recent enough to say; ``healthy`` is for
+    ``synced_revision``).
     """
 
     cluster: Cluster

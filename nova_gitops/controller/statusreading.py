@@ -18,7 +18,9 @@ Whatever a report holds, it is either used or refused naming its cluster (issue 
   becomes a refusal of that report, logged with its traceback, never a failed reconcile.
 - What the controller later reads from a used report is plain data of known types: reschedule requests
   are bounded strings, ``syncedRevision`` a string, ``workloads`` mappings (write-back reads their counts
-  defensively).
+  defensively) whose ``revision`` — the rendered commit the object reflects; ``healthy`` is for
+  ``syncedRevision`` only — is a bounded string when present (an unusable one reads as ``""``, unknown;
+  reports of agents older than the field have none and are read as before).
 
 The branch is read at one commit, fetched into a bare cache of its own (never the rendered repo's cache, whose
 lock the publisher holds).
@@ -49,6 +51,7 @@ REPORT_PATH = re.compile(r"^status/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)\.yaml$")
 REQUEST_FIELDS = ("apiVersion", "kind", "namespace", "name", "group", "reason", "since")
 MAX_REQUEST_FIELD_CHARS = 1024  # names are at most 253 characters, a reason is cut to 500 anyway
 MAX_WORKLOADS_PER_REPORT = 20000
+MAX_REVISION_CHARS = 256
 MAX_FLOW_DEPTH = 64  # nested [ and { (a report has 2 at most: `nodeTaints: {}`, `workloads: []`)
 MAX_LINE_PREFIX = 256  # indentation plus leading `- `/`? `/`: ` indicators of one line (a report has ~12)
 UNREADABLE = "report refused: it could not be interpreted"
@@ -150,14 +153,22 @@ def _report_from_document(document: Document, text: str) -> tuple[ClusterReport 
             document=document,
             text=text,
             capacity=capacity_fingerprint(status),
-            workloads=tuple(item for item in workloads if isinstance(item, Mapping))
+            workloads=tuple(_workload(item) for item in workloads if isinstance(item, Mapping))
             if isinstance(workloads, list)
             else (),
             reschedule_requests=requests,
-            synced_revision=revision[:256] if isinstance(revision, str) else "",
+            synced_revision=revision[:MAX_REVISION_CHARS] if isinstance(revision, str) else "",
         ),
         request_problems,
     )
+
+
+def _workload(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A health entry as reported, with a ``revision`` that is not a bounded string read as unknown."""
+    revision = entry.get("revision")
+    if revision is None or (isinstance(revision, str) and len(revision) <= MAX_REVISION_CHARS):
+        return entry
+    return {**entry, "revision": ""}
 
 
 def has_report_fields(document: Document) -> bool:

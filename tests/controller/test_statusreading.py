@@ -49,13 +49,21 @@ def test_the_agents_own_report_is_read() -> None:
 
 def test_reschedule_requests_and_workloads_are_read() -> None:
     body = cluster_report("wlc-2", requests=[reschedule_request("g1"), {"group": 3}, reschedule_request("")])
-    body["status"]["workloads"] = [{"kind": "Deployment", "name": "web", "healthy": False}]
+    body["status"]["workloads"] = [
+        {"kind": "Deployment", "name": "web", "healthy": False},  # an agent older than `revision`
+        {"kind": "Deployment", "name": "api", "healthy": True, "revision": "f00d"},
+        {"kind": "Deployment", "name": "odd", "healthy": True, "revision": ["not", "a", "commit"]},
+    ]
     report, problems = parse_report("status/wlc-2.yaml", dump(body).encode())
     assert report is not None
     assert [(request.cluster, request.group) for request in report.reschedule_requests] == [("wlc-2", "g1")]
     assert report.reschedule_requests[0].reason.startswith("deployment demo/web")
     assert len(problems) == 2 and all("rescheduleRequests[" in str(problem) for problem in problems)
-    assert report.workloads[0]["name"] == "web"
+    assert [(entry["name"], entry.get("revision")) for entry in report.workloads] == [
+        ("web", None),
+        ("api", "f00d"),
+        ("odd", ""),
+    ]
 
 
 @pytest.mark.parametrize(

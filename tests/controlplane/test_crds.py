@@ -136,7 +136,9 @@ def agent_report() -> dict[str, Any]:
         ],
         autoscaled=False,
         workloads=[
-            WorkloadHealth(web, Health(False, "Available", "MinimumReplicasUnavailable", "0/2 available"))
+            WorkloadHealth(
+                web, Health(False, "Available", "MinimumReplicasUnavailable", "0/2 available"), "abc123"
+            )
         ],
         reschedule_requests=[
             RescheduleRequest(
