@@ -135,6 +135,12 @@ def common_options(function: Any) -> Any:
         click.option("--zone", default=""),
         click.option("--label", "labels", multiple=True, help="Cluster label key=value (repeatable)."),
         click.option("--cache-dir", default=_default_cache_dir, help="Where the git caches live."),
+        click.option(
+            "--previous-repository",
+            "previous_repositories",
+            multiple=True,
+            help="A former gitops.nova.elotl.co/repository id of this fleet (its --repo or --path moved).",
+        ),
         click.option("--no-report", is_flag=True, help="Do not write a status report."),
         click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),
     ]
@@ -169,6 +175,7 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
         cluster_labels=_labels(options["labels"]),
         report_enabled=not options["no_report"],
         drift=DriftMode(options["drift"]),
+        previous_repositories=tuple(options["previous_repositories"]),
     )
 
 

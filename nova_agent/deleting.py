@@ -51,7 +51,7 @@ def carry_out(
     agent_namespace: str,
     dry_run: bool,
     applied_uids: Collection[str] = (),
-    repository: str = "",
+    repository: repositories.Repository | None = None,
 ) -> DeleteOutcome:
     """Delete, release or keep each planned object (in plan order: a Namespace after its contents).
 
@@ -72,7 +72,7 @@ def carry_out(
             if (
                 live is None
                 or labels_of(live).get(nova_labels.TARGET_CLUSTER) != cluster
-                or repositories.is_foreign(live, repository)
+                or (repository is not None and repositories.is_foreign(live, repository))
             ):
                 outcome.forget.append(ref.key)  # gone, or someone else's now: never delete what is not ours
                 continue

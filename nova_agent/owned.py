@@ -58,7 +58,7 @@ def mark_synced(
 
 
 def owned_objects(
-    live: Iterable[Body], inventory: Inventory, *, cluster: str, repository: str
+    live: Iterable[Body], inventory: Inventory, *, cluster: str, repository: repositories.Repository
 ) -> list[OwnedObject]:
     """The live objects that are this agent's (see the module docstring), with what their entries say."""
     owned: list[OwnedObject] = []

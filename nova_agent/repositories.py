@@ -16,12 +16,15 @@ cluster name refuse to share one inventory.
 URLs are normalised only where equality is certain: credentials (``user:token@``, which rotate) are dropped,
 scheme and host are lower-cased, and a trailing ``/`` or ``.git`` is cut. ``git@host:org/repo`` and
 ``ssh://git@host/org/repo`` remain different ids (they are spelled differently on purpose or not at all).
+A fleet whose repository moves (a new URL or directory) names its former ids (``--previous-repository``):
+objects and an inventory carrying one of them are its own, and are stamped with the new id.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from nova_agent.desired import DesiredObject
@@ -53,6 +56,22 @@ def repository_id(url: str, directory: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:ID_DIGITS]
 
 
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """This agent's repository id, and the former ids of the same fleet it also owns."""
+
+    id: str
+    previous: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, url: str, directory: str, previous: Iterable[str] = ()) -> Repository:
+        return cls(repository_id(url, directory), frozenset(previous))
+
+    def owns(self, value: str) -> bool:
+        """Whether a repository id found on an object or an inventory is this fleet's."""
+        return value == self.id or value in self.previous
+
+
 def stamped(items: Sequence[DesiredObject], repository: str) -> list[DesiredObject]:
     """``items`` carrying the repository label (digests recomputed: the label is part of what is applied)."""
     result: list[DesiredObject] = []
@@ -69,22 +88,25 @@ def owner_of(body: Mapping[str, Any] | None) -> str:
     return str(labels_of(body or {}).get(LABEL) or "")
 
 
-def is_foreign(body: Mapping[str, Any] | None, repository: str) -> bool:
-    """Whether ``body`` belongs to another rendered repository (it carries another id)."""
+def is_foreign(body: Mapping[str, Any] | None, repository: Repository) -> bool:
+    """Whether ``body`` belongs to another rendered repository (it carries an id not this fleet's)."""
     owner = owner_of(body)
-    return bool(owner) and owner != repository
+    return bool(owner) and not repository.owns(owner)
 
 
 def refusal(ref: ObjectRef, other: str, repository: str) -> str:
     return (
         f"{ref} belongs to another rendered repository ({LABEL}={other}; this agent's is {repository}): "
         "nova-agent never applies, adopts nor deletes another fleet's object; remove it from one of the two "
-        "renders, or delete the live object so that this repository creates it"
+        "renders, or delete the live object so that this repository creates it (if this fleet's repository "
+        f"moved: --previous-repository {other})"
     )
 
 
 def refuse_foreign(
-    items: Sequence[DesiredObject], before: Mapping[ObjectRef, Mapping[str, Any] | None], repository: str
+    items: Sequence[DesiredObject],
+    before: Mapping[ObjectRef, Mapping[str, Any] | None],
+    repository: Repository,
 ) -> tuple[list[DesiredObject], dict[ObjectRef, str]]:
     """The objects that may be applied, and a refusal for each whose live object another repository owns."""
     kept: list[DesiredObject] = []
@@ -92,18 +114,18 @@ def refuse_foreign(
     for item in items:
         live = before.get(item.ref)
         if is_foreign(live, repository):
-            refused[item.ref] = refusal(item.ref, owner_of(live), repository)
+            refused[item.ref] = refusal(item.ref, owner_of(live), repository.id)
         else:
             kept.append(item)
     return kept, refused
 
 
-def inventory_refusal(recorded: str, repository: str, name: str) -> str | None:
+def inventory_refusal(recorded: str, repository: Repository, name: str) -> str | None:
     """Why an inventory may not be used by this agent: it was written for another repository."""
-    if not recorded or recorded == repository:
+    if not recorded or repository.owns(recorded):
         return None
     return (
         f"the inventory ConfigMap {name} belongs to rendered repository {recorded}, not to this agent's "
-        f"({repository}): two agents of different fleets share one --namespace and cluster name; give each "
-        "its own --namespace"
+        f"({repository.id}): two agents of different fleets share one --namespace and cluster name; give "
+        f"each its own --namespace (or, if this fleet's repository moved, --previous-repository {recorded})"
     )

@@ -31,11 +31,13 @@ from nova_agent.passerrors import (
     EXIT_UNEXPECTED,
     EXIT_UNREACHABLE,
 )
+from nova_agent.repositories import repository_id
 from nova_agent.resources import ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
 from nova_agent.syncing import SyncRefused, SyncResult, read_inventory, sync_once
+from nova_gitops.api import labels as nova_labels
 from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
 
 if TYPE_CHECKING:  # prometheus_client is imported only when metrics are served
@@ -84,6 +86,14 @@ class Agent:
         self.status = StatusBranch(status_cache, settings.status_branch, clock)
         self.state = AgentState()
         self._jitter = cluster_jitter(settings.cluster)
+        if settings.orchestration_enabled:
+            log.info(
+                "objects applied from %s (%s) carry %s=%s",
+                redact(settings.repo),
+                settings.directory,
+                nova_labels.RENDERED_REPOSITORY,
+                repository_id(settings.repo, settings.directory),
+            )
 
     def _sync(self) -> PassOutcome:
         if not self.settings.orchestration_enabled:

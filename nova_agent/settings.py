@@ -41,6 +41,8 @@ class AgentSettings:
     zone: str = ""
     cluster_labels: Mapping[str, str] = field(default_factory=dict)
     crd_timeout: float = 60.0
+    previous_repositories: tuple[str, ...] = ()
+    """Former repository ids of this fleet (its repository or directory moved): owned like the current one."""
     report_enabled: bool = True
     drift: DriftMode = DriftMode.CORRECT
     """What a pass does about live objects that no longer hold git's values (``--drift``)."""

@@ -212,8 +212,8 @@ def sync_once(
     desired, problems = load_desired(files, settings.cluster)
     if problems:
         raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
-    repository = repositories.repository_id(settings.repo, settings.directory)
-    desired = repositories.stamped(desired, repository)
+    repository = repositories.Repository.of(settings.repo, settings.directory, settings.previous_repositories)
+    desired = repositories.stamped(desired, repository.id)
     inventory, inventory_problems = read_inventory(kube, settings)
     name = inventories.inventory_name(settings.cluster)
     if (shared := repositories.inventory_refusal(inventory.repository, repository, name)) is not None:
@@ -324,7 +324,7 @@ def sync_once(
     result.failed.update(deletions.failed)
     updated = updated.without(deletions.forget)
     failed_keys = {ref.key for ref in result.failed}
-    updated = owned.mark_synced(updated.owned_by(repository), desired, set(live), failed_keys, revision)
+    updated = owned.mark_synced(updated.owned_by(repository.id), desired, set(live), failed_keys, revision)
     result.holds_adopted = _adopted_in(updated)
     if inventory_problems:
         result.failed.setdefault(

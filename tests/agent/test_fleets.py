@@ -6,7 +6,8 @@ NOVA_TEST_KUBECONFIG).
 - neither adopts an object the other applied: the refusal names the other repository and the fix;
 - neither prunes the other's object, even when its inventory lists it;
 - a Pending workload of one fleet is a reschedule request in that fleet's report only;
-- two agents of different repositories may not share one inventory (same --namespace and cluster name).
+- two agents of different repositories may not share one inventory (same --namespace and cluster name);
+- a fleet whose repository moved names its former id and keeps its objects (restamped, not re-created).
 """
 
 from __future__ import annotations
@@ -40,11 +41,17 @@ CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 class Fleet:
     """A rendered repository and the agent that applies its ``clusters/c1`` to the shared cluster."""
 
-    def __init__(self, kube: KubeTarget, root: Path, inventory_namespace: str, clock: FakeClock) -> None:
+    def __init__(
+        self, kube: KubeTarget, root: Path, inventory_namespace: str, clock: FakeClock, *previous: str
+    ) -> None:
         root.mkdir()
         self.repo = RenderedRepo(root)
         settings = AgentSettings(
-            cluster="c1", repo=self.repo.url, cache_dir=root / "cache", namespace=inventory_namespace
+            cluster="c1",
+            repo=self.repo.url,
+            cache_dir=root / "cache",
+            namespace=inventory_namespace,
+            previous_repositories=previous,
         )
         self.agent = Agent(settings, ApiClientKube(kube.api_client), clock)
         self.id = repositories.repository_id(self.repo.url, settings.directory)
@@ -188,3 +195,26 @@ def test_every_applied_object_carries_its_repository_label(kube: KubeTarget, tmp
         live = a.agent.kube.get(CONFIGMAPS, ns, name)
         assert live is not None and live["metadata"]["labels"][nova_labels.RENDERED_REPOSITORY] == a.id
     assert a.repo.show("HEAD", f"clusters/c1/{ns}/configmap-plain.yaml").count("repository") == 0
+
+
+def test_a_fleet_whose_repository_moved_keeps_its_objects(kube: KubeTarget, tmp_path: Path) -> None:
+    ns = kube.namespace
+    old = Fleet(kube, tmp_path / "old", ns, FakeClock())
+    files = layout("c1", configmap("c1", ns, "cfg"))
+    old.repo.commit(files)
+    assert old.agent.pass_once().exit_code == EXIT_OK
+    uid = uid_of(old.agent.kube.get(CONFIGMAPS, ns, "cfg"))
+
+    moved = Fleet(kube, tmp_path / "moved", ns, FakeClock())  # same inventory, a new URL
+    moved.repo.commit(files)
+    refused = moved.agent.pass_once()
+    assert refused.exit_code == EXIT_REFUSED and f"--previous-repository {old.id}" in refused.message
+
+    moved = Fleet(kube, tmp_path / "moved-again", ns, FakeClock(), old.id)
+    moved.repo.commit(files)
+    outcome = moved.agent.pass_once()
+    assert outcome.exit_code == EXIT_OK, outcome.message
+    live = moved.agent.kube.get(CONFIGMAPS, ns, "cfg")
+    assert live is not None and uid_of(live) == uid  # the same object, restamped
+    assert live["metadata"]["labels"][nova_labels.RENDERED_REPOSITORY] == moved.id
+    assert read_inventory(moved.agent.kube, moved.agent.settings)[0].repository == moved.id
