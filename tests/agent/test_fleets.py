@@ -7,12 +7,14 @@ NOVA_TEST_KUBECONFIG).
 - neither prunes the other's object, even when its inventory lists it;
 - a Pending workload of one fleet is a reschedule request in that fleet's report only;
 - two agents of different repositories may not share one inventory (same --namespace and cluster name);
-- a fleet whose repository moved names its former id and keeps its objects (restamped, not re-created).
+- a fleet whose repository moved names its former id and keeps its objects (restamped, not re-created);
+- in delegated mode, each agent reports the objects of its own directory only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from tests.agent.manifests import configmap, deployment, layout
 from tests.fakekube.fixtures import KubeTarget
 
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 
 
 class Fleet:
@@ -218,3 +221,23 @@ def test_a_fleet_whose_repository_moved_keeps_its_objects(kube: KubeTarget, tmp_
     assert live is not None and uid_of(live) == uid  # the same object, restamped
     assert live["metadata"]["labels"][nova_labels.RENDERED_REPOSITORY] == moved.id
     assert read_inventory(moved.agent.kube, moved.agent.settings)[0].repository == moved.id
+
+
+def test_delegated_agents_report_only_their_directorys_objects(
+    kube: KubeTarget, tmp_path: Path, second_namespace: str
+) -> None:
+    ns = kube.namespace
+    a, b = fleets(kube, tmp_path, second_namespace)
+    bodies = {name: deployment("c1", ns, name) for name in ("web-a", "web-b", "web-c")}
+    for body in bodies.values():  # what Argo CD applied for both fleets (and a stray one of neither)
+        body["metadata"]["labels"][nova_labels.SCHEDULE] = "true"
+        a.agent.kube.apply(DEPLOYMENTS, body, force=True)
+    a.repo.commit(layout("c1", bodies["web-a"]))
+    b.repo.commit(layout("c1", bodies["web-b"]))
+    for fleet in (a, b):
+        delegated = replace(fleet.agent.settings, orchestration_enabled=False)
+        fleet.agent = Agent(delegated, fleet.agent.kube, FakeClock())
+        assert fleet.agent.pass_once().exit_code == EXIT_OK
+    assert a.workloads() == {"web-a"}
+    assert b.workloads() == {"web-b"}
+    assert [w["revision"] for w in b.status()["workloads"]] == [""]
