@@ -11,15 +11,16 @@ object created by hand before it was put in git). Only created objects are ever 
 live object still has the recorded uid; adopted ones are released (forgotten, left as they are). Entries
 written before ownership was recorded read as ``unknown`` (see :mod:`nova_agent.ownership`).
 
-Each entry also remembers what its last successful apply produced: the rendered commit it was applied from
-(``revision``) and the ``metadata.generation`` the server answered (``generation``), so that health can be
-judged for the revision the object reflects (see :mod:`nova_agent.owned`). Entries of older agents have
-neither and still decode.
+Each entry also remembers the latest rendered commit its live object is known to reflect (``revision``:
+applied from it, or unchanged since; see :mod:`nova_agent.owned`) and the ``metadata.generation`` the server
+answered to its last apply (``generation``), so that health can be judged for the revision the object
+reflects. Entries of older agents have neither and still decode.
 
 The ConfigMap data is ``revision`` (the rendered commit last synced), ``repository`` (the id of the rendered
 repository and directory the inventory belongs to, see :mod:`nova_agent.repositories`; absent in inventories
-of older agents) and ``objects``, one JSON line per object, sorted, so the ConfigMap diff of a change is
-readable with ``kubectl get -o yaml``.
+of older agents), ``entryRevisions: inherited`` (a line without ``revision`` reflects the inventory's: the
+common case is written once, not 40 characters per line) and ``objects``, one JSON line per object, sorted,
+so the ConfigMap diff of a change is readable with ``kubectl get -o yaml``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from typing import Final
 
 from nova_agent.ownership import Ownership
 from nova_agent.resources import Body, ObjectKey, ObjectRef
+
+ENTRY_REVISIONS: Final = "entryRevisions"
+INHERITED: Final = "inherited"
+"""``entryRevisions: inherited``: a line without ``revision`` reflects the inventory's ``revision``.
+Inventories of older agents lack the key: their lines reflect no known revision."""
 
 PENDING_DIGEST: Final = ""
 """Digest of an entry whose apply was started but not confirmed (the agent may have been killed mid-apply).
@@ -85,9 +91,14 @@ def inventory_name(cluster: str) -> str:
 def encode_inventory(inventory: Inventory) -> dict[str, str]:
     """ConfigMap ``data`` for an inventory: byte-identical for equal inventories."""
     lines = [
-        json.dumps(_entry_dict(entry), separators=(",", ":"), sort_keys=True) for entry in _sorted(inventory)
+        json.dumps(_entry_dict(entry, inventory.revision), separators=(",", ":"), sort_keys=True)
+        for entry in _sorted(inventory)
     ]
-    data = {"revision": inventory.revision, "objects": "".join(line + "\n" for line in lines)}
+    data = {
+        "revision": inventory.revision,
+        ENTRY_REVISIONS: INHERITED,
+        "objects": "".join(line + "\n" for line in lines),
+    }
     if inventory.repository:
         data["repository"] = inventory.repository
     return data
@@ -97,13 +108,15 @@ def _sorted(inventory: Inventory) -> list[InventoryEntry]:
     return [entry for _, entry in sorted(inventory.entries.items())]
 
 
-def _entry_dict(entry: InventoryEntry) -> dict[str, str | int]:
+def _entry_dict(entry: InventoryEntry, revision: str) -> dict[str, str | int]:
     item: dict[str, str | int] = {**entry.ref.as_dict(), "digest": entry.digest}
     if entry.owner is not Ownership.UNKNOWN:
         item["owner"] = entry.owner.value
     if entry.uid:
         item["uid"] = entry.uid
-    if entry.revision:
+    if (
+        entry.revision != revision
+    ):  # most entries reflect the inventory's revision: written once, not per line
         item["revision"] = entry.revision
     if entry.generation:
         item["generation"] = entry.generation
@@ -120,6 +133,7 @@ def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[st
         return Inventory(), []
     problems: list[str] = []
     entries: dict[ObjectKey, InventoryEntry] = {}
+    inherited = str(data.get("revision", "")) if data.get(ENTRY_REVISIONS) == INHERITED else ""
     for number, line in enumerate(str(data.get("objects", "")).splitlines(), start=1):
         if not line.strip():
             continue
@@ -133,7 +147,7 @@ def decode_inventory(data: Mapping[str, str] | None) -> tuple[Inventory, list[st
                 str(item.get("digest", PENDING_DIGEST)),
                 Ownership.parse(item.get("owner")),
                 str(item.get("uid") or ""),
-                str(item.get("revision") or ""),
+                str(item.get("revision", inherited) or ""),
                 _generation(item.get("generation")),
             )
             entries[entry.ref.key] = entry

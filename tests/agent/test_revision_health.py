@@ -141,9 +141,17 @@ def test_delegated_mode_has_no_revision_and_judges_by_the_rule() -> None:
 
 def test_inventory_remembers_revision_and_generation_and_reads_old_lines() -> None:
     ref = ObjectRef("apps/v1", "Deployment", "ns", "web")
-    inventory = Inventory("R2", {ref.key: InventoryEntry(ref, "d", Ownership.CREATED, "u", "R2", 3)}, "abc")
-    decoded, problems = decode_inventory(encode_inventory(inventory))
+    behind, unknown = ObjectRef("v1", "Pod", "ns", "behind"), ObjectRef("v1", "Pod", "ns", "unknown")
+    entries = [
+        InventoryEntry(ref, "d", Ownership.CREATED, "u", "R2", 3),
+        InventoryEntry(behind, "d", Ownership.CREATED, "u2", "R1", 1),
+        InventoryEntry(unknown, "d"),
+    ]
+    inventory = Inventory("R2", {entry.ref.key: entry for entry in entries}, "abc")
+    data = encode_inventory(inventory)
+    decoded, problems = decode_inventory(data)
     assert problems == [] and decoded == inventory
+    assert data["objects"].count('"revision"') == 2  # the inventory's own revision is not repeated per line
     old_line = '{"apiVersion":"apps/v1","digest":"d","kind":"Deployment","name":"web","namespace":"ns"}\n'
     decoded, problems = decode_inventory({"revision": "R1", "objects": old_line})
     assert problems == [] and decoded.repository == ""
