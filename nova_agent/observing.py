@@ -4,9 +4,9 @@ Reads only (lists of nodes, pods, ReplicaSets, Jobs and Deployments, cluster-wid
 modes: with orchestration the workloads are the live objects of this agent's inventory
 (:mod:`nova_agent.owned`), each judged for the revision it reflects; in delegated mode they are the objects an
 external orchestrator applied with ``nova.elotl.co/schedule: "true"``, narrowed to those of this cluster's
-directory (:func:`delegated_workloads`).
-A list that fails (forbidden, the API unreachable) leaves the observation without capacity, and says why in
-``last_error`` and :attr:`Observed.problem`: the report is still written.
+directory (:mod:`nova_agent.delegating`). A list that fails (forbidden, the API unreachable) leaves the
+observation without capacity, and says why in ``last_error`` and :attr:`Observed.problem`: the report is still
+written.
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ class OwnedObject:
     body: Body
     """The live object."""
     revision: str = ""
-    """The rendered commit whose manifest it reflects ("" when not known: an older agent's entry)."""
+    """The rendered commit whose manifest it reflects ("" when not known: an older agent's entry, or
+    delegated mode)."""
     generation: int = 0
     """``metadata.generation`` the agent's apply of that manifest produced (0 when not known)."""
 
