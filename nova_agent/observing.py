@@ -141,5 +141,6 @@ def observe(
         last_error=last_error,
         adopted=adopted,
         drifted=drifted,
+        capacity_measured=problem is None,
     )
     return Observed(observation, problem)

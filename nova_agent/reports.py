@@ -81,6 +81,8 @@ class Observation:
     """Objects of the render that existed before the agent applied them (it releases them, never deletes)."""
     drifted: Sequence[DriftedObject] = ()
     """Objects whose live state departed from git's in the last pass (docs/agent.md, "Drift")."""
+    capacity_measured: bool = True
+    """False when nodes or pods could not be listed: the report then keeps the last measured capacity."""
 
 
 def _quantities(resources: Mapping[str, int]) -> dict[str, str]:
@@ -151,6 +153,10 @@ def build_status_document(observation: Observation, now: datetime, previous: Bod
         "nodeLabels": {node.name: dict(sorted(node.labels.items())) for node in nodes},
         "nodeTaints": {node.name: [dict(taint) for taint in node.taints] for node in nodes if node.taints},
         "autoscaled": observation.autoscaled,
+    }
+    if not observation.capacity_measured:
+        spec = _last_measured(previous, spec, status, now)
+    status |= {
         "lastUpdateTime": rfc3339(now),
         "syncedRevision": observation.synced_revision,
         "workloads": [workload.as_dict() for workload in sorted(observation.workloads, key=lambda w: w.ref)],
@@ -172,6 +178,41 @@ def build_status_document(observation: Observation, now: datetime, previous: Bod
     if previous is not None and not report_changed(previous, document):
         status["lastUpdateTime"] = str(previous_status.get("lastUpdateTime", status["lastUpdateTime"]))
     return document
+
+
+_MEASURED_FIELDS: Final = (
+    "conditions",
+    "capacityResources",
+    "availableResources",
+    "nodeLabels",
+    "nodeTaints",
+    "autoscaled",
+)
+
+
+def _last_measured(
+    previous: Body | None, spec: dict[str, str], status: dict[str, Any], now: datetime
+) -> dict[str, str]:
+    """Capacity could not be measured this pass (a forbidden list, one API blip): an empty cluster must not
+    be reported, or the scheduler would move every group away. The previous report's capacity, node facts,
+    Ready condition and spec stand (``lastError`` says why); without one, Ready is Unknown."""
+    previous_status = (previous or {}).get("status")
+    previous_spec = (previous or {}).get("spec")
+    if not isinstance(previous_status, Mapping) or not isinstance(previous_spec, Mapping):
+        status["conditions"] = [
+            {
+                "type": "Ready",
+                "status": "Unknown",
+                "reason": "CapacityNotMeasured",
+                "message": "nova-agent could not list the cluster's nodes and pods (see lastError)",
+                "lastTransitionTime": rfc3339(now),
+            }
+        ]
+        return spec
+    for name in _MEASURED_FIELDS:
+        if name in previous_status:
+            status[name] = previous_status[name]
+    return {**spec, **{str(key): str(value) for key, value in previous_spec.items()}}
 
 
 def _without_volatile(document: Mapping[str, Any]) -> dict[str, Any]:

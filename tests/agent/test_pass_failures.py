@@ -151,3 +151,32 @@ def test_delegated_mode_forbidden_to_list_a_kind_is_refused_and_reported(
     assert outcome.exit_code == EXIT_REFUSED
     assert outcome.message.startswith("nova-agent may not list jobs.batch cluster-wide")
     assert outcome.report_pushed and status(rendered)["lastError"].startswith(outcome.message)
+
+
+def test_capacity_not_measured_keeps_the_last_measurement_so_nothing_moves_away(
+    cluster: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    """An empty, not-Ready cluster in the report would make the scheduler move every group away: one API blip
+    on the nodes list must not. The last measured capacity and Ready stand; lastError says why."""
+    assert cluster.fake is not None
+    agent = make_agent(interval=10.0)
+    agent.pass_once()
+    measured = status(rendered)
+    cluster.fake.fail_next("GET", r"^/api/v1/nodes$", 503, "etcd leader changed", times=100)
+    cluster.fake.fail_next("GET", r"^/version$", 503, "etcd leader changed", times=100)
+    agent.pass_once()
+    report = status(rendered)
+    for name in ("conditions", "capacityResources", "availableResources", "nodeLabels"):
+        assert report[name] == measured[name], name
+    assert report["conditions"][0]["status"] == "True"
+    assert report["lastError"].startswith("capacity not measured:")
+
+
+def test_capacity_never_measured_is_ready_unknown(
+    cluster: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    assert cluster.fake is not None
+    cluster.fake.fail_next("GET", r"^/api/v1/nodes$", 403, forbidden("list", "nodes"), times=100)
+    make_agent(interval=10.0).pass_once()
+    (ready,) = status(rendered)["conditions"]
+    assert (ready["status"], ready["reason"]) == ("Unknown", "CapacityNotMeasured")
