@@ -97,6 +97,12 @@ def common_options(function: Any) -> Any:
         ),
         click.option("--path", default="", help="Directory to apply  [default: clusters/<cluster>]"),
         click.option(
+            "--follow-release",
+            is_flag=True,
+            help="Apply what the controller released to this cluster (branch nova/clusters/<cluster>, "
+            "progressive rollouts) instead of the head of --branch.",
+        ),
+        click.option(
             "--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig; in-cluster when absent."
         ),
         click.option("--context", help="Context of the kubeconfig."),
@@ -155,6 +161,7 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
         repo=options["repo"],
         cache_dir=Path(options["cache_dir"]),
         branch=options["branch"],
+        follow_release=options["follow_release"],
         path=options["path"],
         namespace=options["namespace"],
         interval=options["interval"].total_seconds(),

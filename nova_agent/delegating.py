@@ -27,9 +27,9 @@ DEFAULT_NAMESPACE = "default"
 def rendered_keys(repo: RepoCache, settings: AgentSettings) -> frozenset[ObjectKey]:
     """The identities of the objects in this cluster's directory at the head of the branch. The kinds
     delegated mode reports are all namespaced: a manifest without a namespace lands in ``default``."""
-    revision = repo.fetch(settings.branch, DELEGATED_REF)
+    revision = repo.fetch(settings.source_branch, DELEGATED_REF)
     if revision is None:
-        raise GitUnavailable(f"the rendered repository has no branch {settings.branch!r} (yet)")
+        raise GitUnavailable(f"the rendered repository has no branch {settings.source_branch!r} (yet)")
     if settings.allowed_signers is not None:
         repo.verify_signature(revision, settings.allowed_signers)
     desired, _ = load_desired(repo.read_tree(revision, settings.directory), settings.cluster)

@@ -36,7 +36,7 @@ from nova_agent.resources import ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
-from nova_agent.syncing import SyncRefused, SyncResult, read_inventory, sync_once
+from nova_agent.syncing import NothingReleased, SyncRefused, SyncResult, read_inventory, sync_once
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
 
@@ -104,6 +104,9 @@ class Agent:
             )
         except SyncRefused as refused:
             return PassOutcome(EXIT_REFUSED, str(refused))
+        except NothingReleased as waiting:
+            log.info("%s", waiting)
+            return PassOutcome(EXIT_OK)
         self.state.synced_revision = result.synced_revision
         self.state.adopted = result.holds_adopted
         self.state.drifted = result.drifted

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from nova_agent.drifting import DriftMode
 
+RELEASE_BRANCH_PREFIX = "nova/clusters/"
+"""Where the controller releases a cluster's commit under a RolloutStrategy (docs/rollouts.md)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AgentSettings:
@@ -46,6 +49,15 @@ class AgentSettings:
     report_enabled: bool = True
     drift: DriftMode = DriftMode.CORRECT
     """What a pass does about live objects that no longer hold git's values (``--drift``)."""
+
+    follow_release: bool = False
+    """Apply the commit the controller released to this cluster (branch ``nova/clusters/<cluster>``,
+    docs/rollouts.md) instead of the head of ``branch``."""
+
+    @property
+    def source_branch(self) -> str:
+        """The branch whose head this agent applies."""
+        return f"{RELEASE_BRANCH_PREFIX}{self.cluster}" if self.follow_release else self.branch
 
     @property
     def directory(self) -> str:

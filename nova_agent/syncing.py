@@ -43,6 +43,10 @@ RENDERED_REF = "refs/nova/rendered"
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 
 
+class NothingReleased(Exception):
+    """``--follow-release`` and the controller has released nothing to this cluster yet: nothing to do."""
+
+
 class SyncRefused(Exception):
     """The pass was refused before anything was applied: bad input, bad signature or a mass prune."""
 
@@ -202,9 +206,14 @@ def sync_once(
     refusals; per-object failures are in the result. ``drift_seen`` carries when each drift was first seen
     from one pass to the next."""
     result = SyncResult()
-    revision = repo.fetch(settings.branch, RENDERED_REF)
+    revision = repo.fetch(settings.source_branch, RENDERED_REF)
     if revision is None:
-        raise GitUnavailable(f"the rendered repository has no branch {settings.branch!r} (yet)")
+        if settings.follow_release:
+            raise NothingReleased(
+                f"nothing released to cluster {settings.cluster} yet (no branch {settings.source_branch!r}): "
+                "the cluster is left as it is"
+            )
+        raise GitUnavailable(f"the rendered repository has no branch {settings.source_branch!r} (yet)")
     result.revision = revision
     if settings.allowed_signers is not None:
         repo.verify_signature(revision, settings.allowed_signers)
