@@ -374,10 +374,17 @@ def _check_drift(
     unchanged = [
         item for item in desired if inventory.digest_of(item.ref.key) == item.digest and item.ref.key in live
     ]
-    findings = driftchecks.check(kube, unchanged, live, settings.drift, seen, clock.now())
+    unforced = {
+        item.ref.key
+        for item in unchanged
+        if ownership.applies_unforced(
+            *_owner_and_uid(inventory, item.ref), live.get(item.ref.key), False, item.body
+        )
+    }
+    findings = driftchecks.check(kube, unchanged, live, settings.drift, seen, clock.now(), unforced)
     result.failed.update(findings.errors)
     result.drifted = findings.drifted
-    correct = {found.ref for found in findings.drifted if found.mode is DriftMode.CORRECT}
+    correct = {found.ref for found in findings.drifted if found.mode is DriftMode.CORRECT}  # not conflicts
     return [item for item in unchanged if item.ref in correct]
 
 

@@ -158,3 +158,33 @@ def test_replicas_of_an_autoscaled_deployment_are_the_autoscalers(
     changed = agent.pass_once()
     assert changed.sync is not None and [ref.name for ref in changed.sync.applied] == ["web"]
     assert live_replicas(kube, "web") == 7  # the new image, at the autoscaler's count
+
+
+def test_drift_of_an_adopted_object_held_by_another_manager_is_reported_not_forced(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    """The agent never takes fields over from other managers on an object it adopted: the drift is reported
+    with the fix (annotate adopt: force), and the object keeps its value."""
+    ns = kube.namespace
+    mine = configmap("c1", ns, "settings", "1")
+    hand_made = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings"},
+        "data": {"v": "1"},
+    }
+    client.CoreV1Api(kube.api_client).create_namespaced_config_map(
+        ns, hand_made, field_manager="kubectl-create"
+    )
+    rendered.commit(layout("c1", mine))
+    agent = make_agent(report_enabled=False)
+    first = agent.pass_once()
+    assert first.sync is not None and [ref.name for ref in first.sync.adopted] == ["settings"]
+    edit_configmap(kube, "settings", v="edited")
+    outcome = agent.pass_once()
+    assert outcome.sync is not None
+    (found,) = outcome.sync.drifted
+    assert (found.fields, found.corrected, found.mode) == (("data.v",), False, DriftMode.WARN)
+    (message,) = outcome.sync.failed.values()
+    assert "drifted, not put back: 409" in message and "gitops.nova.elotl.co/adopt: force" in message
+    assert live_configmap(kube, "settings") == {"v": "edited"}
