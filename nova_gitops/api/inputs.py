@@ -6,7 +6,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nova_gitops.api import clusters, kinds, labels, loading, names, podshapes, policies, secrets, selectors
+from nova_gitops.api import (
+    clusters,
+    kinds,
+    labels,
+    loading,
+    names,
+    podshapes,
+    policies,
+    rollouts,
+    secrets,
+    selectors,
+)
 from nova_gitops.api.clusters import Cluster, is_cluster_name
 from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
@@ -33,6 +44,9 @@ class SourceSet:
     )
     """Where the pods of kinds not shaped like a Deployment live: the built-in shapes, and the source's
     PodControllerShape documents (which are read, never rendered)."""
+    rollout: rollouts.RolloutStrategy | None = None
+    """The source's RolloutStrategy (at most one; read, never rendered); None: every cluster is released at
+    once, as without rollouts (docs/rollouts.md)."""
 
 
 def build_source_set(
@@ -40,7 +54,8 @@ def build_source_set(
 ) -> SourceSet:
     """Classify and validate documents; raise ``errors.InputError`` listing every problem.
 
-    SchedulePolicies (``policy.elotl.co/*``) and Clusters (``cluster.elotl.co/*``) are parsed; ScheduleGroups
+    SchedulePolicies (``policy.elotl.co/*``) and Clusters (``cluster.elotl.co/*``) are parsed, and so are our
+    own PodControllerShape and RolloutStrategy documents (at most one strategy); ScheduleGroups
     are ignored with a warning (the scheduler makes them); everything else is a workload. ``texts`` (file name
     → YAML text) is optional: when given, each problem that names a field is pointed at that field's line
     instead of its document's first line. The error lists errors and warnings, sorted by file and line.
@@ -58,6 +73,7 @@ def build_source_set(
     found_clusters: list[Cluster] = []
     workloads: list[Manifest] = []
     shapes: dict[kinds.GroupKind, podshapes.PodControllerShape] = dict(podshapes.BUILTIN_SHAPES)
+    strategies: list[rollouts.RolloutStrategy] = []
     seen: dict[tuple[str, object], SourceLocation] = {}
     for document in documents:
         body = document.body if isinstance(document.body, dict) else {}
@@ -81,6 +97,10 @@ def build_source_set(
             if shape is not None:
                 _note_duplicate(podshapes.KIND, (shape.group, shape.kind), document, seen, problems)
                 shapes[(shape.group, shape.kind)] = shape
+        elif rollouts.is_strategy_document(group, kind):
+            strategy = rollouts.parse_strategy(document, problems)
+            if strategy is not None:
+                strategies.append(strategy)
         elif group == POLICY_GROUP and kind == "ScheduleGroup":
             message = "ScheduleGroup objects are made by the scheduler, not read from the source; ignored"
             problems.append(Problem(document.location, message, severity=Severity.WARNING))
@@ -93,6 +113,7 @@ def build_source_set(
                 name_subject(problems, mark, kind, raw_name)
             if manifest is not None and not duplicate:
                 workloads.append(manifest)
+    problems += _extra_strategies(strategies)
     namespace_labels = _namespace_labels(workloads)
     if not any(problem.is_error for problem in problems):  # with errors, some objects were not read
         problems += unmatched_policy_warnings(found_policies, workloads, namespace_labels)
@@ -109,7 +130,25 @@ def build_source_set(
         namespace_labels=namespace_labels,
         warnings=tuple(problems),
         pod_shapes=shapes,
+        rollout=strategies[0] if strategies else None,
     )
+
+
+def _extra_strategies(found: Sequence[rollouts.RolloutStrategy]) -> list[Problem]:
+    """An error at every RolloutStrategy after the first: two would order the same clusters twice, and
+    picking one silently would roll out differently from what a reviewer of the other one read."""
+    if len(found) < 2:
+        return []
+    first = found[0]
+    return [
+        Problem(
+            extra.location or first.location or SourceLocation("", 0),
+            f"a source holds at most one RolloutStrategy: {first.name} is at {first.location}",
+            "metadata.name",
+            subject=f"{rollouts.KIND} {extra.name}",
+        )
+        for extra in found[1:]
+    ]
 
 
 UNMATCHED_POLICY = (
