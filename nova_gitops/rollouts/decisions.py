@@ -1,0 +1,71 @@
+"""The data a rollout step reads and decides: the situation in git, ref moves, wave statuses.
+
+``stepping.step`` takes a ``Situation`` and returns a ``Decision``; the controller builds the one from git
+and applies the other to git (docs/rollouts.md, "Entry points").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nova_gitops.rollouts.health import ClusterFacts
+from nova_gitops.rollouts.records import Record, Requests
+
+Change = Literal["unchanged", "remedial", "gated"]
+"""How a cluster's directory differs between the commit released to it and the target: not at all; only
+by commits a reschedule made (``Nova-Remedial: true``); or by anything else. The caller computes it
+from git."""
+
+MoveKind = Literal["release", "unchanged", "remedial", "rollback"]
+WaveState = Literal["pending", "releasing", "waiting", "baking", "passed", "paused", "rolled-back", "aborted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """What git says now. ``released``: each cluster's ``nova/clusters/<cluster>`` commit (None: no branch
+    yet). ``changes``: each cluster's ``Change`` (absent: gated). ``continues``: every commit after the
+    record's target up to ``target`` is remedial, so this is the same rollout, not a newer render."""
+
+    target: str
+    released: Mapping[str, str | None]
+    changes: Mapping[str, Change] = field(default_factory=dict)
+    reports: Mapping[str, ClusterFacts] = field(default_factory=dict)
+    record: Record = field(default_factory=Record)
+    requests: Requests = field(default_factory=Requests)
+    continues: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Point ``nova/clusters/<cluster>`` at ``commit`` (None: delete the branch, which rolls back a
+    cluster's first release; its agent then holds what it runs)."""
+
+    cluster: str
+    commit: str | None
+    kind: MoveKind
+
+
+@dataclass(frozen=True, slots=True)
+class WaveStatus:
+    name: str
+    state: WaveState
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    moves: tuple[Move, ...]
+    record: Record
+    waves: tuple[WaveStatus, ...]
+    clusters: Mapping[str, str]  # cluster → why it is where it is
+
+    @property
+    def current_wave(self) -> str | None:
+        """The first wave that has not passed (None: the rollout is complete)."""
+        return next((wave.name for wave in self.waves if wave.state != "passed"), None)
+
+    @property
+    def paused(self) -> bool:
+        return self.record.outcome == "paused"

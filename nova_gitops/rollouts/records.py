@@ -1,0 +1,193 @@
+"""The rollout's memory and the people's requests, as data kept in git (docs/rollouts.md, "State").
+
+``Record`` is what the controller writes to ``rollout/record.yaml`` on the status branch: the target
+commit, each wave's timestamps (released, waiting since, healthy since, passed, failed), and for every
+cluster released through a gate the commit it had before (what a rollback returns to). ``Requests`` is
+what ``nova-gitops rollout pause|resume|promote|abort`` commits to ``rollout/requests.yaml``: declarative
+and tied to a target commit, so reading them twice is reading them once, and a promote given for one render
+never promotes the next.
+
+Both convert to and from plain mappings (``record_to_data``/``record_from_data``, ``requests_from_data``)
+so the controller's git code only moves YAML; times are RFC 3339 UTC text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+API_VERSION: Final = "gitops.nova.elotl.co/v1alpha1"
+RECORD_PATH: Final = "rollout/record.yaml"
+REQUESTS_PATH: Final = "rollout/requests.yaml"
+
+Outcome = Literal["", "progressing", "paused", "complete", "rolled-back", "aborted"]
+OUTCOMES: Final[tuple[Outcome, ...]] = ("", "progressing", "paused", "complete", "rolled-back", "aborted")
+
+
+@dataclass(frozen=True, slots=True)
+class WaveRecord:
+    name: str
+    released_at: datetime | None = None  # its last batch
+    waiting_since: datetime | None = None  # the health timeout counts from here
+    healthy_since: datetime | None = None  # the bake counts from here
+    passed_at: datetime | None = None
+    failed_at: datetime | None = None
+    failure: str = ""
+    promoted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """``released_from``: each cluster this rollout released through a gate → the commit its branch held
+    before (None: it had none). ``rolled_back``: the clusters a rollback holds at those commits."""
+
+    target: str = ""
+    started_at: datetime | None = None
+    outcome: Outcome = ""
+    waves: tuple[WaveRecord, ...] = ()
+    released_from: Mapping[str, str | None] = field(default_factory=dict)
+    rolled_back: tuple[str, ...] = ()
+
+    def wave(self, name: str) -> WaveRecord:
+        return next((wave for wave in self.waves if wave.name == name), WaveRecord(name))
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    revision: str
+    wave: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Requests:
+    """``paused``: hold every gated release (``rollout pause``) until ``rollout resume`` clears it.
+    ``resume``: retry a wave that failed at ``revision`` before ``at``. ``promotes``: (revision, wave)
+    pairs to pass without their gate. ``abort``: the revision whose rollout is rolled back."""
+
+    paused: bool = False
+    paused_reason: str = ""
+    resume: Resume | None = None
+    promotes: frozenset[tuple[str, str]] = frozenset()
+    abort: str = ""
+
+
+def format_time(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: object) -> datetime | None:
+    """RFC 3339 text → an aware datetime; None for anything else (a record is read, never trusted)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+_WAVE_TIMES: Final = ("released_at", "waiting_since", "healthy_since", "passed_at", "failed_at")
+_WAVE_KEYS: Final = ("releasedAt", "waitingSince", "healthySince", "passedAt", "failedAt")
+
+
+def record_to_data(record: Record) -> dict[str, Any]:
+    """The record as ``rollout/record.yaml`` holds it (keys sorted where order carries no meaning)."""
+    waves: list[dict[str, Any]] = []
+    for wave in record.waves:
+        entry: dict[str, Any] = {"name": wave.name}
+        for attribute, key in zip(_WAVE_TIMES, _WAVE_KEYS, strict=True):
+            if (moment := getattr(wave, attribute)) is not None:
+                entry[key] = format_time(moment)
+        if wave.failure:
+            entry["failure"] = wave.failure
+        if wave.promoted:
+            entry["promoted"] = True
+        waves.append(entry)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "RolloutRecord",
+        "target": record.target,
+        "startedAt": format_time(record.started_at),
+        "outcome": record.outcome,
+        "waves": waves,
+        "releasedFrom": {name: record.released_from[name] for name in sorted(record.released_from)},
+        "rolledBack": sorted(record.rolled_back),
+    }
+
+
+def record_from_data(data: object) -> Record:
+    """A record read back; anything unreadable reads as the empty record (the rollout then starts over at
+    wave 1, the safe direction: gates are checked again, nothing is skipped)."""
+    if not isinstance(data, Mapping) or data.get("kind") != "RolloutRecord":
+        return Record()
+    waves: list[WaveRecord] = []
+    for entry in _list(data.get("waves")):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            continue
+        times = {
+            attribute: parse_time(entry.get(key))
+            for attribute, key in zip(_WAVE_TIMES, _WAVE_KEYS, strict=True)
+        }
+        failure = entry.get("failure")
+        waves.append(
+            WaveRecord(
+                entry["name"],
+                **times,
+                failure=failure if isinstance(failure, str) else "",
+                promoted=entry.get("promoted") is True,
+            )
+        )
+    raw_from = data.get("releasedFrom")
+    released_from = {
+        str(name): commit if isinstance(commit, str) else None
+        for name, commit in (raw_from.items() if isinstance(raw_from, Mapping) else ())
+    }
+    outcome = data.get("outcome")
+    target = data.get("target")
+    rolled_back = data.get("rolledBack")
+    return Record(
+        target=target if isinstance(target, str) else "",
+        started_at=parse_time(data.get("startedAt")),
+        outcome=next((known for known in OUTCOMES if known == outcome), ""),
+        waves=tuple(waves),
+        released_from=released_from,
+        rolled_back=tuple(str(name) for name in rolled_back) if isinstance(rolled_back, list) else (),
+    )
+
+
+def requests_from_data(data: object) -> Requests:
+    """``rollout/requests.yaml`` read back; anything unreadable is no request (nothing is promoted or
+    aborted by a file the controller cannot read; ``paused`` reads true only when it says so)."""
+    if not isinstance(data, Mapping):
+        return Requests()
+    resume: Resume | None = None
+    raw_resume = data.get("resume")
+    if isinstance(raw_resume, Mapping):
+        at = parse_time(raw_resume.get("at"))
+        revision, wave = raw_resume.get("revision"), raw_resume.get("wave")
+        if at is not None and isinstance(revision, str) and isinstance(wave, str):
+            resume = Resume(revision, wave, at)
+    promotes = frozenset(
+        (entry["revision"], entry["wave"])
+        for entry in _list(data.get("promote"))
+        if isinstance(entry, Mapping)
+        and isinstance(entry.get("revision"), str)
+        and isinstance(entry.get("wave"), str)
+    )
+    abort = data.get("abort")
+    abort_revision = abort.get("revision") if isinstance(abort, Mapping) else None
+    reason = data.get("pausedReason")
+    return Requests(
+        paused=data.get("paused") is True,
+        paused_reason=reason if isinstance(reason, str) else "",
+        resume=resume,
+        promotes=promotes,
+        abort=abort_revision if isinstance(abort_revision, str) else "",
+    )
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,287 @@
+"""One step of a rollout: from what git says now, which release refs to move, and the record to keep.
+
+``step`` is the whole gate logic and a pure function of its arguments (docs/rollouts.md, "Gates" and
+"Restart safety"). The controller calls it on every reconcile; it moves each ``nova/clusters/<cluster>``
+ref the decision names, writes the decision's record, and is done. Asked again with the refs moved and the
+record written, and nothing else new, ``step`` moves nothing and returns the same record: that is what
+makes a killed controller resume, and a second controller that lost its lease harmless (it can only
+decide what the first one decided, and its compare-and-swap push of stale refs fails).
+
+Order within a step: an abort (rolled back, and held); clusters whose directory did not change (advanced
+at once, gate or not: their bytes are the same); remedial moves (released at once unless a person paused);
+then the waves in order, stopping at the first that has not passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from nova_gitops.api.rollouts import RolloutStrategy, format_duration
+from nova_gitops.rollouts import health
+from nova_gitops.rollouts.decisions import Decision, Move, Situation, WaveState, WaveStatus
+from nova_gitops.rollouts.records import Record, WaveRecord
+from nova_gitops.rollouts.waves import Wave
+
+
+def step(
+    strategy: RolloutStrategy | None, waves: Sequence[Wave], situation: Situation, now: datetime
+) -> Decision:
+    """Decide the next moves of the rollout of ``situation.target`` over ``waves`` (``waves_for``)."""
+    if strategy is None:
+        return _ungated(waves, situation)
+    return _Stepper(strategy, waves, situation, now).run()
+
+
+def _ungated(waves: Sequence[Wave], situation: Situation) -> Decision:
+    """No strategy: every cluster released at once, as before rollouts; no record is kept."""
+    target = situation.target
+    names = [name for wave in waves for name in wave.clusters]
+    moves = tuple(Move(name, target, "release") for name in names if situation.released.get(name) != target)
+    statuses = tuple(
+        WaveStatus(wave.name, "passed", "no RolloutStrategy: released at once") for wave in waves
+    )
+    return Decision(moves, Record(), statuses, {name: f"released {target[:7]}" for name in names})
+
+
+class _Stepper:
+    """The state of one ``step`` call (kept in one object so each rule reads as one short method)."""
+
+    def __init__(
+        self, strategy: RolloutStrategy, waves: Sequence[Wave], situation: Situation, now: datetime
+    ) -> None:
+        self.strategy, self.waves, self.situation, self.now = strategy, waves, situation, now
+        self.target = situation.target
+        self.record = _start(waves, situation, now)
+        self.released_from = dict(self.record.released_from)
+        self.moves: dict[str, Move] = {}
+        self.reasons: dict[str, str] = {}
+        self.statuses: list[WaveStatus] = []
+        self.wave_records = {wave.name: self.record.wave(wave.name) for wave in waves}
+
+    def run(self) -> Decision:
+        requests = self.situation.requests
+        if requests.abort and requests.abort == self.target and self.record.outcome != "aborted":
+            self.record = replace(
+                self.record, outcome="aborted", rolled_back=tuple(sorted(self.released_from))
+            )
+        self._advance_unchanged()
+        if self.record.outcome in ("aborted", "rolled-back"):
+            self._hold_rollback()
+        else:
+            self._walk()
+        return self._decision()
+
+    def current(self, cluster: str) -> str | None:
+        move = self.moves.get(cluster)
+        return move.commit if move is not None else self.situation.released.get(cluster)
+
+    def _advance_unchanged(self) -> None:
+        paused = self.situation.requests.paused
+        for wave in self.waves:
+            for cluster in wave.clusters:
+                if self.situation.released.get(cluster) == self.target or cluster in self.record.rolled_back:
+                    continue
+                change = self.situation.changes.get(cluster, "gated")
+                if change == "unchanged":
+                    self.moves[cluster] = Move(cluster, self.target, "unchanged")
+                    self.reasons[cluster] = f"unchanged by {self.target[:7]}: advanced at once"
+                elif change == "remedial" and not paused:
+                    self.moves[cluster] = Move(cluster, self.target, "remedial")
+                    self.reasons[cluster] = f"remedial move {self.target[:7]}: released at once"
+
+    def _hold_rollback(self) -> None:
+        """Keep every rolled-back cluster at the commit it had before (idempotent, crash-safe)."""
+        for cluster in self.record.rolled_back:
+            back = self.released_from.get(cluster)
+            if self.situation.released.get(cluster) != back or cluster in self.moves:
+                self.moves[cluster] = Move(cluster, back, "rollback")
+            self.reasons[cluster] = f"rolled back to {(back or 'no release')[:7]}"
+        outcome = self.record.outcome
+        for wave in self.waves:
+            record = self.wave_records[wave.name]
+            if outcome == "aborted":
+                self._status(wave, "aborted", f"rollout of {self.target[:7]} aborted by request: rolled back")
+            elif record.passed_at is not None:
+                self._status(wave, "passed", "passed")
+            elif record.failed_at is not None:
+                self._status(wave, "rolled-back", record.failure)
+            else:
+                self._status(wave, "pending", f"rollout of {self.target[:7]} stopped")
+
+    def _walk(self) -> None:
+        blocked = ""
+        for wave in self.waves:
+            if blocked:
+                self._status(wave, "pending", f"waits for {blocked}")
+                for cluster in self._pending(wave):
+                    self.reasons[cluster] = f"waits for {blocked}"
+                continue
+            if not self._gate(wave):
+                blocked = f"wave {wave.name}"
+            if self.record.outcome == "rolled-back":
+                blocked = f"wave {wave.name} (rolled back)"
+
+    def _pending(self, wave: Wave) -> list[str]:
+        """The wave's clusters with a gated change not yet released to them, in name order."""
+        return [
+            cluster
+            for cluster in wave.clusters
+            if cluster not in self.moves
+            and self.situation.released.get(cluster) != self.target
+            and self.situation.changes.get(cluster, "gated") == "gated"
+        ]
+
+    def _gate(self, wave: Wave) -> bool:
+        """Advance ``wave`` as far as it can go now; True when it has passed (the next may go)."""
+        record = self.wave_records[wave.name]
+        requests = self.situation.requests
+        pending = self._pending(wave)
+        if record.passed_at is not None:
+            self._status(wave, "passed", "promoted" if record.promoted else "passed")
+            return True
+        if requests.paused:
+            why = f": {requests.paused_reason}" if requests.paused_reason else ""
+            self._status(wave, "paused", f"paused by request{why}")
+            return False
+        if (self.target, wave.name) in requests.promotes:
+            self._release(wave, pending)
+            self._set(wave, replace(record, passed_at=self.now, promoted=True, failed_at=None, failure=""))
+            self._status(wave, "passed", "promoted")
+            return True
+        if record.failed_at is not None:
+            resume = requests.resume
+            if (
+                resume is None
+                or (resume.revision, resume.wave) != (self.target, wave.name)
+                or resume.at <= record.failed_at
+            ):
+                self._status(wave, "paused", f"paused: {record.failure}")
+                return False
+            record = replace(record, failed_at=None, failure="", waiting_since=self.now, healthy_since=None)
+            self._set(wave, record)
+        return self._check(wave, record, pending)
+
+    def _check(self, wave: Wave, record: WaveRecord, pending: list[str]) -> bool:
+        members = [
+            cluster for cluster in wave.clusters if cluster in self.released_from and cluster not in pending
+        ]
+        verdicts = [
+            health.judge(cluster, self.situation.reports.get(cluster), self.current(cluster) or "")
+            for cluster in members
+        ]
+        for cluster, verdict in zip(members, verdicts, strict=True):
+            self.reasons[cluster] = verdict.reason
+        failed = next((verdict for verdict in verdicts if verdict.state == "failed"), None)
+        if failed is not None:
+            self._fail(wave, record, failed.reason)
+            return False
+        waiting = next((verdict for verdict in verdicts if verdict.state == "waiting"), None)
+        if waiting is not None:
+            if record.healthy_since is not None or record.waiting_since is None:
+                record = replace(record, healthy_since=None, waiting_since=self.now)
+                self._set(wave, record)
+            waited = self.now - (record.waiting_since or self.now)
+            timeout = self.strategy.health_timeout
+            if waited >= timeout:
+                self._fail(wave, record, f"not healthy after {format_duration(timeout)}: {waiting.reason}")
+            else:
+                self._status(
+                    wave,
+                    "waiting",
+                    f"waiting for health, {_shown(waited)} of {format_duration(timeout)}: {waiting.reason}",
+                )
+            return False
+        if pending:
+            batch = pending[: wave.max_parallel or len(pending)]
+            self._release(wave, batch)
+            self._set(wave, replace(record, released_at=self.now, waiting_since=self.now, healthy_since=None))
+            rest = len(pending) - len(batch)
+            more = f" ({rest} more after them)" if rest else ""
+            self._status(wave, "releasing", f"released {self.target[:7]} to {', '.join(batch)}{more}")
+            return False
+        if not members or self.now - (record.healthy_since or self.now) >= wave.bake_time:
+            self._set(
+                wave, replace(record, passed_at=self.now, healthy_since=record.healthy_since or self.now)
+            )
+            self._status(wave, "passed", "passed" if members else "passed: no cluster of it changes")
+            return True
+        if record.healthy_since is None:
+            record = replace(record, healthy_since=self.now)
+            self._set(wave, record)
+        baked = self.now - (record.healthy_since or self.now)
+        self._status(wave, "baking", f"baking, {_shown(baked)} of {format_duration(wave.bake_time)}")
+        return False
+
+    def _release(self, wave: Wave, clusters: Sequence[str]) -> None:
+        for cluster in clusters:
+            self.released_from.setdefault(cluster, self.situation.released.get(cluster))
+            self.moves[cluster] = Move(cluster, self.target, "release")
+            self.reasons[cluster] = f"released {self.target[:7]} (wave {wave.name})"
+
+    def _fail(self, wave: Wave, record: WaveRecord, reason: str) -> None:
+        self._set(wave, replace(record, failed_at=self.now, failure=reason, healthy_since=None))
+        if self.strategy.on_failure == "rollback":
+            rolled = tuple(sorted(cluster for cluster in wave.clusters if cluster in self.released_from))
+            self.record = replace(self.record, outcome="rolled-back", rolled_back=rolled)
+            for cluster in rolled:
+                back = self.released_from.get(cluster)
+                self.moves[cluster] = Move(cluster, back, "rollback")
+                self.reasons[cluster] = f"rolled back to {(back or 'no release')[:7]}: {reason}"
+            self._status(wave, "rolled-back", reason)
+        else:
+            self._status(wave, "paused", f"paused: {reason}")
+
+    def _set(self, wave: Wave, record: WaveRecord) -> None:
+        self.wave_records[wave.name] = record
+
+    def _status(self, wave: Wave, state: WaveState, reason: str) -> None:
+        self.statuses.append(WaveStatus(wave.name, state, reason))
+
+    def _decision(self) -> Decision:
+        outcome = self.record.outcome
+        if outcome not in ("aborted", "rolled-back"):
+            states = [status.state for status in self.statuses]
+            outcome = (
+                "complete"
+                if all(state == "passed" for state in states)
+                else "paused"
+                if "paused" in states
+                else "progressing"
+            )
+        record = replace(
+            self.record,
+            outcome=outcome,
+            waves=tuple(self.wave_records[wave.name] for wave in self.waves),
+            released_from=self.released_from,
+        )
+        moves = tuple(self.moves[cluster] for cluster in sorted(self.moves))
+        return Decision(moves, record, tuple(self.statuses), dict(sorted(self.reasons.items())))
+
+
+def _start(waves: Sequence[Wave], situation: Situation, now: datetime) -> Record:
+    """The record for ``situation.target``: the same rollout, or a new one starting over at wave 1.
+
+    A newer render starts over; clusters released by the superseded rollout whose wave had not passed stay
+    gated (their bytes have not been proven healthy) and keep the commit they had before it as the one a
+    rollback returns to. A remedial-only newer commit (``continues``) keeps the rollout's progress."""
+    record = situation.record
+    if record.target == situation.target:
+        return record
+    if record.target and situation.continues:
+        return replace(record, target=situation.target)
+    carried: dict[str, str | None] = {}
+    if record.outcome not in ("rolled-back", "aborted"):
+        for wave in waves:
+            if record.wave(wave.name).passed_at is None:
+                carried.update(
+                    (name, base) for name, base in record.released_from.items() if name in wave.clusters
+                )
+    return Record(
+        situation.target, now, "progressing", tuple(WaveRecord(wave.name) for wave in waves), carried
+    )
+
+
+def _shown(duration: timedelta) -> str:
+    return format_duration(timedelta(seconds=int(max(duration, timedelta(0)).total_seconds())))
