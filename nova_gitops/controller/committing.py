@@ -83,6 +83,7 @@ class GitPublisher:
             source_revision=source.revision,
             allow_mass_prune=bool(allowed),
             notes=rendered.notes,
+            remedial=rendered.rescheduled_only and self._same_source(head, source),
         )
         self._still_leading()
         commit = self.repo.commit(head, changes, message, environ=self.environ)
@@ -97,6 +98,14 @@ class GitPublisher:
         )
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
+
+    def _same_source(self, head: str | None, source: SourceInfo) -> bool:
+        """The head was rendered from the same source revision: what changes now is the controller's own
+        doing (a reschedule), not a change someone pushed."""
+        if head is None or source.revision is None:
+            return False
+        previous = messages.trailers(self.repo.message(head)).get(messages.SOURCE_REVISION_TRAILER)
+        return previous == source.revision
 
     def _still_leading(self) -> None:
         """A reconcile can outlast the renew deadline: a replica that lost the Lease meanwhile must not push

@@ -117,6 +117,7 @@ class Rendered:
     plan: Plan
     notes: tuple[str, ...] = ()  # extra commit-message lines (reschedules with their reasons, failbacks)
     vacated: frozenset[str] = frozenset()  # clusters the controller deliberately moved groups off
+    rescheduled_only: bool = False  # every move was a reschedule (no failback): remedial if the source is too
 
 
 RenderOnto = Callable[[PreviousPlacement], Rendered]

@@ -190,7 +190,8 @@ class Reconciler:
                     plan, snapshot.source, policy_locations=rendering.policy_locations(inputs_set)
                 )
                 notes = _notes(previous, plan, update.memory, attempt)
-                return Rendered(tree.files, plan, notes, _vacated(previous, plan, attempt))
+                rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
+                return Rendered(tree.files, plan, notes, _vacated(previous, plan, attempt), rescheduled_only)
 
             publication = self.publisher.publish(render, snapshot.source)
         rendered = publication.rendered

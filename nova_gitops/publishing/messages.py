@@ -18,6 +18,9 @@ from nova_gitops.rendering.diffs import RenderDiff
 
 BODY_LINE_LIMIT = 100
 ALLOW_MASS_PRUNE_TRAILER = "Nova-Allow-Mass-Prune"
+REMEDIAL_TRAILER = "Nova-Remedial"
+"""A commit whose every move was made by rescheduling (docs/rollouts.md): released at once, not gated."""
+SOURCE_REVISION_TRAILER = "Nova-Source-Revision"
 TRAILER = re.compile(r"^([A-Za-z0-9-]+): (.*)$")
 
 
@@ -47,10 +50,19 @@ def commit_message(
     source_revision: str | None,
     allow_mass_prune: bool = False,
     notes: Sequence[str] = (),
+    remedial: bool = False,
 ) -> str:
     """The commit message; ``notes`` are extra body lines saying why (the controller's reschedules, with
-    the agent's reason quoted, and failbacks)."""
-    extra = f"{ALLOW_MASS_PRUNE_TRAILER}: true" if allow_mass_prune else ""
+    the agent's reason quoted, and failbacks). ``remedial``: every move was a reschedule and the source did
+    not change, so a rollout releases it at once (the ``Nova-Remedial: true`` trailer)."""
+    extra = "\n".join(
+        line
+        for line, wanted in (
+            (f"{ALLOW_MASS_PRUNE_TRAILER}: true", allow_mass_prune),
+            (f"{REMEDIAL_TRAILER}: true", remedial),
+        )
+        if wanted
+    )
     lines = body_lines(diff) + [f"- {one_line(note)}" for note in notes]
     text = template("commit-message.txt.tmpl").substitute(
         source_sha7=short_revision(source_revision),

@@ -99,6 +99,7 @@ def test_a_reschedule_moves_the_group_and_the_commit_quotes_the_reason(fleet: Fl
     assert "deployment demo/web does not have minimum replicas available" in message
     assert f"rescheduled {group} from wlc-2 to wlc-1" in message
     assert "Nova-Allow-Mass-Prune: true" in message  # wlc-2 is emptied on purpose: its agent may prune all
+    assert "Nova-Remedial" not in message  # a directory source has no revision: its moves stay gated
     placement = yaml.safe_load(fleet.show("placement.yaml"))
     reason = next(entry["reason"] for entry in placement["groups"] if entry["name"] == group)
     assert "Cluster wlc-2 skipped, does not have enough resources" in reason
@@ -298,6 +299,40 @@ def test_a_git_source_is_rendered_at_one_revision(fleet: Fleet, tmp_path: Path) 
     outcome = fleet.controller(source=source).reconcile_once()
     assert outcome.source.revision == revision
     assert f"Nova-Source-Revision: {revision}" in fleet.message()
+
+
+def git_source(fleet: Fleet, tmp_path: Path) -> tuple[GitSource, Path]:
+    work = tmp_path / "source-work"
+    bare = tmp_path / "source.git"
+    git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=main", str(bare))
+    git(tmp_path, "clone", "--quiet", str(bare), str(work))
+    for path in fleet.source.iterdir():
+        (work / path.name).write_text(path.read_text())
+    git(work, "add", "-A")
+    git(work, "commit", "--quiet", "-m", "fleet")
+    git(work, "push", "--quiet", "origin", "HEAD:main")
+    return GitSource(f"file://{bare}", "main", cache_dir=tmp_path / "cache"), work
+
+
+def test_a_reschedule_of_an_unchanged_source_is_remedial(fleet: Fleet, tmp_path: Path) -> None:
+    """Issue 12: a commit whose every move is a reschedule carries Nova-Remedial: true, so a rollout
+    releases it at once; a source change never does, nor a reschedule riding along with one."""
+    source, work = git_source(fleet, tmp_path)
+    controller = fleet.controller(source=source)
+    group = group_name(controller.reconcile_once().plan)
+    assert "Nova-Remedial" not in fleet.message()
+    fleet.report(cluster_report("wlc-2", cpu="8", requests=[reschedule_request(group)]))
+    controller.reconcile_once()
+    assert f"rescheduled {group} from wlc-2" in fleet.message()
+    assert "Nova-Remedial: true" in fleet.message()
+    (work / "extra.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: demo}\n"
+    )
+    git(work, "add", "-A")
+    git(work, "commit", "--quiet", "-m", "more")
+    git(work, "push", "--quiet", "origin", "HEAD:main")
+    controller.reconcile_once()
+    assert "Nova-Remedial" not in fleet.message()
 
 
 def test_observers_see_the_plan_and_the_reports(fleet: Fleet) -> None:
