@@ -1,0 +1,192 @@
+"""Release refs: ``nova/clusters/<cluster>`` on the rendered repository, the ``main`` commit a cluster runs.
+
+A progressive rollout (issue 12, docs/rollouts.md) releases a render to clusters a wave at a time. ``main``
+still holds the desired render; releasing it to a cluster moves that cluster's branch to a ``main`` commit
+(a ref update, no new commit), which ``nova-agent --follow-release``, Flux or Argo CD then apply. This module
+is the git I/O under the rollout logic, which is pure and decides *which* refs move *where*; here they are
+read, compared and moved.
+
+Why refs and leases carry all the safety: two controllers (a leader-election hand-over, or a split brain)
+may both decide to move a ref. Every batch of moves is one ``git push --atomic`` in which each ref carries
+``--force-with-lease=<ref>:<where we last saw it>`` (empty: "must not exist yet"), so the remote either
+takes the whole batch from exactly the state it was decided on, or none of it. A lost lease is an outcome
+(``MoveOutcome.LOST``: re-read, re-decide), not an error; it is how the second controller learns that the
+first one acted. A rollback is the same push with the ref moving backwards, which the lease makes safe.
+
+Why one fetch to read the state: ``main`` and every release ref come from one ``git fetch --prune`` into a
+private namespace of the local cache (``refs/nova/releases/``), so they are a consistent snapshot, and the
+commits are then local for the tree comparisons and for the push (a push needs the object it names; the
+remote already has it, as a ``main`` commit, so nothing but the ref update goes over the wire).
+
+Why tree ids to tell which clusters a change touches: git stores ``clusters/<cluster>`` as one tree whose id
+is a hash of everything under it, so one non-recursive ``git ls-tree`` of ``clusters/`` per commit answers
+for every cluster at once, whatever the number of files (no diff, no blob is read).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from nova_gitops import errors
+from nova_gitops.publishing import gitwriting
+from nova_gitops.publishing.gitcommands import GitFailed
+from nova_gitops.publishing.gitwriting import RenderedRepo
+
+RELEASE_BRANCH_PREFIX = "nova/clusters/"
+"""``nova/clusters/<cluster>``: where a cluster's released commit lives (``nova_agent.settings`` agrees)."""
+CLUSTERS_DIRECTORY = "clusters"
+LOCAL_PREFIX = "refs/nova/releases/"  # the cache's snapshot of the remote: ``main`` and ``clusters/<name>``
+CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+COMMIT_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+# A lost race, as ``git push --porcelain --atomic`` reports it: a lease that no longer holds ("stale info",
+# checked by the client), the remote's own compare-and-swap failing under a concurrent push ("cannot lock
+# ref", "incorrect old value"...), and the other refs of the batch refused because one of them was.
+LOST_RACE = (*gitwriting.RETRYABLE_REJECTIONS, "atomic push failed", "atomic transaction failed")
+TREES_KEPT = 64  # commits whose cluster trees stay cached: a few distinct released commits per rollout
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseState:
+    """The rendered repository at one instant: ``main``'s head and each cluster's released commit."""
+
+    main: str | None  # None: nothing published yet
+    released: Mapping[str, str]  # cluster → commit; a cluster with no release ref is absent
+
+
+@dataclass(frozen=True, slots=True)
+class RefMove:
+    """Move one cluster's release ref from ``expected`` (None: it must not exist) to ``target`` (None:
+    delete it, for a cluster that left the fleet)."""
+
+    expected: str | None
+    target: str | None
+
+
+class MoveOutcome(Enum):
+    MOVED = "moved"  # the whole batch landed
+    NOTHING = "nothing"  # every ref was already where it was to go: no push
+    LOST = "lost"  # another controller moved one of the refs first: nothing of the batch landed; re-read
+
+
+def release_ref(cluster: str) -> str:
+    return f"refs/heads/{RELEASE_BRANCH_PREFIX}{cluster}"
+
+
+class Releases:
+    """The release refs of one rendered repository, through its local bare cache.
+
+    The cache is the publisher's (``gitwriting.cache_path``), so ``main``'s objects are usually there
+    already; callers that may run beside a publish on the same machine hold ``repo.locked()``."""
+
+    def __init__(self, repo: RenderedRepo, *, branch: str = "main") -> None:
+        self.repo = repo
+        self.branch = branch
+        self._trees: dict[str, dict[str, str]] = {}
+
+    def read_state(self) -> ReleaseState:
+        """``main``'s head and every ``nova/clusters/*`` ref, in one fetch that also brings their commits
+        into the cache (for ``changed_clusters`` and ``move``)."""
+        clusters = f"+refs/heads/{RELEASE_BRANCH_PREFIX}*:{LOCAL_PREFIX}clusters/*"
+        main = f"+refs/heads/{self.branch}:{LOCAL_PREFIX}main"
+        fetch = ["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", self.repo.url]
+        try:
+            self.repo.git.run(*fetch, main, clusters, network=True)
+        except GitFailed as failure:
+            if "couldn't find remote ref" not in failure.stderr:
+                raise gitwriting.remote_error(self.repo.url, "read the release refs of", failure) from None
+            # nothing published yet: read the release refs alone (a rollout may be aborting the last ones)
+            self.repo.git.run("update-ref", "-d", f"{LOCAL_PREFIX}main")
+            try:
+                self.repo.git.run(*fetch, clusters, network=True)
+            except GitFailed as again:
+                raise gitwriting.remote_error(self.repo.url, "read the release refs of", again) from None
+        listed = self.repo.git.run("for-each-ref", "--format=%(objectname) %(refname)", LOCAL_PREFIX)
+        head: str | None = None
+        released: dict[str, str] = {}
+        for line in listed.stdout.decode().splitlines():
+            sha, _, ref = line.partition(" ")
+            name = ref.removeprefix(LOCAL_PREFIX)
+            if name == "main":
+                head = sha
+            elif CLUSTER_NAME.match(cluster := name.removeprefix("clusters/")) and cluster != name:
+                released[cluster] = sha  # a ref that names no valid cluster is nobody's release: ignored
+        return ReleaseState(head, released)
+
+    def move(self, moves: Mapping[str, RefMove]) -> MoveOutcome:
+        """Push every move at once, each under its lease; all land or none does.
+
+        Each target must be a commit of ``main`` as ``read_state`` last saw it (a release is a render
+        that was published); a move whose target is already its expected commit is left out. A ref that
+        someone else already moved to the very target counts as moved: git skips a ref that is up to date
+        without checking its lease, and the state decided is there, reached by one update, not two."""
+        wanted = {cluster: move for cluster, move in sorted(moves.items()) if move.expected != move.target}
+        for cluster, move in wanted.items():
+            check_move(cluster, move)
+        if not wanted:
+            return MoveOutcome.NOTHING
+        self._check_on_main({move.target for move in wanted.values() if move.target is not None})
+        leases = [f"--force-with-lease={release_ref(c)}:{m.expected or ''}" for c, m in wanted.items()]
+        updates = [f"{m.target or ''}:{release_ref(c)}" for c, m in wanted.items()]
+        push = ["push", "--porcelain", "--atomic", *leases, self.repo.url, *updates]
+        result = self.repo.git.run(*push, check=False, network=True)
+        lines = result.stdout.decode(errors="replace").splitlines()
+        rejected = [line for line in lines if line.startswith("!")]
+        if result.status == 0 and not rejected:
+            return MoveOutcome.MOVED
+        if rejected and all(is_lost_race(line) for line in rejected):
+            return MoveOutcome.LOST
+        failure = GitFailed(("push", self.repo.url), result.status, "\n".join(rejected) or result.stderr)
+        raise gitwriting.remote_error(self.repo.url, "move the release refs of", failure)
+
+    def _check_on_main(self, targets: set[str]) -> None:
+        main = f"{LOCAL_PREFIX}main"
+        for target in sorted(targets):
+            is_ancestor = self.repo.git.run("merge-base", "--is-ancestor", target, main, check=False)
+            if is_ancestor.status != 0:
+                raise errors.RepoError(
+                    f"refusing to release {target} from {self.repo.url}: it is not a commit of "
+                    f"{self.branch} as last read (read the release state again; was {self.branch} rewritten?)"
+                )
+
+    def cluster_trees(self, commit: str | None) -> Mapping[str, str]:
+        """Each cluster directory of ``commit`` as cluster → tree id (none for no commit): one ``ls-tree``."""
+        if commit is None:
+            return {}
+        if commit not in self._trees:
+            if len(self._trees) >= TREES_KEPT:
+                self._trees.clear()
+            listed = self.repo.git.run("ls-tree", "-z", "-d", commit, f"{CLUSTERS_DIRECTORY}/").stdout
+            trees: dict[str, str] = {}
+            for entry in listed.split(b"\0"):
+                info, _, path = entry.decode().partition("\t")
+                parts = info.split()
+                if len(parts) == 3 and parts[1] == "tree":
+                    trees[path.removeprefix(f"{CLUSTERS_DIRECTORY}/")] = parts[2]
+            self._trees[commit] = trees
+        return self._trees[commit]
+
+    def changed_clusters(self, released: str | None, new: str, clusters: Iterable[str]) -> frozenset[str]:
+        """Which of ``clusters`` have a ``clusters/<cluster>/`` that differs between ``released`` (None:
+        never released) and ``new``: changed, added or removed. A cluster in neither is unchanged."""
+        before, after = self.cluster_trees(released), self.cluster_trees(new)
+        return frozenset(cluster for cluster in clusters if before.get(cluster) != after.get(cluster))
+
+
+def check_move(cluster: str, move: RefMove) -> None:
+    """Refuse what would make a malformed push: a name git or the agents would read differently, or a
+    target that is not a full commit id (an abbreviation or a ref name could resolve to something else)."""
+    if not CLUSTER_NAME.match(cluster):
+        raise ValueError(f"not a cluster name: {cluster!r}")
+    for commit in (move.expected, move.target):
+        if commit is not None and not COMMIT_ID.match(commit):
+            raise ValueError(f"not a full commit id for cluster {cluster}: {commit!r}")
+
+
+def is_lost_race(rejection: str) -> bool:
+    """Whether a ``git push --porcelain`` rejection line means that someone else moved a ref first."""
+    if any(reason in rejection for reason in gitwriting.POLICY_REFUSALS):
+        return False
+    return any(reason in rejection for reason in LOST_RACE)

@@ -1,0 +1,205 @@
+"""Release refs (``nova/clusters/<cluster>``) on a real bare remote over file://.
+
+Covers: reading ``main`` and every release ref in one fetch, with and without release refs and before
+anything was published; an atomic move of several refs (created, advanced, deleted); two controllers
+racing — one wins, the other's whole batch is refused as LOST (checked by the client's lease, and by the
+remote's own ref lock); creating a ref that already exists is LOST; a rollback moves a ref backwards;
+releasing a commit that is not on main, a malformed name or an abbreviated id is refused; which clusters
+a change touches (changed, unchanged, added, removed, absent from both, never released).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from nova_gitops import errors
+from nova_gitops.publishing import gitwriting
+from nova_gitops.publishing.releases import MoveOutcome, RefMove, Releases, ReleaseState, release_ref
+from tests.publishing.conftest import git, make_bare
+
+
+class Rendered:
+    """A rendered remote and a work tree whose commits go to its ``main``."""
+
+    def __init__(self, root: Path) -> None:
+        self.bare = root / "rendered.git"
+        self.url = make_bare(self.bare)
+        self.work = root / "rendered-work"
+        git("init", "--quiet", "--initial-branch=main", str(self.work))
+
+    def commit(self, files: Mapping[str, str | None]) -> str:
+        for name, text in files.items():
+            path = self.work / name
+            if text is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+        git("add", "-A", cwd=self.work)
+        git("commit", "--quiet", "--allow-empty", "-m", "render", cwd=self.work)
+        git("push", "--quiet", self.url, "HEAD:main", cwd=self.work)
+        return git("rev-parse", "HEAD", cwd=self.work)
+
+    def refs(self) -> dict[str, str]:
+        listed = git("--git-dir", str(self.bare), "for-each-ref", "--format=%(refname) %(objectname)")
+        return dict(line.split(" ") for line in listed.splitlines())
+
+    def set_ref(self, cluster: str, commit: str) -> None:
+        git("--git-dir", str(self.bare), "update-ref", release_ref(cluster), commit)
+
+
+def releases_of(rendered: Rendered, cache: Path) -> Releases:
+    return Releases(gitwriting.RenderedRepo(cache / "repo", rendered.url))
+
+
+@pytest.fixture
+def rendered(tmp_path: Path) -> Rendered:
+    return Rendered(tmp_path)
+
+
+def test_state_before_anything_is_published(rendered: Rendered, tmp_path: Path) -> None:
+    assert releases_of(rendered, tmp_path / "c").read_state() == ReleaseState(None, {})
+
+
+def test_state_with_and_without_release_refs(rendered: Rendered, tmp_path: Path) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    releases = releases_of(rendered, tmp_path / "c")
+    assert releases.read_state() == ReleaseState(first, {})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    rendered.set_ref("a", first)
+    rendered.set_ref("b", second)
+    git("--git-dir", str(rendered.bare), "update-ref", "refs/heads/nova/clusters/Not_A_Cluster", first)
+    assert releases.read_state() == ReleaseState(second, {"a": first, "b": second})
+    git("--git-dir", str(rendered.bare), "update-ref", "-d", release_ref("b"))
+    assert releases.read_state() == ReleaseState(second, {"a": first}), "a deleted ref is pruned"
+
+
+def test_an_atomic_move_creates_advances_and_deletes(rendered: Rendered, tmp_path: Path) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    rendered.set_ref("gone", first)
+    rendered.set_ref("a", first)
+    releases = releases_of(rendered, tmp_path / "c")
+    state = releases.read_state()
+    moves = {
+        "a": RefMove(state.released["a"], second),
+        "b": RefMove(None, second),
+        "gone": RefMove(first, None),
+        "same": RefMove(first, first),  # already there: left out
+    }
+    assert releases.move(moves) is MoveOutcome.MOVED
+    assert releases.read_state() == ReleaseState(second, {"a": second, "b": second})
+    assert releases.move({"a": RefMove(second, second)}) is MoveOutcome.NOTHING
+
+
+def test_racing_controllers_one_wins_and_nothing_of_the_other_batch_lands(
+    rendered: Rendered, tmp_path: Path
+) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    third = rendered.commit({"clusters/a/x.yaml": "3"})
+    for cluster in ("a", "b", "c"):
+        rendered.set_ref(cluster, first)
+    one, other = releases_of(rendered, tmp_path / "one"), releases_of(rendered, tmp_path / "other")
+    assert one.read_state() == other.read_state()
+    assert one.move({"a": RefMove(first, second), "b": RefMove(first, second)}) is MoveOutcome.MOVED
+    late = {"b": RefMove(first, third), "c": RefMove(first, third)}
+    assert other.move(late) is MoveOutcome.LOST
+    assert other.read_state().released == {"a": second, "b": second, "c": first}, "c did not move"
+    assert other.move({"b": RefMove(second, third), "c": RefMove(first, third)}) is MoveOutcome.MOVED
+
+
+def test_a_race_lost_at_the_remote_ref_lock_is_lost_for_the_whole_batch(
+    rendered: Rendered, tmp_path: Path
+) -> None:
+    """The client's lease check passed, but a concurrent push holds one ref while ours arrives."""
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    rendered.set_ref("a", first)
+    rendered.set_ref("b", first)
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    lock = rendered.bare / "refs" / "heads" / "nova" / "clusters" / "b.lock"
+    lock.write_text(f"{second}\n")  # as a concurrent receive-pack does
+    assert releases.move({"a": RefMove(first, second), "b": RefMove(first, second)}) is MoveOutcome.LOST
+    lock.unlink()
+    assert releases.read_state().released == {"a": first, "b": first}
+
+
+def test_creating_a_ref_that_someone_else_created_is_lost(rendered: Rendered, tmp_path: Path) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    rendered.set_ref("a", first)
+    assert releases.move({"a": RefMove(None, second), "b": RefMove(None, second)}) is MoveOutcome.LOST
+    assert release_ref("b") not in rendered.refs()
+
+
+def test_a_ref_someone_else_moved_to_the_same_target_counts_as_moved(
+    rendered: Rendered, tmp_path: Path
+) -> None:
+    """git skips a ref already at its target without checking the lease: the state decided is there, and
+    the ref was updated once (by the other controller), so it is not a lost race."""
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    rendered.set_ref("a", first)
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    rendered.set_ref("a", second)
+    assert releases.move({"a": RefMove(first, second), "b": RefMove(None, second)}) is MoveOutcome.MOVED
+    assert releases.read_state().released == {"a": second, "b": second}
+
+
+def test_a_rollback_moves_a_ref_backwards(rendered: Rendered, tmp_path: Path) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    second = rendered.commit({"clusters/a/x.yaml": "2"})
+    rendered.set_ref("a", second)
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    assert releases.move({"a": RefMove(second, first)}) is MoveOutcome.MOVED
+    assert rendered.refs()[release_ref("a")] == first
+    assert rendered.refs()["refs/heads/main"] == second, "main is never touched"
+
+
+def test_only_commits_of_main_are_released(rendered: Rendered, tmp_path: Path) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    git("checkout", "--quiet", "-b", "side", cwd=rendered.work)
+    (rendered.work / "clusters/a/x.yaml").write_text("side")
+    git("commit", "--quiet", "-am", "side", cwd=rendered.work)
+    side = git("rev-parse", "HEAD", cwd=rendered.work)
+    git("push", "--quiet", rendered.url, "HEAD:side", cwd=rendered.work)
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    releases.repo.git.run("fetch", "--quiet", rendered.url, "side")
+    with pytest.raises(errors.RepoError, match="not a commit of main"):
+        releases.move({"a": RefMove(None, side)})
+    with pytest.raises(ValueError, match="not a cluster name"):
+        releases.move({"a/b": RefMove(None, first)})
+    with pytest.raises(ValueError, match="not a full commit id"):
+        releases.move({"a": RefMove(None, first[:7])})
+    assert release_ref("a") not in rendered.refs()
+
+
+def test_changed_clusters_compares_cluster_trees(rendered: Rendered, tmp_path: Path) -> None:
+    released = rendered.commit(
+        {"clusters/changed/x.yaml": "1", "clusters/same/x.yaml": "1", "clusters/removed/x.yaml": "1"}
+    )
+    new = rendered.commit(
+        {
+            "clusters/changed/x.yaml": "2",
+            "clusters/added/x.yaml": "1",
+            "clusters/removed/x.yaml": None,
+            "placement.yaml": "elsewhere: not a cluster directory",
+        }
+    )
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    names = ("changed", "same", "added", "removed", "absent")
+    assert releases.changed_clusters(released, new, names) == {"changed", "added", "removed"}
+    assert releases.changed_clusters(new, new, names) == frozenset()
+    assert releases.changed_clusters(None, new, names) == {"changed", "same", "added"}
+    assert set(releases.cluster_trees(new)) == {"changed", "same", "added"}
