@@ -4,7 +4,8 @@ Covers: reading ``main`` and every release ref in one fetch, with and without re
 anything was published; an atomic move of several refs (created, advanced, deleted); two controllers
 racing — one wins, the other's whole batch is refused as LOST (checked by the client's lease, and by the
 remote's own ref lock); creating a ref that already exists is LOST; a rollback moves a ref backwards;
-releasing a commit that is not on main, a malformed name or an abbreviated id is refused; which clusters
+releasing a commit that is not on main, a malformed name or an abbreviated id is refused; a push refused by
+a hook is an error naming branch protection; which clusters
 a change touches (changed, unchanged, added, removed, absent from both, never released).
 """
 
@@ -182,6 +183,17 @@ def test_only_commits_of_main_are_released(rendered: Rendered, tmp_path: Path) -
     with pytest.raises(ValueError, match="not a full commit id"):
         releases.move({"a": RefMove(None, first[:7])})
     assert release_ref("a") not in rendered.refs()
+
+
+def test_a_move_refused_by_a_hook_is_an_error(rendered: Rendered, tmp_path: Path) -> None:
+    first = rendered.commit({"clusters/a/x.yaml": "1"})
+    hook = rendered.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    releases = releases_of(rendered, tmp_path / "c")
+    releases.read_state()
+    with pytest.raises(errors.RepoError, match="branch protection"):
+        releases.move({"a": RefMove(None, first), "b": RefMove(None, first)})
 
 
 def test_changed_clusters_compares_cluster_trees(rendered: Rendered, tmp_path: Path) -> None:
