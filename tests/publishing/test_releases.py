@@ -1,12 +1,13 @@
 """Release refs (``nova/clusters/<cluster>``) on a real bare remote over file://.
 
-Covers: reading ``main`` and every release ref in one fetch, with and without release refs and before
-anything was published; an atomic move of several refs (created, advanced, deleted); two controllers
-racing — one wins, the other's whole batch is refused as LOST (checked by the client's lease, and by the
-remote's own ref lock); creating a ref that already exists is LOST; a rollback moves a ref backwards;
-releasing a commit that is not on main, a malformed name or an abbreviated id is refused; a push refused by
-a hook is an error naming branch protection; which clusters
-a change touches (changed, unchanged, added, removed, absent from both, never released).
+Covers: the agent's ``--follow-release`` branch is the one moved here; reading ``main`` and every release
+ref in one fetch, with and without release refs and before anything was published; an atomic move of
+several refs (created, advanced, deleted); two controllers racing — one wins, the other's whole batch is
+refused as LOST (checked by the client's lease, and by the remote's own ref lock); creating a ref that
+already exists elsewhere is LOST, one already at the target counts as moved; a rollback moves a ref
+backwards; releasing a commit that is not on main, a malformed name or an abbreviated id is refused; a
+push refused by a hook is an error naming branch protection; which clusters a change touches (changed,
+unchanged, added, removed, absent from both, never released).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from nova_agent import settings as agent_settings
 from nova_gitops import errors
 from nova_gitops.publishing import gitwriting
+from nova_gitops.publishing import releases as releases_module
 from nova_gitops.publishing.releases import MoveOutcome, RefMove, Releases, ReleaseState, release_ref
 from tests.publishing.conftest import git, make_bare
 
@@ -59,6 +62,10 @@ def releases_of(rendered: Rendered, cache: Path) -> Releases:
 @pytest.fixture
 def rendered(tmp_path: Path) -> Rendered:
     return Rendered(tmp_path)
+
+
+def test_the_agent_follows_the_branch_the_controller_moves() -> None:
+    assert releases_module.RELEASE_BRANCH_PREFIX == agent_settings.RELEASE_BRANCH_PREFIX
 
 
 def test_state_before_anything_is_published(rendered: Rendered, tmp_path: Path) -> None:
