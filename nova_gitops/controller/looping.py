@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from nova_gitops import errors
 from nova_gitops.clients.backoff import Backoff
@@ -32,9 +33,15 @@ from nova_gitops.controller.committing import GitPublisher
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import Clock, PlanObserver, Publisher, SourceReader, StatusReader, Triggers
 from nova_gitops.controller.reconciling import ReconcileOutcome
+from nova_gitops.controller.rolling import RolloutDriver
 from nova_gitops.controller.serving import Metrics
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.workflows.publishing import PublishOptions
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
 
 MAX_WAIT = 1.0  # seconds between looks at ``stop`` when nothing else wakes the loop
 STOP_REASON = "stop"
@@ -111,6 +118,8 @@ class Controller:
         metrics: Metrics | None = None,
         log: JsonLog | None = None,
         is_leader: Callable[[], bool] | None = None,  # None: always (no leader election)
+        wall_clock: Callable[[], datetime]
+        | None = None,  # rollout times (bakes, timeouts); None: the system's
     ) -> None:
         self.settings = settings
         self.source = source
@@ -118,20 +127,31 @@ class Controller:
         self.triggers = triggers or Triggers()
         self.metrics = metrics or Metrics()
         self.log = log or JsonLog(secrets=_secrets(settings))
-        self.publisher = publisher or GitPublisher(
-            settings.repo_url,
-            cache_dir=settings.cache_dir,
-            options=PublishOptions(
-                branch=settings.branch,
-                max_delete_percent=settings.max_delete_percent,
-                allow_mass_delete=settings.allow_mass_delete,
-                attempts=settings.attempts,
-                timeout=settings.git_timeout,
-            ),
-            is_leader=is_leader,
-        )
+        rollout = None
+        if publisher is None:  # the rendered repository of settings.repo_url, and its release refs
+            git_publisher = GitPublisher(
+                settings.repo_url,
+                cache_dir=settings.cache_dir,
+                options=PublishOptions(
+                    branch=settings.branch,
+                    max_delete_percent=settings.max_delete_percent,
+                    allow_mass_delete=settings.allow_mass_delete,
+                    attempts=settings.attempts,
+                    timeout=settings.git_timeout,
+                ),
+                is_leader=is_leader,
+            )
+            rollout = RolloutDriver(git_publisher.repo, settings.branch, wall_clock=wall_clock or _utc_now)
+            publisher = git_publisher
+        self.publisher = publisher
         self.reconciler = reconciling.Reconciler(
-            settings, source=source, status=status, publisher=self.publisher, clock=clock, observers=observers
+            settings,
+            source=source,
+            status=status,
+            publisher=self.publisher,
+            clock=clock,
+            observers=observers,
+            rollout=rollout,
         )
         self.is_leader = is_leader or (lambda: True)
         if is_leader is not None:

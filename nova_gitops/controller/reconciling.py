@@ -38,6 +38,7 @@ from nova_gitops.controller.ports import (
     SourceSnapshot,
     StatusReader,
 )
+from nova_gitops.controller.rolling import RolloutDriver, StepResult
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.errors import InputError
 from nova_gitops.rendering import renders
@@ -67,6 +68,7 @@ class ReconcileOutcome:
     status_problems: tuple[Problem, ...] = ()
     source_warnings: tuple[Problem, ...] = ()
     duration: float = 0.0
+    rollout: StepResult | None = None  # the rollout step after the publish (None: no rollout, no refs)
 
 
 @dataclass(slots=True)
@@ -160,8 +162,10 @@ class Reconciler:
         publisher: Publisher,
         clock: Clock,
         observers: Sequence[PlanObserver] = (),
+        rollout: RolloutDriver | None = None,
     ) -> None:
         self.settings = settings
+        self.rollout = rollout
         self.source = source
         self.status = status
         self.publisher = publisher
@@ -203,6 +207,9 @@ class Reconciler:
             for observer in self.observers:
                 observer.planned(plan, reports)
         result = publication.result
+        step = None
+        if self.rollout is not None and result.outcome is not Outcome.SUPERSEDED:
+            step = self.rollout.step(inputs_set.rollout, inputs_set.clusters, reports)
         return ReconcileOutcome(
             outcome=result.outcome,
             commit=result.commit,
@@ -218,6 +225,7 @@ class Reconciler:
             status_problems=(*status.problems, *refused),
             source_warnings=inputs_set.warnings,
             duration=self.clock.now() - started,
+            rollout=step,
         )
 
     def _plan(

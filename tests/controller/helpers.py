@@ -7,6 +7,8 @@ pushed to the ``nova-status`` branch as an agent would, so the controller reads 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +143,12 @@ class Fleet:
         values: dict[str, Any] = {"repo_url": self.url, "cache_dir": self.root / "cache", **overrides}
         return settings.ControllerSettings(**values)
 
-    def controller(self, source: ports.SourceReader | None = None, **overrides: Any) -> looping.Controller:
+    def controller(
+        self,
+        source: ports.SourceReader | None = None,
+        wall_clock: Callable[[], datetime] | None = None,
+        **overrides: Any,
+    ) -> looping.Controller:
         configured = self.settings(**overrides)
         return looping.Controller(
             configured,
@@ -151,6 +158,7 @@ class Fleet:
             ),
             clock=self.clock,
             log=_quiet_log(),
+            wall_clock=wall_clock,
         )
 
     def head(self, branch: str = "main") -> str:

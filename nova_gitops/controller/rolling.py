@@ -1,0 +1,161 @@
+"""One rollout step per reconcile: read the release state from git, ask the pure ``rollouts.stepping.step``,
+write the record, move the release refs (docs/rollouts.md).
+
+Everything the step needs is read from git at the step: ``main``'s head and the release refs (one fetch),
+which clusters' directories a release would change (tree ids), whether those changes were all remedial
+(the ``Nova-Remedial`` trailers of the commits that touch each directory), the agents' reports (already read
+by the reconcile), and the record and requests on the ``nova/rollout`` branch of the rendered repository.
+The decision is applied record first, refs second, each a compare-and-swap; a lost race is not an error:
+the next step reads again and decides again (``step`` is idempotent, so nothing is released twice).
+
+Why the record and requests live on ``nova/rollout`` of the rendered repository and not on the status
+branch: every agent may push to the status branch, and a record or request is trusted to pass gates — a
+compromised cluster must not be able to promote a wave. Only the controller and the people who run
+``nova-gitops rollout`` write to the rendered repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import yaml
+
+from nova_gitops.api import loading
+from nova_gitops.api.clusters import Cluster
+from nova_gitops.api.rollouts import RolloutStrategy
+from nova_gitops.controller.ports import ClusterReport
+from nova_gitops.publishing import messages
+from nova_gitops.publishing.gitwriting import RenderedRepo
+from nova_gitops.publishing.releases import CLUSTERS_DIRECTORY, MoveOutcome, RefMove, Releases
+from nova_gitops.publishing.rolloutrecords import RolloutRecords, WriteOutcome
+from nova_gitops.rollouts import decisions, health, records, stepping, waves
+from nova_gitops.rollouts.decisions import Change, Decision
+
+ROLLOUT_BRANCH: Final = "nova/rollout"
+RECORD_PATH: Final = "rollout/record.yaml"
+REQUESTS_PATH: Final = "rollout/requests.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """What a step did: its decision (None: nothing to roll out yet), and whether git took it."""
+
+    decision: Decision | None
+    moved: MoveOutcome = MoveOutcome.NOTHING
+    record: WriteOutcome = WriteOutcome.UNCHANGED
+
+
+class RolloutDriver:
+    """The rollout of one rendered repository's ``branch`` through the publisher's local cache."""
+
+    def __init__(
+        self,
+        repo: RenderedRepo,
+        branch: str = "main",
+        *,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.repo = repo
+        self.releases = Releases(repo, branch=branch)
+        self.records = RolloutRecords(repo, ROLLOUT_BRANCH, path=RECORD_PATH)
+        self.requests = RolloutRecords(repo, ROLLOUT_BRANCH, path=REQUESTS_PATH)
+        self.wall_clock = wall_clock
+        self._refs_exist: bool | None = None  # without a strategy: whether to keep release refs at all
+
+    def step(
+        self,
+        strategy: RolloutStrategy | None,
+        clusters: Sequence[Cluster],
+        reports: Mapping[str, ClusterReport],
+    ) -> StepResult:
+        """One step. Without a strategy the release refs are kept only where some existed when this
+        controller first looked (someone set up ``--follow-release``, Flux or Argo CD on them): every cluster
+        then follows ``main`` at once. Otherwise a controller without a strategy reads nothing more."""
+        if strategy is None and self._refs_exist is False:
+            return StepResult(None)
+        with self.repo.locked():
+            state = self.releases.read_state()
+            if strategy is None and self._refs_exist is None:
+                self._refs_exist = bool(state.released)
+            if state.main is None or (strategy is None and not self._refs_exist):
+                return StepResult(None)
+            target = state.main
+            wave_list = waves.waves_for(strategy, clusters)
+            names = [name for wave in wave_list for name in wave.clusters]
+            recorded = self.records.read_record()
+            record = records.record_from_data(_yaml(recorded))
+            situation = decisions.Situation(
+                target=target,
+                released={name: state.released.get(name) for name in names},
+                changes={name: self._change(state.released.get(name), target, name) for name in names},
+                reports={
+                    name: health.facts_from_status(_status_of(report)) for name, report in reports.items()
+                },
+                record=record,
+                requests=records.requests_from_data(_yaml(self.requests.read_record())),
+                continues=bool(record.target) and self._all_remedial(record.target, target, None),
+            )
+            decision = stepping.step(strategy, wave_list, situation, self.wall_clock())
+            written = WriteOutcome.UNCHANGED
+            if strategy is not None:
+                data = _dump(records.record_to_data(decision.record))
+                written = self.records.write_record(data, recorded, _message(decision))
+                if written is WriteOutcome.CHANGED:
+                    return StepResult(decision, MoveOutcome.LOST, written)
+            moves = {
+                move.cluster: RefMove(state.released.get(move.cluster), move.commit)
+                for move in decision.moves
+            }
+            return StepResult(decision, self.releases.move(moves), written)
+
+    def _change(self, released: str | None, target: str, cluster: str) -> Change:
+        if released == target or cluster not in self.releases.changed_clusters(released, target, [cluster]):
+            return "unchanged"
+        if released is not None and self._all_remedial(released, target, cluster):
+            return "remedial"
+        return "gated"
+
+    def _all_remedial(self, since: str, target: str, cluster: str | None) -> bool:
+        """Every commit after ``since`` up to ``target`` (touching ``clusters/<cluster>/``, when given)
+        carries ``Nova-Remedial: true``; False when ``since`` is not an ancestor of ``target``."""
+        if since == target:
+            return True
+        ancestor = self.repo.git.run("merge-base", "--is-ancestor", since, target, check=False)
+        if ancestor.status != 0:
+            return False
+        paths = ["--", f"{CLUSTERS_DIRECTORY}/{cluster}/"] if cluster is not None else []
+        listed = self.repo.git.run("log", "--format=%B%x00", f"{since}..{target}", *paths).stdout.decode()
+        bodies = [body for body in listed.split("\0") if body.strip()]
+        return bool(bodies) and all(
+            messages.trailers(body).get(messages.REMEDIAL_TRAILER) == "true" for body in bodies
+        )
+
+
+def _status_of(report: ClusterReport) -> Mapping[str, Any]:
+    status = report.document.body.get("status") if isinstance(report.document.body, dict) else None
+    return status if isinstance(status, dict) else {}
+
+
+def _yaml(data: bytes | None) -> object:
+    """A record or requests file as data; one that does not read is empty (docs/rollouts.md: the safe way,
+    gates are checked again and nothing is promoted)."""
+    if data is None:
+        return None
+    try:
+        return loading.load_one(data)
+    except loading.YamlRefused:
+        return None
+
+
+def _dump(data: Mapping[str, Any]) -> bytes:
+    return yaml.dump(dict(data), Dumper=yaml.CSafeDumper, sort_keys=False).encode()
+
+
+def _message(decision: Decision) -> str:
+    current = decision.current_wave or "complete"
+    return f"rollout {decision.record.target[:12]}: {current}\n\n" + "\n".join(
+        f"- {wave.name}: {wave.state}{f' ({wave.reason})' if wave.reason else ''}" for wave in decision.waves
+    )

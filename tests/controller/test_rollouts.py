@@ -1,0 +1,148 @@
+"""Progressive rollouts in the controller (issue 12, docs/rollouts.md), with real git: a render reaches the
+canary wave first (its release branch moves, the others' do not), the next wave only after the canary
+reports the released commit healthy for that commit for the whole bake; a stale Healthy (an older revision)
+never passes; a Degraded canary pauses the rollout and says why in the record; without a strategy and
+without release branches nothing is read or pushed beyond today's publish."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy
+
+SPREAD = {"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"}
+STRATEGY = {
+    "apiVersion": "gitops.nova.elotl.co/v1alpha1",
+    "kind": "RolloutStrategy",
+    "metadata": {"name": "fleet"},
+    "spec": {
+        "waves": [{"name": "canary", "clusterSelector": {"matchLabels": {"tier": "canary"}}}],
+        "bakeTime": "5m",
+        "healthTimeout": "15m",
+    },
+}
+
+
+class WallClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Fleet:
+    fleet = Fleet(tmp_path)
+    fleet.write_source("policy.yaml", policy(spreadConstraints=SPREAD))
+    fleet.write_source("web.yaml", deployment())
+    fleet.write_source("rollout.yaml", STRATEGY)
+    fleet.report(cluster_report("wlc-1", labels={"tier": "canary"}), cluster_report("wlc-2"))
+    return fleet
+
+
+def released(fleet: Fleet) -> dict[str, str]:
+    listed = git(
+        fleet.remote, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/nova/clusters"
+    )
+    return {
+        ref.removeprefix("nova/clusters/"): sha for ref, sha in (line.split() for line in listed.splitlines())
+    }
+
+
+def healthy_report(
+    name: str, revision: str, *, labels: dict[str, str] | None = None, **workload: Any
+) -> dict[str, Any]:
+    report = cluster_report(name, labels=labels)
+    report["status"]["syncedRevision"] = revision
+    report["status"]["workloads"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "namespace": "demo",
+            "name": "web",
+            "healthy": True,
+            "condition": "Available",
+            "reason": "MinimumReplicasAvailable",
+            "message": "",
+            "revision": revision,
+            **workload,
+        }
+    ]
+    return report
+
+
+def test_a_render_reaches_the_canary_first_and_the_rest_after_the_bake(fleet: Fleet) -> None:
+    clock = WallClock()
+    controller = fleet.controller(wall_clock=clock)
+    controller.reconcile_once()
+    target = fleet.head()
+    assert released(fleet) == {"wlc-1": target}  # the canary wave only
+    fleet.report(healthy_report("wlc-1", target, labels={"tier": "canary"}), cluster_report("wlc-2"))
+    controller.reconcile_once()  # healthy: the bake starts
+    clock.advance(minutes=4)
+    controller.reconcile_once()
+    assert released(fleet) == {"wlc-1": target}
+    clock.advance(minutes=2)
+    outcome = controller.reconcile_once()
+    assert released(fleet) == {"wlc-1": target, "wlc-2": target}
+    assert outcome.rollout is not None and outcome.rollout.decision is not None
+    record = yaml.safe_load(git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{RECORD_PATH}"))
+    assert record["target"] == target
+    assert [wave["name"] for wave in record["waves"]][:1] == ["canary"]
+
+
+def test_a_stale_healthy_never_passes_the_gate(fleet: Fleet) -> None:
+    clock = WallClock()
+    controller = fleet.controller(wall_clock=clock)
+    controller.reconcile_once()
+    target = fleet.head()
+    stale = healthy_report("wlc-1", target, labels={"tier": "canary"})
+    stale["status"]["workloads"][0]["revision"] = "0" * 40  # healthy, but for an older commit
+    fleet.report(stale, cluster_report("wlc-2"))
+    for _ in range(3):
+        controller.reconcile_once()
+        clock.advance(minutes=5)
+    assert released(fleet) == {"wlc-1": target}
+
+
+def test_a_degraded_canary_pauses_the_rollout_and_says_why(fleet: Fleet) -> None:
+    clock = WallClock()
+    controller = fleet.controller(wall_clock=clock)
+    controller.reconcile_once()
+    target = fleet.head()
+    degraded = healthy_report(
+        "wlc-1", target, labels={"tier": "canary"}, healthy=False, reason="ProgressDeadlineExceeded"
+    )
+    fleet.report(degraded, cluster_report("wlc-2"))
+    outcome = controller.reconcile_once()
+    clock.advance(minutes=30)
+    controller.reconcile_once()
+    assert released(fleet) == {"wlc-1": target}
+    assert outcome.rollout is not None and outcome.rollout.decision is not None
+    assert outcome.rollout.decision.paused
+    record = yaml.safe_load(git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{RECORD_PATH}"))
+    assert record["outcome"] == "paused"
+    assert "ProgressDeadlineExceeded" in str(record["waves"])
+
+
+def test_without_a_strategy_or_release_branches_nothing_more_is_pushed(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path)
+    fleet.write_source("policy.yaml", policy())
+    fleet.write_source("web.yaml", deployment())
+    fleet.report(cluster_report("wlc-1"))
+    controller = fleet.controller()
+    outcome = controller.reconcile_once()
+    controller.reconcile_once()
+    assert outcome.rollout is not None and outcome.rollout.decision is None
+    assert released(fleet) == {}
+    assert git(fleet.remote, "branch", "--list", ROLLOUT_BRANCH) == ""
