@@ -48,6 +48,15 @@ class StepResult:
     record: WriteOutcome = WriteOutcome.UNCHANGED
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A step's inputs as read from git, and the record's bytes (for its compare-and-set)."""
+
+    waves: tuple[waves.Wave, ...]
+    situation: decisions.Situation
+    record_bytes: bytes | None
+
+
 class RolloutDriver:
     """The rollout of one rendered repository's ``branch`` through the publisher's local cache."""
 
@@ -77,39 +86,50 @@ class RolloutDriver:
         if strategy is None and self._refs_exist is False:
             return StepResult(None)
         with self.repo.locked():
-            state = self.releases.read_state()
-            if strategy is None and self._refs_exist is None:
-                self._refs_exist = bool(state.released)
-            if state.main is None or (strategy is None and not self._refs_exist):
+            read = self.read(strategy, clusters, reports)
+            if read is None:
                 return StepResult(None)
-            target = state.main
-            wave_list = waves.waves_for(strategy, clusters)
-            names = [name for wave in wave_list for name in wave.clusters]
-            recorded = self.records.read_record()
-            record = records.record_from_data(_yaml(recorded))
-            situation = decisions.Situation(
-                target=target,
-                released={name: state.released.get(name) for name in names},
-                changes={name: self._change(state.released.get(name), target, name) for name in names},
-                reports={
-                    name: health.facts_from_status(_status_of(report)) for name, report in reports.items()
-                },
-                record=record,
-                requests=records.requests_from_data(_yaml(self.requests.read_record())),
-                continues=bool(record.target) and self._all_remedial(record.target, target, None),
-            )
-            decision = stepping.step(strategy, wave_list, situation, self.wall_clock())
+            decision = stepping.step(strategy, read.waves, read.situation, self.wall_clock())
             written = WriteOutcome.UNCHANGED
             if strategy is not None:
                 data = _dump(records.record_to_data(decision.record))
-                written = self.records.write_record(data, recorded, _message(decision))
+                written = self.records.write_record(data, read.record_bytes, _message(decision))
                 if written is WriteOutcome.CHANGED:
                     return StepResult(decision, MoveOutcome.LOST, written)
+            released = read.situation.released
             moves = {
-                move.cluster: RefMove(state.released.get(move.cluster), move.commit)
-                for move in decision.moves
+                move.cluster: RefMove(released.get(move.cluster), move.commit) for move in decision.moves
             }
             return StepResult(decision, self.releases.move(moves), written)
+
+    def read(
+        self,
+        strategy: RolloutStrategy | None,
+        clusters: Sequence[Cluster],
+        reports: Mapping[str, ClusterReport],
+    ) -> Reading | None:
+        """What a step decides on, read from git (None: nothing published, or no strategy and no release
+        branches). ``rollout status`` decides on it without applying."""
+        state = self.releases.read_state()
+        if strategy is None and self._refs_exist is None:
+            self._refs_exist = bool(state.released)
+        if state.main is None or (strategy is None and not state.released):
+            return None
+        target = state.main
+        wave_list = waves.waves_for(strategy, clusters)
+        names = [name for wave in wave_list for name in wave.clusters]
+        recorded = self.records.read_record()
+        record = records.record_from_data(_yaml(recorded))
+        situation = decisions.Situation(
+            target=target,
+            released={name: state.released.get(name) for name in names},
+            changes={name: self._change(state.released.get(name), target, name) for name in names},
+            reports={name: health.facts_from_status(_status_of(report)) for name, report in reports.items()},
+            record=record,
+            requests=records.requests_from_data(_yaml(self.requests.read_record())),
+            continues=bool(record.target) and self._all_remedial(record.target, target, None),
+        )
+        return Reading(tuple(wave_list), situation, recorded)
 
     def _change(self, released: str | None, target: str, cluster: str) -> Change:
         if released == target or cluster not in self.releases.changed_clusters(released, target, [cluster]):
