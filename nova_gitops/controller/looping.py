@@ -36,6 +36,7 @@ from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.controller.rolling import RolloutDriver
 from nova_gitops.controller.serving import Metrics
 from nova_gitops.controller.settings import ControllerSettings
+from nova_gitops.publishing.releases import MoveOutcome
 from nova_gitops.workflows.publishing import PublishOptions
 
 
@@ -128,6 +129,7 @@ class Controller:
         self.metrics = metrics or Metrics()
         self.log = log or JsonLog(secrets=_secrets(settings))
         rollout = None
+        self.wall_clock = wall_clock or _utc_now
         if publisher is None:  # the rendered repository of settings.repo_url, and its release refs
             git_publisher = GitPublisher(
                 settings.repo_url,
@@ -141,7 +143,7 @@ class Controller:
                 ),
                 is_leader=is_leader,
             )
-            rollout = RolloutDriver(git_publisher.repo, settings.branch, wall_clock=wall_clock or _utc_now)
+            rollout = RolloutDriver(git_publisher.repo, settings.branch, wall_clock=self.wall_clock)
             publisher = git_publisher
         self.publisher = publisher
         self.reconciler = reconciling.Reconciler(
@@ -184,6 +186,7 @@ class Controller:
                 self.metrics.rescheduled(action, count)
         if outcome.failed_back:
             self.metrics.failed_back(len(outcome.failed_back))
+        self._record_rollout(outcome)
         problems = tuple(str(problem) for problem in outcome.status_problems)
         if problems != self._status_problems:  # a bad report is logged when it appears, not every poll
             for problem in problems:
@@ -215,6 +218,26 @@ class Controller:
             unscheduled=outcome.unscheduled,
             duration=round(outcome.duration, 4),
         )
+
+    def _record_rollout(self, outcome: ReconcileOutcome) -> None:
+        decision = outcome.rollout.decision if outcome.rollout is not None else None
+        if decision is None:
+            self.metrics.rolled_out(-1, False, 0.0)
+            return
+        names = [wave.name for wave in decision.waves]
+        current = decision.current_wave
+        started = decision.record.started_at
+        seconds = (self.wall_clock() - started).total_seconds() if started and current else 0.0
+        self.metrics.rolled_out(names.index(current) if current in names else -1, decision.paused, seconds)
+        if outcome.rollout is not None and outcome.rollout.moved is MoveOutcome.MOVED:
+            for wave in decision.waves:
+                self.log.info(
+                    "rollout",
+                    target=decision.record.target,
+                    wave=wave.name,
+                    state=wave.state,
+                    reason=wave.reason,
+                )
 
     def run(self, stop: threading.Event) -> None:
         """Reconcile until ``stop`` is set."""

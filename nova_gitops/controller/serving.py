@@ -60,6 +60,9 @@ class Metrics:
         self.failbacks = 0
         self.triggers = 0
         self.ready = False
+        self.rollout_wave = -1  # index of the wave in progress; -1: no rollout (complete, or no strategy)
+        self.rollout_paused = False
+        self.rollout_seconds = 0.0  # since the rollout in progress started
         self.alive: Callable[[], bool] = lambda: True
         self.leading: Callable[[], bool] | None = None  # None: no leader election
 
@@ -88,6 +91,10 @@ class Metrics:
     def failed_back(self, count: int) -> None:
         with self._lock:
             self.failbacks += count
+
+    def rolled_out(self, wave: int, paused: bool, seconds: float) -> None:
+        with self._lock:
+            self.rollout_wave, self.rollout_paused, self.rollout_seconds = wave, paused, seconds
 
     def triggered(self) -> None:
         with self._lock:
@@ -133,6 +140,15 @@ class Metrics:
                 "# HELP nova_controller_triggers_total Webhook and watch triggers received.",
                 "# TYPE nova_controller_triggers_total counter",
                 f"nova_controller_triggers_total {self.triggers}",
+                "# HELP nova_rollout_wave Index of the wave the rollout is at (-1: none in progress).",
+                "# TYPE nova_rollout_wave gauge",
+                f"nova_rollout_wave {self.rollout_wave}",
+                "# HELP nova_rollout_paused 1 while the rollout is paused (a failed gate or a request).",
+                "# TYPE nova_rollout_paused gauge",
+                f"nova_rollout_paused {int(self.rollout_paused)}",
+                "# HELP nova_rollout_duration_seconds Time since the rollout in progress started.",
+                "# TYPE nova_rollout_duration_seconds gauge",
+                f"nova_rollout_duration_seconds {self.rollout_seconds:.3f}",
             ]
         return "\n".join(lines) + "\n"
 
