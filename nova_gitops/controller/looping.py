@@ -40,6 +40,10 @@ from nova_gitops.publishing.releases import MoveOutcome
 from nova_gitops.workflows.publishing import PublishOptions
 
 
+def _always() -> bool:
+    return True
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -143,7 +147,12 @@ class Controller:
                 ),
                 is_leader=is_leader,
             )
-            rollout = RolloutDriver(git_publisher.repo, settings.branch, wall_clock=self.wall_clock)
+            rollout = RolloutDriver(
+                git_publisher.repo,
+                settings.branch,
+                wall_clock=self.wall_clock,
+                is_leader=is_leader or _always,
+            )
             publisher = git_publisher
         self.publisher = publisher
         self.reconciler = reconciling.Reconciler(

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import yaml
 
+from nova_gitops import errors
 from nova_gitops.api import loading
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.rollouts import RolloutStrategy
@@ -66,8 +67,10 @@ class RolloutDriver:
         branch: str = "main",
         *,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        is_leader: Callable[[], bool] = lambda: True,
     ) -> None:
         self.repo = repo
+        self.is_leader = is_leader
         self.releases = Releases(repo, branch=branch)
         self.records = RolloutRecords(repo, ROLLOUT_BRANCH, path=RECORD_PATH)
         self.requests = RolloutRecords(repo, ROLLOUT_BRANCH, path=REQUESTS_PATH)
@@ -91,11 +94,13 @@ class RolloutDriver:
                 return StepResult(None)
             decision = stepping.step(strategy, read.waves, read.situation, self.wall_clock())
             written = WriteOutcome.UNCHANGED
+            self._still_leading()
             if strategy is not None:
                 data = _dump(records.record_to_data(decision.record))
                 written = self.records.write_record(data, read.record_bytes, _message(decision))
                 if written is WriteOutcome.CHANGED:
                     return StepResult(decision, MoveOutcome.LOST, written)
+            self._still_leading()
             released = read.situation.released
             moves = {
                 move.cluster: RefMove(released.get(move.cluster), move.commit) for move in decision.moves
@@ -130,6 +135,14 @@ class RolloutDriver:
             continues=bool(record.target) and self._all_remedial(record.target, target, None),
         )
         return Reading(tuple(wave_list), situation, recorded)
+
+    def _still_leading(self) -> None:
+        """A replica that lost the Lease during the step must not write: the new leader decides again from
+        git (the leases on every push catch the rest)."""
+        if not self.is_leader():
+            raise errors.TemporaryError(
+                f"not moving release branches of {self.repo.url}: this replica lost the leader Lease", 1.0
+            )
 
     def _change(self, released: str | None, target: str, cluster: str) -> Change:
         if released == target or cluster not in self.releases.changed_clusters(released, target, [cluster]):
