@@ -147,20 +147,24 @@ class RolloutDriver:
     def _change(self, released: str | None, target: str, cluster: str) -> Change:
         if released == target or cluster not in self.releases.changed_clusters(released, target, [cluster]):
             return "unchanged"
-        if released is not None and self._all_remedial(released, target, cluster):
+        if self._all_remedial(released, target, cluster):
             return "remedial"
         return "gated"
 
-    def _all_remedial(self, since: str, target: str, cluster: str | None) -> bool:
-        """Every commit after ``since`` up to ``target`` (touching ``clusters/<cluster>/``, when given)
-        carries ``Nova-Remedial: true``; False when ``since`` is not an ancestor of ``target``."""
+    def _all_remedial(self, since: str | None, target: str, cluster: str | None) -> bool:
+        """Every commit after ``since`` (None: from the first) up to ``target`` (touching
+        ``clusters/<cluster>/``, when given) carries ``Nova-Remedial: true``; False when ``since`` is not an
+        ancestor of ``target``. A cluster never released whose directory only a reschedule created gets it
+        at once: nothing else was ever rendered for it."""
         if since == target:
             return True
-        ancestor = self.repo.git.run("merge-base", "--is-ancestor", since, target, check=False)
-        if ancestor.status != 0:
-            return False
+        if since is not None:
+            ancestor = self.repo.git.run("merge-base", "--is-ancestor", since, target, check=False)
+            if ancestor.status != 0:
+                return False
         paths = ["--", f"{CLUSTERS_DIRECTORY}/{cluster}/"] if cluster is not None else []
-        listed = self.repo.git.run("log", "--format=%B%x00", f"{since}..{target}", *paths).stdout.decode()
+        revisions = f"{since}..{target}" if since is not None else target
+        listed = self.repo.git.run("log", "--format=%B%x00", revisions, *paths).stdout.decode()
         bodies = [body for body in listed.split("\0") if body.strip()]
         return bool(bodies) and all(
             messages.trailers(body).get(messages.REMEDIAL_TRAILER) == "true" for body in bodies
