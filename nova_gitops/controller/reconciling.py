@@ -191,7 +191,10 @@ class Reconciler:
             def render(previous: PreviousPlacement) -> Rendered:
                 plan = self._plan(inputs_set, previous, update.memory, started, attempt)
                 tree = renders.render(
-                    plan, snapshot.source, policy_locations=rendering.policy_locations(inputs_set)
+                    plan,
+                    snapshot.source,
+                    policy_locations=rendering.policy_locations(inputs_set),
+                    waves=rendering.rollout_waves(inputs_set),
                 )
                 notes = _notes(previous, plan, update.memory, attempt)
                 rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,7 @@ from nova_gitops.rendering.renders import (
     object_entries,
     overrides_key,
 )
+from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, Plan
 
 FORMAT = 1
@@ -152,10 +153,12 @@ def render_delta(
     digests: Mapping[str, str],
     salt: str,
     policy_locations: Mapping[str, SourceLocation] | None = None,
+    waves: Sequence[Wave] = (),
 ) -> RenderDelta:
     """Render ``plan`` as changes to the render ``previous`` describes (everything when None). The bytes are
     those ``renders.render`` gives; the same ``errors.InputError`` is raised for objects that cannot be
-    rendered (only re-emitted objects can fail: the others rendered before, from the same inputs)."""
+    rendered (only re-emitted objects can fail: the others rendered before, from the same inputs).
+    ``waves`` are ``renders.render``'s (PLACEMENT.md's wave column)."""
     salt = f"{salt}\0{plan.settings!r}"
     problems = Problems(policy_locations or {})
     groups = {group.name: group for group in plan.groups}
@@ -204,7 +207,7 @@ def render_delta(
         plan, source, fingerprints, previous.chunks if previous is not None else {}
     )
     fresh[PLACEMENT_YAML] = placement
-    fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source).encode()
+    fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves).encode()
     fresh[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
     others = {path: blob_id(fresh[path]) for path in (PLACEMENT_YAML, PLACEMENT_MD, GITATTRIBUTES)}
     index = RenderIndex(salt, group_index, dict(sorted(cluster_index.items())), chunks, others)

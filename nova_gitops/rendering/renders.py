@@ -32,6 +32,7 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.rendering import emitting, layout, manifests, reports
+from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, ObjectPlan, Plan, PlanSettings
 
 PLACEMENT_YAML = "placement.yaml"
@@ -41,10 +42,12 @@ GITATTRIBUTES = ".gitattributes"
 
 @dataclass(frozen=True, slots=True)
 class RenderedTree:
-    """Every file of the rendered repository (path relative to its root → bytes), and the plan behind it."""
+    """Every file of the rendered repository (path relative to its root → bytes), the plan behind it, and
+    the waves of the source's RolloutStrategy (empty without one), which ``diff`` plans a change over."""
 
     files: Mapping[str, bytes]
     plan: Plan
+    waves: tuple[Wave, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +88,16 @@ ClusterFile = tuple[bytes, str | None]
 
 
 def render(
-    plan: Plan, source: reports.SourceInfo, *, policy_locations: Mapping[str, SourceLocation] | None = None
+    plan: Plan,
+    source: reports.SourceInfo,
+    *,
+    policy_locations: Mapping[str, SourceLocation] | None = None,
+    waves: Sequence[Wave] = (),
 ) -> RenderedTree:
     """Render ``plan``. Raises ``errors.InputError`` listing every object that cannot be rendered (override
     failures, paths that cannot be files), each at the object's file:line; ``policy_locations`` (policy
-    name → where it is defined) lets messages point at the policy too."""
+    name → where it is defined) lets messages point at the policy too. ``waves`` (a RolloutStrategy's,
+    ``rollouts.waves.waves_for``) add a wave column to PLACEMENT.md; none, none."""
     problems = Problems(policy_locations or {})
     entries: dict[str, list[Entry]] = {usage.cluster: [] for usage in plan.clusters}
     for cluster, cluster_entries in object_entries(plan.groups, plan.settings, problems).items():
@@ -103,9 +111,9 @@ def render(
         )
     problems.raise_if_any()
     files[PLACEMENT_YAML] = emitting.dump(reports.placement_document(plan, source)).encode()
-    files[PLACEMENT_MD] = reports.placement_markdown(plan, source).encode()
+    files[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves).encode()
     files[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
-    return RenderedTree(files=dict(sorted(files.items())), plan=plan)
+    return RenderedTree(files=dict(sorted(files.items())), plan=plan, waves=tuple(waves))
 
 
 def object_entries(

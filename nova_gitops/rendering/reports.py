@@ -14,13 +14,14 @@ of its own. It is generated in code rather than from a template: the pure render
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from nova_gitops.api import labels, loading, quantities
 from nova_gitops.api.objects import ObjectKey
 from nova_gitops.rendering import manifests
+from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import ClusterUsage, GroupPlan, ObjectPlan, Plan, PreviousPlacement
 
 GITATTRIBUTES: Final = "placement.yaml linguist-generated=true\nPLACEMENT.md linguist-generated=true\n"
@@ -160,8 +161,9 @@ def effective_replicas(object_plan: ObjectPlan) -> dict[str, int]:
     return replicas
 
 
-def placement_markdown(plan: Plan, source: SourceInfo) -> str:
-    """``PLACEMENT.md``: summary, groups (matrix or compact), capacity, warnings, unscheduled objects."""
+def placement_markdown(plan: Plan, source: SourceInfo, *, waves: Sequence[Wave] = ()) -> str:
+    """``PLACEMENT.md``: summary, groups (matrix or compact), capacity, warnings, unscheduled objects.
+    With ``waves`` (the source has a RolloutStrategy), the capacity table says each cluster's wave."""
     groups = sorted(plan.groups, key=lambda group: group.name)
     usages = sorted(plan.clusters, key=lambda usage: usage.cluster)
     cluster_names = sorted({usage.cluster for usage in usages} | {c for g in groups for c in g.clusters})
@@ -181,7 +183,7 @@ def placement_markdown(plan: Plan, source: SourceInfo) -> str:
     else:
         lines += _compact(groups, frozenset(cluster_names))
     lines += ["", "## Capacity", ""]
-    lines += _capacity(usages, groups) if usages else ["No cluster reported capacity."]
+    lines += _capacity(usages, groups, waves) if usages else ["No cluster reported capacity."]
     warnings = _warnings(plan, groups)
     if warnings:
         lines += ["", "## Warnings", ""] + [f"- {_text(warning)}" for warning in warnings]
@@ -301,16 +303,25 @@ def _compact(groups: list[GroupPlan], every_cluster: frozenset[str]) -> list[str
     return rows
 
 
-def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan]) -> list[str]:
+def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan], waves: Sequence[Wave]) -> list[str]:
+    """One row per cluster: its wave (only with waves), its groups, each resource used and free."""
     resources = _resource_order(name for usage in usages for name in usage.allocatable)
     group_counts: dict[str, int] = {}
     for group in groups:
         for cluster in set(group.clusters):
             group_counts[cluster] = group_counts.get(cluster, 0) + 1
-    header = "| Cluster | Groups | " + " | ".join(f"{name} used / free" for name in resources) + " |"
-    rows = [header, "| --- | ---: | " + " | ".join("---:" for _ in resources) + " |"]
+    wave_of = {
+        cluster: f"{index}. {wave.name}" for index, wave in enumerate(waves, 1) for cluster in wave.clusters
+    }
+    wave_head, wave_rule = ("Wave | ", "--- | ") if waves else ("", "")
+    header = (
+        f"| Cluster | {wave_head}Groups | " + " | ".join(f"{name} used / free" for name in resources) + " |"
+    )
+    rows = [header, f"| --- | {wave_rule}---: | " + " | ".join("---:" for _ in resources) + " |"]
     for usage in usages:
         cells = [f"`{usage.cluster}`", str(group_counts.get(usage.cluster, 0))]
+        if waves:
+            cells.insert(1, wave_of.get(usage.cluster, "—"))
         for name in resources:
             if name not in usage.allocatable:
                 cells.append("—")
@@ -328,6 +339,12 @@ def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan]) -> list[str]:
         "",
         "Used: requests of other pods plus what this plan placed. Free: what is left for new groups.",
     ]
+    if waves:
+        rows.append("")
+        rows.append(
+            "Wave: the RolloutStrategy wave that releases a change to the cluster, in order (`others`: the "
+            "clusters no wave selects, released last)."
+        )
     return rows
 
 

@@ -32,6 +32,7 @@ from nova_gitops.publishing import gitwriting, guard, messages, placementcache, 
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
@@ -73,9 +74,11 @@ class PublishResult:
 
 class RenderedFiles(dict[str, bytes]):
     """The files of a render, with the placement its placement.yaml records, so that publish can cache it
-    without parsing it back (``publishing.placementcache``)."""
+    without parsing it back (``publishing.placementcache``), and the waves of the source's RolloutStrategy
+    (empty without one), which ``diff`` plans a change over."""
 
     placement: PreviousPlacement | None = None
+    waves: tuple[Wave, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,7 @@ class SourceRenderer:
         )
         files = RenderedFiles(tree.files)
         files.placement = reports.previous_of(tree.plan)
+        files.waves = tree.waves
         return files
 
     def render_delta(
@@ -136,6 +140,7 @@ class SourceRenderer:
             digests=digests,
             salt=renderer_digest(),
             policy_locations=rendering.policy_locations(source_set),
+            waves=rendering.rollout_waves(source_set),
         )
         return IncrementalRender(delta, reports.previous_of(plan))
 

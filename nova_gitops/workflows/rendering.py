@@ -22,6 +22,7 @@ from nova_gitops.publishing import directories
 from nova_gitops.rendering import renders, reports
 from nova_gitops.rendering.renders import RenderedTree
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.rollouts import waves
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory
@@ -114,7 +115,17 @@ def render_source(
     """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory."""
     source_set = load_source(root, clusters_path, parse_cache=parse_cache, namespace=settings.namespace)
     plan = plan_source(source_set, previous=previous, settings=settings)
-    return renders.render(plan, source, policy_locations=policy_locations(source_set))
+    return renders.render(
+        plan, source, policy_locations=policy_locations(source_set), waves=rollout_waves(source_set)
+    )
+
+
+def rollout_waves(source_set: inputs.SourceSet) -> tuple[waves.Wave, ...]:
+    """The waves of the source's RolloutStrategy over its clusters; none without a strategy (so PLACEMENT.md
+    and ``diff`` stay as they were before rollouts)."""
+    if source_set.rollout is None:
+        return ()
+    return waves.waves_for(source_set.rollout, source_set.clusters)
 
 
 def policy_locations(source_set: inputs.SourceSet) -> dict[str, SourceLocation]:
@@ -260,6 +271,7 @@ def render_to_directory(
         plan_source(source_set, previous=before, settings=settings),
         source_info or local_source_info(root, source_name),
         policy_locations=policy_locations(source_set),
+        waves=rollout_waves(source_set),
     )
     stats = directories.write_tree(output, tree.files)
     return DirectoryRender(tree, stats, source_set.warnings)
