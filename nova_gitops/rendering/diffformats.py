@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nova_gitops.rendering import waveplans
 from nova_gitops.rendering.diffs import GroupChange, ObjectChange, RenderDiff, ReplicaChange
 
 MARKDOWN_DIFF_BUDGET = 50_000
@@ -83,6 +84,9 @@ def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
     out.append(heading(f"Objects: {headline(diff)}") + "\n")
     out += [f"  {c.cluster}: +{c.added} ~{c.changed} -{c.deleted}\n" for c in diff.clusters]
     out += [f"  {change.path}: {change.change}\n" for change in diff.other_files]
+    if diff.rollout is not None:
+        out.append(heading("Rollout:") + "\n")
+        out += [f"  {line}\n" for line in waveplans.text_lines(diff.rollout)]
     if diff.objects:
         out.append("\n")
     for change in diff.objects:
@@ -134,6 +138,8 @@ def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") 
     for name, lines in sections:
         if lines:
             out.append(f"#### {name}\n\n" + "\n".join(limited(lines)) + "\n\n")
+    if diff.rollout is not None:
+        out.append(waveplans.markdown(diff.rollout))
     out.append(details(diff))
     return "".join(out)
 
@@ -195,6 +201,8 @@ def to_json(diff: RenderDiff) -> str:
         ]
         + [{"path": f.path, "cluster": None, "change": f.change} for f in diff.other_files],
     }
+    if diff.rollout is not None:
+        document["rollout"] = waveplans.json_data(diff.rollout)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 

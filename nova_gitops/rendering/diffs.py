@@ -25,6 +25,7 @@ from typing import Any, Literal
 import yaml
 
 from nova_gitops.api import loading
+from nova_gitops.rollouts.plans import ChangePlan
 
 PLACEMENT_FILE = "placement.yaml"
 SUMMARY_FILES = frozenset({PLACEMENT_FILE, "PLACEMENT.md"})
@@ -100,6 +101,7 @@ class RenderDiff:
     new_warnings: tuple[str, ...] = ()
     summary_changed: bool = False  # placement.yaml differs outside decisions and VOLATILE_SECTIONS
     other_files: tuple[FileChange, ...] = field(default=(), repr=False)  # README.md, .gitattributes, ...
+    rollout: ChangePlan | None = None  # the wave plan, when the new side's source has a RolloutStrategy
 
     @property
     def moved(self) -> tuple[GroupChange, ...]:
@@ -174,6 +176,12 @@ def diff_renders(changes: Iterable[FileChange], *, patch_limit: int | None = Non
         summary_changed=decisions.other_sections_changed,
         other_files=tuple(others),
     )
+
+
+def touched_clusters(changes: Iterable[FileChange]) -> frozenset[str]:
+    """The clusters whose rendered directory differs (any file under ``clusters/<c>/``, kustomization
+    included): those a rollout releases through its gate; the others advance at once."""
+    return frozenset(cluster for change in changes if (cluster := cluster_of(change.path)) is not None)
 
 
 def cluster_of(path: str) -> str | None:

@@ -24,6 +24,13 @@ class WavePlan:
     unchanged: tuple[str, ...]  # advanced at once
     batches: int  # releases the changed clusters need (maxParallel)
     bake_time: timedelta  # what the wave adds at the earliest (0 when it changes nothing, or ungated)
+    max_parallel: int | None = None  # the wave's resolved maxParallel (None: all its changed clusters)
+
+    @property
+    def batched(self) -> tuple[tuple[str, ...], ...]:
+        """The changed clusters as released: batches of ``max_parallel`` in name order."""
+        size = self.max_parallel or len(self.changed) or 1
+        return tuple(self.changed[start : start + size] for start in range(0, len(self.changed), size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +55,12 @@ def plan_change(waves: Sequence[Wave], changed: Collection[str]) -> ChangePlan:
         bake = timedelta(0) if wave.ungated or not gated else wave.bake_time
         planned.append(
             WavePlan(
-                wave.name, gated, tuple(name for name in wave.clusters if name not in changed), batches, bake
+                wave.name,
+                gated,
+                tuple(name for name in wave.clusters if name not in changed),
+                batches,
+                bake,
+                wave.max_parallel,
             )
         )
     untouched = tuple(sorted(name for wave in waves for name in wave.clusters if name not in changed))

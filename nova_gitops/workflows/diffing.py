@@ -9,11 +9,15 @@ stat-ed; and the directories are shared among forked processes, one per idle CPU
 
 Two revisions: the base is rendered afresh and the head is rendered with the base's placement as its
 previous placement, which is what publishing the head on top of the base would do (stickiness); the diff
-therefore shows the moves the change itself causes, not a reshuffle of everything.
+therefore shows the moves the change itself causes, not a reshuffle of everything. When the head's source
+has a RolloutStrategy, the diff carries the change's wave plan (``rollouts.plans``): the waves are the
+head's (its strategy over its clusters), and the clusters it changes are those whose rendered directory
+differs. Two directories carry no plan: a render records neither the strategy nor the Clusters' labels.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import gc
@@ -28,9 +32,10 @@ from pathlib import Path
 from nova_gitops import errors
 from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.rollouts import plans
 from nova_gitops.scheduling.plans import PreviousPlacement
 from nova_gitops.sources import git as git_sources
-from nova_gitops.workflows.publishing import RenderFiles
+from nova_gitops.workflows.publishing import RenderedFiles, RenderFiles
 
 CHUNK = 65536
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -353,4 +358,9 @@ def diff_revisions(
         if diffs.PLACEMENT_FILE in old:
             previous = reports.parse_previous(old[diffs.PLACEMENT_FILE].decode("utf-8"))
         new = render(head_checkout.root, SourceInfo(repo, head_checkout.revision), previous)
-    return diffs.diff_renders(diffs.changed_files(old, new))
+    changes = diffs.changed_files(old, new)
+    result = diffs.diff_renders(changes)
+    waves = new.waves if isinstance(new, RenderedFiles) else ()
+    if not waves:
+        return result
+    return dataclasses.replace(result, rollout=plans.plan_change(waves, diffs.touched_clusters(changes)))

@@ -5,7 +5,8 @@ Behaviours covered:
   ``others``; clusters are in name order; a wave's own maxParallel/bakeTime override the strategy's;
 - without a strategy, one ungated wave holds every cluster;
 - the plan lists, per wave, the clusters the change touches and those it does not, the batches, and the
-  earliest total time: the sum of the bake times of the waves that change something.
+  earliest total time: the sum of the bake times of the waves that change something;
+- batches are `maxParallel` changed clusters in name order (the last one shorter).
 """
 
 from __future__ import annotations
@@ -71,3 +72,13 @@ def test_a_change_without_a_strategy_takes_no_time() -> None:
     found = source_set(*FLEET)
     plan = plans.plan_change(waves.waves_for(None, found.clusters), {"wlc-a"})
     assert plan.earliest == timedelta(0) and plan.untouched == ("canary-1", "dev-1", "wlc-b")
+
+
+def test_batches_are_max_parallel_clusters_in_name_order() -> None:
+    wave = waves.Wave("prod", ("a", "b", "c", "d", "e"), 4, timedelta(minutes=5))
+    (planned,) = plans.plan_change([wave], {"e", "d", "c", "b", "a"}).waves
+    assert planned.batches == 2 and planned.batched == (("a", "b", "c", "d"), ("e",))
+    (whole,) = plans.plan_change([waves.Wave("all", ("a", "b"), None, timedelta(0))], {"a", "b"}).waves
+    assert whole.batched == (("a", "b"),)
+    (none,) = plans.plan_change([wave], set()).waves
+    assert none.batched == ()
