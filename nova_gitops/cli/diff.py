@@ -54,7 +54,9 @@ def diff_command(
     """Show placement changes, then the manifest diff, between two renders.
 
     Either OLD_DIR NEW_DIR (two renders on disk), or --source with --base [--head] (render the source at
-    two revisions; the work tree when --head is not given). Secret values are never shown. Exits 0 when
+    two revisions; the work tree when --head is not given). With --source, when the head has a
+    RolloutStrategy, the wave plan of the change follows: the clusters each wave will change, those it
+    does not touch, and the earliest time to complete. Secret values are never shown. Exits 0 when
     nothing changed, 1 when something did, 2 on an error.
 
     \b
