@@ -9,13 +9,15 @@ maxParallel 2, and the implicit ``others``):
   says so and passes at once;
 - Markdown names at most ``MARKDOWN_NAME_LIMIT`` clusters in a cell, then how many more;
 - a RenderDiff without a plan formats exactly as before (no Rollout section, no ``rollout`` key);
-- PLACEMENT.md's capacity table has a Wave column (position and name) only when the source has waves.
+- PLACEMENT.md's capacity table has a Wave column (position and name) only when the source has waves;
+- the Markdown and text samples in docs/rollouts.md are what the formatters print.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -186,3 +188,10 @@ def test_placement_md_has_a_wave_column_only_with_waves() -> None:
         .replace("| --- | --- |", "| --- |")
         .startswith(without.split("| `canary-1`")[0])
     )
+
+
+def test_the_samples_in_the_rollouts_doc_are_what_diff_prints() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "rollouts.md").read_text(encoding="utf-8")
+    assert f"```markdown\n{waveplans.markdown(CANARY_AND_PROD).rstrip()}\n```" in doc
+    text = "Rollout:\n" + "".join(f"  {line}\n" for line in waveplans.text_lines(CANARY_AND_PROD))
+    assert f"```\n{text}```" in doc
