@@ -10,6 +10,8 @@ sorted here, whatever order the plan holds, so equivalent plans give identical b
 2,000 groups, so the clusters × groups matrix is used only while it fits on a screen
 (``MATRIX_MAX_CLUSTERS``); beyond that each group row lists its clusters compactly, and capacity is a table
 of its own. It is generated in code rather than from a template: the pure rendering package reads no files.
+With a RolloutStrategy, the capacity table also names each cluster's wave (the order a change reaches
+them); without one it is as it was, so renders without rollouts keep their bytes.
 """
 
 from __future__ import annotations
