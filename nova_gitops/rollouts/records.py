@@ -7,7 +7,8 @@ what ``nova-gitops rollout pause|resume|promote|abort`` commits to ``rollout/req
 and tied to a target commit, so reading them twice is reading them once, and a promote given for one render
 never promotes the next.
 
-Both convert to and from plain mappings (``record_to_data``/``record_from_data``, ``requests_from_data``)
+Both convert to and from plain mappings (``record_to_data``/``record_from_data``,
+``requests_to_data``/``requests_from_data``)
 so the controller's git code only moves YAML; times are RFC 3339 UTC text.
 """
 
@@ -187,6 +188,22 @@ def requests_from_data(data: object) -> Requests:
         promotes=promotes,
         abort=abort_revision if isinstance(abort_revision, str) else "",
     )
+
+
+def requests_to_data(requests: Requests) -> dict[str, Any]:
+    """The requests as ``rollout/requests.yaml`` holds them (``requests_from_data`` reads them back equal);
+    what ``nova-gitops rollout`` writes, so a file it rewrote is always one the controller reads."""
+    data: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "RolloutRequests", "paused": requests.paused}
+    if requests.paused_reason:
+        data["pausedReason"] = requests.paused_reason
+    if requests.resume is not None:
+        resume = requests.resume
+        data["resume"] = {"revision": resume.revision, "wave": resume.wave, "at": format_time(resume.at)}
+    if requests.promotes:
+        data["promote"] = [{"revision": rev, "wave": wave} for rev, wave in sorted(requests.promotes)]
+    if requests.abort:
+        data["abort"] = {"revision": requests.abort}
+    return data
 
 
 def _list(value: object) -> list[Any]:

@@ -4,8 +4,8 @@ Behaviours covered:
 - ``facts_from_status`` reads syncedRevision, workloads (with and without ``revision``), lastError and
   reschedule requests from a report, and reads values of the wrong type as absent;
 - Degraded is a table of conditions and reasons waiting will not cure; rolling-out reasons only wait;
-- the record survives a round trip through its YAML mapping (hypothesis); an unreadable record or
-  requests file reads as empty: a rollout starts over, nothing is promoted or aborted.
+- the record and the requests survive a round trip through their YAML mappings (hypothesis); an
+  unreadable record or requests file reads as empty: a rollout starts over, nothing is promoted or aborted.
 """
 
 from __future__ import annotations
@@ -117,3 +117,19 @@ def test_requests_are_read() -> None:
     )
     assert records.parse_time("2026-01-01T00:00:00+01:00") == at - timedelta(hours=1)
     assert records.parse_time("yesterday") is None
+
+
+@given(
+    st.builds(
+        Requests,
+        st.booleans(),
+        st.text(max_size=20),
+        st.none() | st.builds(Resume, commits, names, moments),
+        st.frozensets(st.tuples(commits, names), max_size=3),
+        st.sampled_from(["", "9f1c" * 10]),
+    )
+)
+def test_requests_survive_their_yaml(requests: Requests) -> None:
+    """What ``nova-gitops rollout`` writes, the controller reads back as exactly what was meant."""
+    text = yaml.safe_dump(records.requests_to_data(requests), sort_keys=False)
+    assert records.requests_from_data(yaml.safe_load(text)) == requests
