@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from nova_gitops import __version__
-from nova_gitops.cli import controller, diff, explain, get, publish, render, validate
+from nova_gitops.cli import controller, diff, explain, get, publish, render, rollout, validate
 
 CONTEXT_SETTINGS = {
     "help_option_names": ["-h", "--help"],
@@ -42,6 +42,7 @@ cli.add_command(get.get_command)
 cli.add_command(publish.publish_command)
 cli.add_command(diff.diff_command)
 cli.add_command(controller.controller_command)
+cli.add_command(rollout.rollout_command)
 
 
 def main() -> None:

@@ -96,7 +96,7 @@ class RolloutDriver:
             written = WriteOutcome.UNCHANGED
             self._still_leading()
             if strategy is not None:
-                data = _dump(records.record_to_data(decision.record))
+                data = dump_yaml(records.record_to_data(decision.record))
                 written = self.records.write_record(data, read.record_bytes, _message(decision))
                 if written is WriteOutcome.CHANGED:
                     return StepResult(decision, MoveOutcome.LOST, written)
@@ -124,14 +124,14 @@ class RolloutDriver:
         wave_list = waves.waves_for(strategy, clusters)
         names = [name for wave in wave_list for name in wave.clusters]
         recorded = self.records.read_record()
-        record = records.record_from_data(_yaml(recorded))
+        record = records.record_from_data(read_yaml(recorded))
         situation = decisions.Situation(
             target=target,
             released={name: state.released.get(name) for name in names},
             changes={name: self._change(state.released.get(name), target, name) for name in names},
             reports={name: health.facts_from_status(_status_of(report)) for name, report in reports.items()},
             record=record,
-            requests=records.requests_from_data(_yaml(self.requests.read_record())),
+            requests=records.requests_from_data(read_yaml(self.requests.read_record())),
             continues=bool(record.target) and self._all_remedial(record.target, target, None),
         )
         return Reading(tuple(wave_list), situation, recorded)
@@ -176,7 +176,7 @@ def _status_of(report: ClusterReport) -> Mapping[str, Any]:
     return status if isinstance(status, dict) else {}
 
 
-def _yaml(data: bytes | None) -> object:
+def read_yaml(data: bytes | None) -> object:
     """A record or requests file as data; one that does not read is empty (docs/rollouts.md: the safe way,
     gates are checked again and nothing is promoted)."""
     if data is None:
@@ -187,7 +187,7 @@ def _yaml(data: bytes | None) -> object:
         return None
 
 
-def _dump(data: Mapping[str, Any]) -> bytes:
+def dump_yaml(data: Mapping[str, Any]) -> bytes:
     return yaml.dump(dict(data), Dumper=yaml.CSafeDumper, sort_keys=False).encode()
 
 
