@@ -11,7 +11,12 @@ Behaviours covered:
 - abort: the canary's first release is rolled back (its branch deleted); a second abort has nothing to do
   and exits 2;
 - every command is one commit of ``rollout/requests.yaml`` naming the command, authored by the user;
-- a corrupted requests file is no request (nothing promoted), and the next command replaces it.
+- a corrupted requests file is no request (nothing promoted), and the next command replaces it;
+- a request written by someone else between a command's read and write is kept (compare-and-set, one
+  re-read); a file that keeps changing is an error, never an overwrite;
+- resume with nothing paused, and promote with no strategy, exit 2 and commit nothing; status without a
+  strategy says there is no rollout;
+- without ``GIT_AUTHOR_*``, git's ``user.name``/``user.email`` name the author.
 """
 
 from __future__ import annotations
@@ -24,9 +29,14 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from nova_gitops import errors
 from nova_gitops.cli.main import cli
+from nova_gitops.controller import rollingout
 from nova_gitops.controller.looping import Controller
 from nova_gitops.controller.rolling import REQUESTS_PATH, ROLLOUT_BRANCH
+from nova_gitops.publishing.rolloutrecords import WriteOutcome
+from nova_gitops.rollouts import requesting
+from nova_gitops.rollouts.records import Requests
 from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy
 from tests.controller.test_rollouts import SPREAD, STRATEGY, WallClock, healthy_report, released
 
@@ -182,3 +192,84 @@ def test_a_corrupted_requests_file_is_no_request(fleet: Fleet, controller: Contr
         "paused": True,
         "pausedReason": "Alice",
     }
+
+
+def push_requests(fleet: Fleet, text: str, name: str = "requests-work") -> None:
+    """Someone else's commit of ``rollout/requests.yaml`` (another user, or a hand edit)."""
+    work = fleet.root / name
+    if not work.exists():
+        git(fleet.root, "clone", "--quiet", "--branch", ROLLOUT_BRANCH, fleet.url, str(work))
+    git(work, "pull", "--quiet", "--rebase", "origin", ROLLOUT_BRANCH)
+    (work / "rollout").mkdir(exist_ok=True)
+    (work / REQUESTS_PATH).write_text(text)
+    git(work, "add", "-A")
+    git(work, "commit", "--quiet", "-m", "someone else")
+    git(work, "push", "--quiet", "origin", f"HEAD:{ROLLOUT_BRANCH}")
+
+
+def test_a_request_written_meanwhile_is_kept(fleet: Fleet, controller: Controller) -> None:
+    """The compare-and-set sees the other write, reads again and applies the request on top of it."""
+    target = fleet.head()
+    repo = rollingout.rendered_repo(rollingout.Where(fleet.url, "", fleet.root / "cli-cache"))
+    calls: list[Requests] = []
+
+    def promote(found: Requests) -> Requests:
+        if not calls:  # between this command's read and its write, Bob pauses
+            push_requests(fleet, "kind: RolloutRequests\npaused: true\npausedReason: bob\n")
+        calls.append(found)
+        return requesting.promoted(found, target, "canary")
+
+    written = rollingout.write_requests(repo, promote, "rollout promote", environ={})
+    assert written.outcome is WriteOutcome.WRITTEN and len(calls) == 2
+    assert written.requests == Requests(True, "bob", None, frozenset({(target, "canary")}))
+    data = yaml.safe_load(git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{REQUESTS_PATH}"))
+    assert data["paused"] is True and data["promote"] == [{"revision": target, "wave": "canary"}]
+
+
+def test_a_file_that_keeps_changing_is_an_error_not_an_overwrite(
+    fleet: Fleet, controller: Controller
+) -> None:
+    repo = rollingout.rendered_repo(rollingout.Where(fleet.url, "", fleet.root / "cli-cache"))
+    count = iter(range(10))
+
+    def pause(found: Requests) -> Requests:
+        push_requests(fleet, f"kind: RolloutRequests\npausedReason: edit {next(count)}\n")
+        return requesting.paused(found, "alice")
+
+    with pytest.raises(errors.RepoError, match="run the command again"):
+        rollingout.write_requests(repo, pause, "rollout pause", environ={})
+    shown = git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{REQUESTS_PATH}")
+    assert shown == "kind: RolloutRequests\npausedReason: edit 1"  # the last edit stands
+
+
+def test_resume_with_nothing_paused_commits_nothing(fleet: Fleet, controller: Controller) -> None:
+    result = rollout(fleet, "resume")
+    assert result.exit_code == 2
+    assert "nothing to resume" in result.output
+    assert git(fleet.remote, "log", "--format=%s", ROLLOUT_BRANCH, "--", REQUESTS_PATH) == ""
+
+
+def test_the_author_is_the_users_git_identity(fleet: Fleet, controller: Controller) -> None:
+    """Without GIT_AUTHOR_*, git's user.name/user.email (here from $HOME/.gitconfig) name the author."""
+    git(fleet.root, "config", "--global", "user.name", "Dana Ops")
+    git(fleet.root, "config", "--global", "user.email", "dana@example.invalid")
+    where = ["--repo", fleet.url, "--cache-dir", str(fleet.root / "cli-cache")]
+    unset = {"GIT_AUTHOR_NAME": None, "GIT_AUTHOR_EMAIL": None}
+    result = CliRunner().invoke(cli, ["rollout", "pause", *where, "--reason", "incident"], env=unset)
+    assert result.exit_code == 0, result.output
+    author = git(fleet.remote, "log", "-1", "--format=%an <%ae>|%s", ROLLOUT_BRANCH)
+    assert author == "Dana Ops <dana@example.invalid>|rollout pause: Dana Ops: incident"
+
+
+def test_status_without_a_strategy_says_there_is_no_rollout(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path)
+    fleet.write_source("policy.yaml", policy())
+    fleet.write_source("web.yaml", deployment())
+    fleet.report(cluster_report("wlc-1"))
+    fleet.controller().reconcile_once()
+    result = rollout(fleet, "status")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("no rollout:")
+    assert json.loads(rollout(fleet, "status", "-o", "json").output)["target"] is None
+    promoted = rollout(fleet, "promote")
+    assert promoted.exit_code == 2 and "nothing to promote: no rollout" in promoted.output
