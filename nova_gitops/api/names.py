@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from nova_gitops.api import selectors
+from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import (
     UNKNOWN_FIELD_REJECTED,
     Problem,
@@ -226,3 +227,29 @@ DNS1035_LABEL_RULE: Final = (
 DNS1123_LABEL_RULE: Final = (
     "at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnDocument:
+    """The head of a document of one of our strict kinds (PodControllerShape, RolloutStrategy): its checker,
+    its validated name and its ``spec`` (empty when missing, which is an error)."""
+
+    check: Fields
+    name: str | None
+    spec: dict[Any, Any]
+
+
+def read_own_document(
+    document: Document, problems: list[Problem], top_fields: Collection[str], spec_fields: Collection[str]
+) -> OwnDocument:
+    """Check the fields every one of our kinds has, strictly (unknown fields are errors with a "did you
+    mean"): top-level, metadata, the name, and that ``spec`` is a mapping of known fields."""
+    check = Fields(document.location, problems, strict=True)
+    body = document.body if isinstance(document.body, dict) else {}
+    check.unknown(body, "", top_fields)
+    metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
+    check.unknown(metadata, "metadata", OBJECT_META_FIELDS)
+    name = check.name(metadata.get("name"), "metadata.name")
+    spec = check.mapping(body.get("spec"), "spec", required=True) or {}
+    check.unknown(spec, "spec", spec_fields)
+    return OwnDocument(check, name, spec)

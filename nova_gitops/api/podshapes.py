@@ -139,14 +139,8 @@ def parse_shape(document: Document, problems: list[Problem]) -> PodControllerSha
     """Validate a PodControllerShape document, strictly: an unknown field or a JSONPath that does not
     parse is an error naming the field (``build_source_set`` points it at its line)."""
     mark = len(problems)
-    check = names.Fields(document.location, problems, strict=True)
-    body = document.body if isinstance(document.body, dict) else {}
-    check.unknown(body, "", _TOP_FIELDS)
-    metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
-    check.unknown(metadata, "metadata", names.OBJECT_META_FIELDS)
-    name = check.name(metadata.get("name"), "metadata.name")
-    spec = check.mapping(body.get("spec"), "spec", required=True) or {}
-    check.unknown(spec, "spec", _SPEC_FIELDS)
+    head = names.read_own_document(document, problems, _TOP_FIELDS, _SPEC_FIELDS)
+    check, name, spec = head.check, head.name, head.spec
     group = spec.get("group", "")
     if not isinstance(group, str):
         check.error("spec.group", f'needs an API group ("" for core), got {group!r}')

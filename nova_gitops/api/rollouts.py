@@ -107,14 +107,8 @@ def parse_strategy(document: Document, problems: list[Problem]) -> RolloutStrate
     """Validate a RolloutStrategy document. Every problem is appended naming ``RolloutStrategy <name>`` and
     its field (``build_source_set`` points it at the field's line); None when the strategy cannot be used."""
     mark = len(problems)
-    check = names.Fields(document.location, problems, strict=True)
-    body = document.body if isinstance(document.body, dict) else {}
-    check.unknown(body, "", _TOP_FIELDS)
-    metadata = check.mapping(body.get("metadata"), "metadata", required=True) or {}
-    check.unknown(metadata, "metadata", names.OBJECT_META_FIELDS)
-    name = check.name(metadata.get("name"), "metadata.name")
-    spec = check.mapping(body.get("spec"), "spec", required=True) or {}
-    check.unknown(spec, "spec", _SPEC_FIELDS)
+    head = names.read_own_document(document, problems, _TOP_FIELDS, _SPEC_FIELDS)
+    check, name, spec = head.check, head.name, head.spec
     waves = _waves(spec, check)
     max_parallel = _max_parallel(spec, "spec.maxParallel", check)
     bake_time = _duration(spec, "bakeTime", "spec", check, allow_zero=True)

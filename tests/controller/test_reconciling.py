@@ -284,23 +284,6 @@ def test_invalid_source_raises_every_problem_and_commits_nothing(fleet: Fleet) -
     assert git(fleet.remote, "branch", "--list", "main") == ""
 
 
-def test_a_git_source_is_rendered_at_one_revision(fleet: Fleet, tmp_path: Path) -> None:
-    work = tmp_path / "source-work"
-    bare = tmp_path / "source.git"
-    git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=main", str(bare))
-    git(tmp_path, "clone", "--quiet", str(bare), str(work))
-    for path in fleet.source.iterdir():
-        (work / path.name).write_text(path.read_text())
-    git(work, "add", "-A")
-    git(work, "commit", "--quiet", "-m", "fleet")
-    git(work, "push", "--quiet", "origin", "HEAD:main")
-    revision = git(work, "rev-parse", "HEAD")
-    source = GitSource(f"file://{bare}", "main", cache_dir=tmp_path / "cache")
-    outcome = fleet.controller(source=source).reconcile_once()
-    assert outcome.source.revision == revision
-    assert f"Nova-Source-Revision: {revision}" in fleet.message()
-
-
 def git_source(fleet: Fleet, tmp_path: Path) -> tuple[GitSource, Path]:
     work = tmp_path / "source-work"
     bare = tmp_path / "source.git"
@@ -312,6 +295,14 @@ def git_source(fleet: Fleet, tmp_path: Path) -> tuple[GitSource, Path]:
     git(work, "commit", "--quiet", "-m", "fleet")
     git(work, "push", "--quiet", "origin", "HEAD:main")
     return GitSource(f"file://{bare}", "main", cache_dir=tmp_path / "cache"), work
+
+
+def test_a_git_source_is_rendered_at_one_revision(fleet: Fleet, tmp_path: Path) -> None:
+    source, work = git_source(fleet, tmp_path)
+    revision = git(work, "rev-parse", "HEAD")
+    outcome = fleet.controller(source=source).reconcile_once()
+    assert outcome.source.revision == revision
+    assert f"Nova-Source-Revision: {revision}" in fleet.message()
 
 
 def test_a_reschedule_of_an_unchanged_source_is_remedial(fleet: Fleet, tmp_path: Path) -> None:

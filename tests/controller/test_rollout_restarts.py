@@ -13,8 +13,8 @@ import pytest
 from nova_gitops import errors
 from nova_gitops.controller.rolling import RolloutDriver
 from nova_gitops.publishing.releases import MoveOutcome, RefMove
-from tests.controller.helpers import Fleet, cluster_report, deployment, policy
-from tests.controller.test_rollouts import SPREAD, STRATEGY, WallClock, healthy_report, released
+from tests.controller.helpers import Fleet, cluster_report, deployment
+from tests.controller.test_rollouts import WallClock, healthy_report, released, rollout_fleet
 
 
 class Killed(Exception):
@@ -23,12 +23,7 @@ class Killed(Exception):
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Fleet:
-    fleet = Fleet(tmp_path)
-    fleet.write_source("policy.yaml", policy(spreadConstraints=SPREAD))
-    fleet.write_source("web.yaml", deployment())
-    fleet.write_source("rollout.yaml", STRATEGY)
-    fleet.report(cluster_report("wlc-1", labels={"tier": "canary"}), cluster_report("wlc-2"))
-    return fleet
+    return rollout_fleet(tmp_path)
 
 
 def driver_of(controller: object) -> RolloutDriver:

@@ -42,6 +42,11 @@ class WallClock:
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Fleet:
+    return rollout_fleet(tmp_path)
+
+
+def rollout_fleet(tmp_path: Path) -> Fleet:
+    """A Duplicate policy over wlc-1 (label tier=canary) and wlc-2, and a canary-then-others strategy."""
     fleet = Fleet(tmp_path)
     fleet.write_source("policy.yaml", policy(spreadConstraints=SPREAD))
     fleet.write_source("web.yaml", deployment())
