@@ -10,9 +10,9 @@ benchmark (`bench/loop.py`), which run the same pieces on real clocks in threads
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,9 @@ class LocalLoop:
         controller_clock: Clock | None = None,  # a ManualClock when None
         controller_settings: Mapping[str, Any] | None = None,
         agent_settings: Mapping[str, Any] | None = None,
+        cluster_settings: Mapping[str, Mapping[str, Any]] | None = None,  # per cluster, over agent_settings
         controller_log: Any = None,
+        wall_clock: Callable[[], datetime] | None = None,  # rollout bakes and timeouts; None: the system's
     ) -> None:
         self.root = root
         self.delegated = delegated
@@ -122,7 +124,8 @@ class LocalLoop:
         self.controller_clock = controller_clock if controller_clock is not None else ManualClock()
         self.clusters: dict[str, SimCluster] = {}
         for name in clusters:
-            self.clusters[name] = self._cluster(name, nodes_per_cluster, dict(agent_settings or {}))
+            overrides = {**dict(agent_settings or {}), **dict((cluster_settings or {}).get(name, {}))}
+            self.clusters[name] = self._cluster(name, nodes_per_cluster, overrides)
         chosen: dict[str, Any] = {"interval": 1.0, "delegated": delegated, **dict(controller_settings or {})}
         self.settings = ControllerSettings(
             repo_url=self.rendered_url, cache_dir=root / "controller-cache", **chosen
@@ -133,6 +136,7 @@ class LocalLoop:
             status=GitStatusReader(self.rendered_url, self.settings.status_branch, cache_dir=root / "status"),
             clock=self.controller_clock,
             log=controller_log,
+            wall_clock=wall_clock,
         )
 
     @property

@@ -1,0 +1,185 @@
+"""The rollout side of the local loop (issue 12, docs/rollouts.md): the source of the waves story, a loop
+whose agents follow their release branches, and what to look at in the rendered repository.
+
+Shared by the waves demo (``examples/demo/run.py --waves``), its end-to-end test
+(``tests/e2e/test_rollout_demo.py``) and the rollout figure of ``bench/loop.py``. Kept out of
+``localloop.py`` so the loop itself stays the same for the stories without a strategy.
+
+Why one clock for everything in the stepped story: the controller's rollout clock (bakes, health timeouts)
+is the agents' and the simulated clusters' clock, so "healthy for 5 s" and "ProgressDeadlineExceeded after
+20 s" happen when the story advances time, never by waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nova_agent.clocks import FakeClock
+from nova_gitops.controller.rolling import RECORD_PATH, REQUESTS_PATH, ROLLOUT_BRANCH
+from nova_gitops.publishing.gitwriting import RenderedRepo
+from nova_gitops.publishing.rolloutrecords import RolloutRecords, WriteOutcome
+from tests.e2e import manifests
+from tests.e2e.localloop import LocalLoop, git
+
+RELEASE_PREFIX = "nova/clusters/"
+CANARY_LABELS = {"tier": "canary"}  # what `nova-agent --label tier=canary` reports for wlc-1
+PROGRESS_DEADLINE_SECONDS = 20
+
+WEB_POLICY = """\
+# The storefront runs on every cluster (Duplicate spread): a change to it reaches all of them, wave by wave.
+apiVersion: policy.elotl.co/v1alpha1
+kind: SchedulePolicy
+metadata:
+  name: web-everywhere
+spec:
+  groupBy:
+    labelKey: app.kubernetes.io/part-of
+  spreadConstraints:
+    spreadMode: Duplicate
+    topologyKey: kubernetes.io/metadata.name
+  resourceSelectors:
+    labelSelectors:
+    - matchLabels:
+        app.kubernetes.io/part-of: web
+"""
+
+
+def strategy(waves: Iterable[tuple[str, Mapping[str, str]]] = (("canary", CANARY_LABELS),)) -> str:
+    """A RolloutStrategy: the named waves by cluster labels, then the implicit ``others``; a 5 s bake."""
+    listed = "".join(
+        f"  - name: {name}\n    clusterSelector:\n      matchLabels: {dict(labels)}\n"
+        for name, labels in waves
+    ).replace("'", "")
+    return f"""\
+apiVersion: gitops.nova.elotl.co/v1alpha1
+kind: RolloutStrategy
+metadata:
+  name: fleet
+spec:
+  waves:
+{listed}  bakeTime: 5s
+  healthTimeout: 2m
+  onFailure: pause
+"""
+
+
+def storefront(image_tag: str, cpu: str = "250m") -> str:
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: storefront
+  namespace: web
+  labels: {{app.kubernetes.io/part-of: web}}
+spec:
+  replicas: 2
+  progressDeadlineSeconds: {PROGRESS_DEADLINE_SECONDS}
+  selector:
+    matchLabels: {{app: storefront}}
+  template:
+    metadata:
+      labels: {{app: storefront}}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/storefront:{image_tag}
+        resources:
+          requests: {{cpu: {cpu}, memory: 128Mi}}
+"""
+
+
+SOURCE = {
+    "apps/platform.yaml": manifests.PLATFORM,
+    "apps/storefront.yaml": storefront("1.0"),
+    "policies/platform.yaml": manifests.PLATFORM_POLICY,
+    "policies/web.yaml": WEB_POLICY,
+    "rollout/strategy.yaml": strategy(),
+}
+
+
+def waves_loop(root: Path, *, controller_log: Any = None) -> LocalLoop:
+    """Two clusters, wlc-1 labelled canary; agents follow their release branches; one simulated clock."""
+    clock = FakeClock()
+    return LocalLoop(
+        root,
+        agent_clock=clock,
+        wall_clock=clock.now,
+        agent_settings={"follow_release": True},
+        cluster_settings={"wlc-1": {"cluster_labels": CANARY_LABELS}},
+        controller_log=controller_log,
+    )
+
+
+def released(loop: LocalLoop) -> dict[str, str]:
+    """Cluster → the commit its release branch ``nova/clusters/<cluster>`` points at."""
+    listed = git(loop.rendered, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/")
+    return {
+        ref.removeprefix(RELEASE_PREFIX): sha
+        for ref, sha in (line.split() for line in listed.splitlines())
+        if ref.startswith(RELEASE_PREFIX)
+    }
+
+
+def head(loop: LocalLoop, ref: str = "main") -> str:
+    return git(loop.rendered, "rev-parse", ref)
+
+
+def record(loop: LocalLoop) -> dict[str, Any]:
+    """The controller's rollout record, ``rollout/record.yaml`` on ``nova/rollout``."""
+    document: dict[str, Any] = yaml.safe_load(loop.show(RECORD_PATH, ROLLOUT_BRANCH))
+    return document
+
+
+def images(loop: LocalLoop, name: str) -> dict[str, str]:
+    """What a cluster runs: live Deployment ``namespace/name`` → its image."""
+    return {
+        key: body["spec"]["template"]["spec"]["containers"][0]["image"]
+        for key, body in loop.clusters[name].workloads().items()
+    }
+
+
+def cycle(loop: LocalLoop, seconds: float = 1.0, times: int = 1) -> None:
+    """``times`` rounds of: every agent passes (the cluster reacts), the controller reconciles (and takes
+    its rollout step), then ``seconds`` pass on the shared clock."""
+    for _ in range(times):
+        loop.agents()
+        loop.reconcile()
+        loop.advance(seconds)
+
+
+def until_complete(loop: LocalLoop, limit: int = 30) -> int:
+    """Cycle (1 s each) until the record says the rollout is complete; how many cycles it took."""
+    for cycles in range(1, limit + 1):
+        cycle(loop)
+        if record(loop).get("outcome") == "complete":
+            return cycles
+    raise AssertionError(f"the rollout is not complete after {limit} cycles: {record(loop)}")
+
+
+def request_abort(loop: LocalLoop, revision: str) -> WriteOutcome:
+    """What ``nova-gitops rollout abort`` commits: ``abort: {revision: ...}`` in ``rollout/requests.yaml``
+    on ``nova/rollout`` of the rendered repository, with the person's git identity.
+
+    TODO(rollout abort): call the ``nova-gitops rollout abort`` workflow once it is on main; it rewrites the
+    requests file from the parsed requests the same way (``records.requests_to_data``)."""
+    repo = RenderedRepo(loop.root / "engineer-cache", loop.rendered_url)
+    requests = RolloutRecords(repo, ROLLOUT_BRANCH, path=REQUESTS_PATH)
+    previous = requests.read_record()
+    data = dict(yaml.safe_load(previous) or {}) if previous else {}
+    data.update(
+        apiVersion="gitops.nova.elotl.co/v1alpha1", kind="RolloutRequests", abort={"revision": revision}
+    )
+    return requests.write_record(
+        yaml.safe_dump(data, sort_keys=False).encode(), previous, f"rollout abort {revision[:12]}"
+    )
+
+
+def rollout_metrics(loop: LocalLoop) -> list[str]:
+    """The controller's ``nova_rollout_*`` lines of ``/metrics``."""
+    return [
+        line for line in loop.controller.metrics.exposition().splitlines() if line.startswith("nova_rollout_")
+    ]
