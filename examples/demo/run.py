@@ -11,6 +11,9 @@ The story: the agents report their clusters; workloads without a policy go nowhe
 platform on both clusters and each shop colour on one; wlc-2 fills up, its pods stay Pending, its agent asks
 for a reschedule and the controller moves the group to wlc-1; room comes back and a push pins blue to wlc-2.
 
+``--waves`` tells another story on the same loop: a progressive rollout, canary first, then the rest, and a
+failing revision paused and rolled back (``examples/demo/waves.py``).
+
 Options: ``--workdir DIR`` keeps the repositories there (default: a temporary directory, removed at the end).
 """
 
@@ -170,15 +173,25 @@ def main() -> int:
     parser.add_argument(
         "--workdir", type=Path, help="keep the repositories here (default: a temporary directory)"
     )
+    parser.add_argument(
+        "--waves",
+        action="store_true",
+        help="the rollout story: canary, then the rest; a bad revision rolled back",
+    )
     arguments = parser.parse_args()
     for name in [name for name in os.environ if name.startswith("GIT_")]:
         del os.environ[name]
     os.environ.update(GIT_ENVIRONMENT)
+    story = run
+    if arguments.waves:
+        from examples.demo import waves
+
+        story = waves.run
     if arguments.workdir is not None:
         arguments.workdir.mkdir(parents=True, exist_ok=True)
-        return run(arguments.workdir)
+        return story(arguments.workdir)
     with tempfile.TemporaryDirectory(prefix="nova-demo-") as workdir:
-        return run(Path(workdir))
+        return story(Path(workdir))
 
 
 if __name__ == "__main__":

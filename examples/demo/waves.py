@@ -1,0 +1,176 @@
+"""The waves story of the demo (``python examples/demo/run.py --waves``): a progressive rollout (issue 12,
+docs/rollouts.md) on the same local loop.
+
+A RolloutStrategy releases each render to the canary wave (wlc-1, labelled ``tier=canary``) first and to the
+rest (the implicit ``others`` wave: wlc-2) once the canary has run *that* commit healthy for the 5 s bake.
+The agents run with ``--follow-release``: each applies the commit on its branch ``nova/clusters/<cluster>``,
+not the head of ``main``. A good image goes everywhere, wave by wave; a revision whose pods cannot be
+scheduled stops at the canary (``ProgressDeadlineExceeded``), the rollout pauses and says why, and an abort
+puts the canary back on the previous revision. wlc-2 never runs the failing one.
+
+One simulated clock drives the controller's bakes, the agents and the clusters, so the story takes seconds
+and prints the same every run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+
+def step(number: int, title: str) -> None:
+    print(f"\n── {number}. {title}")
+
+
+def say(text: str) -> None:
+    print(f"   {text}")
+
+
+class Story:
+    def __init__(self, workdir: Path) -> None:
+        from nova_gitops.controller.logs import JsonLog
+        from tests.e2e import rollouts
+
+        self.log = io.StringIO()
+        self.read_to = 0
+        self.loop = rollouts.waves_loop(workdir, controller_log=JsonLog(self.log))
+        self.renders: dict[str, str] = {}  # rendered commit → the image it releases, for the printouts
+
+    def branches(self) -> None:
+        from tests.e2e import rollouts
+
+        released = rollouts.released(self.loop)
+        main = rollouts.head(self.loop)
+        for name in self.loop.clusters:
+            commit = released.get(name)
+            where = (
+                "not released yet" if commit is None else f"{commit[:7]} ({self.renders.get(commit, '?')})"
+            )
+            behind = "" if commit is None or commit == main else "   ← behind main"
+            say(f"nova/clusters/{name:<6} → {where}{behind}")
+
+    def clusters(self) -> None:
+        for name, cluster in self.loop.clusters.items():
+            listed = ", ".join(
+                f"{key.split('/')[1]} ({_image_tag(body)}) {_ready(body)}/{body['spec']['replicas']} ready"
+                for key, body in sorted(cluster.workloads().items())
+            )
+            pending = len([p for p in cluster.pods("Pending") if p["metadata"]["namespace"] == "web"])
+            say(f"{name}: {listed or 'nothing yet'}" + (f"; {pending} pods Pending" if pending else ""))
+
+    def controller_says(self) -> None:
+        """The controller's rollout log lines since the last look (one per wave when refs move)."""
+        lines = self.log.getvalue().splitlines()
+        for line in lines[self.read_to :]:
+            entry: dict[str, Any] = json.loads(line)
+            if entry.get("event") == "rollout":
+                say(f"controller: wave {entry['wave']}: {entry['state']}: {entry['reason']}")
+        self.read_to = len(lines)
+
+    def push(self, files: dict[str, str], message: str, image: str) -> str:
+        from tests.e2e import rollouts
+
+        self.loop.source.push(files, message)
+        self.loop.reconcile()
+        main = rollouts.head(self.loop)
+        self.renders[main] = image
+        return main
+
+
+def run(workdir: Path) -> int:
+    from tests.e2e import rollouts
+
+    story = Story(workdir)
+    loop = story.loop
+    try:
+        step(1, "Two clusters; each agent follows its release branch (--follow-release); wlc-1 is the canary")
+        loop.agents()
+        for name in loop.clusters:
+            labels = loop.report(name)["metadata"]["labels"]
+            tier = f"tier={labels['tier']}" if "tier" in labels else "no tier label"
+            say(f"{name}: status/{name}.yaml on nova-status: {tier}")
+
+        step(2, "git push: the platform, a storefront on every cluster, and a RolloutStrategy")
+        say("waves: canary (clusterSelector tier=canary) then others; bakeTime 5s; healthTimeout 2m")
+        story.push(rollouts.SOURCE, "storefront 1.0 with a rollout strategy", "storefront:1.0")
+        story.controller_says()
+        rollouts.until_complete(loop)
+        story.controller_says()
+        story.branches()
+        story.clusters()
+
+        step(3, "git push: storefront 2.0 — the render goes to main; only the canary's release branch moves")
+        target = story.push(
+            {"apps/storefront.yaml": rollouts.storefront("2.0")}, "storefront 2.0", "storefront:2.0"
+        )
+        story.controller_says()
+        story.branches()
+
+        step(4, "wlc-1's agent applies the released commit and reports it healthy *for that commit*")
+        rollouts.cycle(loop)
+        [entry] = [w for w in loop.report("wlc-1")["status"]["workloads"] if w["kind"] == "Deployment"]
+        same = "= released" if entry["revision"] == target else "≠ released"
+        say(
+            f"status/wlc-1.yaml: Deployment web/storefront healthy={entry['healthy']} ({entry['reason']}), "
+            f"revision {entry['revision'][:7]} {same}"
+        )
+        canary = rollouts.record(loop)["waves"][0]
+        say(f"rollout/record.yaml on nova/rollout: wave canary healthySince {canary['healthySince']}")
+        story.clusters()
+
+        step(5, "5 s later (the bake, on the simulated clock) the next wave is released: wlc-2 applies 2.0")
+        rollouts.cycle(loop, times=6)
+        story.controller_says()
+        story.branches()
+        story.clusters()
+        rollouts.until_complete(loop)
+        say(f"rollout/record.yaml: outcome {rollouts.record(loop)['outcome']} (wlc-2 baked too)")
+
+        step(6, "git push: storefront 3.0 asking 6 cpu per pod — no node has that much; only wlc-1 gets it")
+        bad = story.push(
+            {"apps/storefront.yaml": rollouts.storefront("3.0", cpu="6")}, "storefront 3.0", "storefront:3.0"
+        )
+        story.controller_says()
+        rollouts.cycle(loop)
+        story.clusters()
+        pending = [p for p in loop.clusters["wlc-1"].pods("Pending") if p["metadata"]["namespace"] == "web"]
+        if pending:
+            say(f"pod {pending[0]['metadata']['name']}: {pending[0]['status']['conditions'][0]['message']}")
+        rollouts.cycle(loop, seconds=5, times=6)
+        story.controller_says()
+        failed = rollouts.record(loop)["waves"][0]
+        say(f"rollout/record.yaml: outcome {rollouts.record(loop)['outcome']}; canary failure:")
+        say(f"  {failed.get('failure', '')}")
+        for line in rollouts.rollout_metrics(loop):
+            say(f"/metrics: {line}")
+        story.branches()
+
+        step(7, f"roll back: abort the rollout of {bad[:7]} (rollout/requests.yaml on nova/rollout)")
+        rollouts.request_abort(loop, bad)
+        say(f"requests.yaml: abort: {{revision: {bad[:12]}...}}   (what `nova-gitops rollout abort` commits)")
+        rollouts.cycle(loop)
+        story.controller_says()
+        story.branches()
+        rollouts.cycle(loop, times=2)
+        say(f"nova-agent wlc-1 re-applies {story.renders[rollouts.released(loop)['wlc-1']]}:")
+        story.clusters()
+
+        step(8, "where everything is")
+        say(f"rollout/record.yaml: outcome {rollouts.record(loop)['outcome']}")
+        ran = {name: sorted(set(rollouts.images(loop, name).values())) for name in loop.clusters}
+        say(f"wlc-2 never ran storefront:3.0: it runs {', '.join(ran['wlc-2'])}")
+        say(f"repositories: {workdir} (source.git, rendered.git: main, nova/clusters/*, nova/rollout)")
+    finally:
+        loop.close()
+    return 0
+
+
+def _image_tag(body: dict[str, Any]) -> str:
+    return str(body["spec"]["template"]["spec"]["containers"][0]["image"]).rpartition("/")[2]
+
+
+def _ready(body: dict[str, Any]) -> object:
+    status = body.get("status")
+    return status.get("readyReplicas", 0) if isinstance(status, dict) else 0
