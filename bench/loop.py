@@ -4,13 +4,15 @@ Figures (issue 5): time from ``git push`` of a source change to the agents havin
 p95 <= 6 s over 50 pushes, with the controller and agents polling every 1 s and the webhook announcing each
 push; reschedule latency from the first status report that shows Pending pods (with a reschedule request) to
 the commit that moves the group, <= one controller interval; controller memory flat (+-10 %) over 1,000
-reconciles (RSS after the first and after the last). Prints a table, then one JSON line (last line).
+reconciles (RSS after the first and after the last); and the rollout figures of issue 12
+(``bench/rollout.py``: wave N healthy for bakeTime → wave N+1 released within one interval, three waves of
+bake 5 s complete within 3 × (bake + 2 intervals)). Prints a table, then one JSON line (last line).
 
 Everything runs in this process on real clocks: the controller loop and its webhook receiver, one nova-agent
 ``run`` loop per cluster, and two fake API servers in simulated-cluster mode (background threads), as in
 ``tests/e2e/localloop.py``.
 
-    .venv/bin/python bench/loop.py [--pushes 50] [--reconciles 1000] [--interval 1.0]
+    .venv/bin/python bench/loop.py [--pushes 50] [--reconciles 1000] [--interval 1.0] [--rollout-only]
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import rollout
 from nova_agent.clocks import SystemClock
 from nova_gitops.controller import webhook
 from nova_gitops.controller.logs import JsonLog
@@ -185,6 +188,7 @@ def main() -> int:
     parser.add_argument("--pushes", type=int, default=50)
     parser.add_argument("--reconciles", type=int, default=1000)
     parser.add_argument("--interval", type=float, default=1.0, help="controller and agent poll seconds")
+    parser.add_argument("--rollout-only", action="store_true", help="only the rollout figures")
     arguments = parser.parse_args()
     for name in [name for name in os.environ if name.startswith("GIT_")]:
         del os.environ[name]
@@ -193,6 +197,21 @@ def main() -> int:
         logging.ERROR
     )  # "no branch 'main' (yet)" before the first render
     results: dict[str, Any] = {"pushes": arguments.pushes, "interval_s": arguments.interval}
+    if arguments.rollout_only:
+        del results["pushes"]
+    else:
+        results.update(loop_figures(arguments))
+    with tempfile.TemporaryDirectory(prefix="nova-bench-rollout-") as workdir, open(os.devnull, "w") as null:
+        results.update(rollout.figures(Path(workdir), arguments.interval, null))
+    width = max(len(key) for key in results)
+    for key, value in results.items():
+        print(f"{key:{width}} {value}")
+    print(json.dumps(results, sort_keys=True))
+    return 0
+
+
+def loop_figures(arguments: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nova-bench-loop-") as workdir, open(os.devnull, "w") as null:
         agent_clock = SystemClock()
         loop = LocalLoop(
@@ -238,11 +257,7 @@ def main() -> int:
             cluster.sim.stop()
         results.update(memory(loop, arguments.reconciles))
         loop.close()
-    width = max(len(key) for key in results)
-    for key, value in results.items():
-        print(f"{key:{width}} {value}")
-    print(json.dumps(results, sort_keys=True))
-    return 0
+    return results
 
 
 if __name__ == "__main__":
