@@ -51,9 +51,9 @@ spec:
 def strategy(waves: Iterable[tuple[str, Mapping[str, str]]] = (("canary", CANARY_LABELS),)) -> str:
     """A RolloutStrategy: the named waves by cluster labels, then the implicit ``others``; a 5 s bake."""
     listed = "".join(
-        f"  - name: {name}\n    clusterSelector:\n      matchLabels: {dict(labels)}\n"
+        f"  - name: {name}\n    clusterSelector:\n      matchLabels: {{{_flow(labels)}}}\n"
         for name, labels in waves
-    ).replace("'", "")
+    )
     return f"""\
 apiVersion: gitops.nova.elotl.co/v1alpha1
 kind: RolloutStrategy
@@ -65,6 +65,10 @@ spec:
   healthTimeout: 2m
   onFailure: pause
 """
+
+
+def _flow(labels: Mapping[str, str]) -> str:
+    return ", ".join(f"{key}: {value}" for key, value in labels.items())
 
 
 def storefront(image_tag: str, cpu: str = "250m") -> str:
