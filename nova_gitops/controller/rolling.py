@@ -132,7 +132,7 @@ class RolloutDriver:
             reports={name: health.facts_from_status(_status_of(report)) for name, report in reports.items()},
             record=record,
             requests=records.requests_from_data(read_yaml(self.requests.read_record())),
-            continues=bool(record.target) and self._all_remedial(record.target, target, None),
+            continues=bool(record.target) and self._same_rollout(record.target, target, names),
         )
         return Reading(tuple(wave_list), situation, recorded)
 
@@ -150,6 +150,15 @@ class RolloutDriver:
         if self._all_remedial(released, target, cluster):
             return "remedial"
         return "gated"
+
+    def _same_rollout(self, recorded: str, target: str, clusters: Sequence[str]) -> bool:
+        """``target`` goes on with the rollout of ``recorded``: every commit since is remedial, or none of
+        them changed a cluster's directory (a render that only rewrote PLACEMENT.md after a capacity change).
+        Otherwise a newer render would start over and, after an abort, release the aborted bytes again."""
+        if self._all_remedial(recorded, target, None):
+            return True
+        ancestor = self.repo.git.run("merge-base", "--is-ancestor", recorded, target, check=False)
+        return ancestor.status == 0 and not self.releases.changed_clusters(recorded, target, clusters)
 
     def _all_remedial(self, since: str | None, target: str, cluster: str | None) -> bool:
         """Every commit after ``since`` (None: from the first) up to ``target`` (touching

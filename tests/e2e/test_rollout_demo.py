@@ -11,9 +11,9 @@ Behaviours covered:
 - an abort request (``rollout/requests.yaml`` on ``nova/rollout``) moves wlc-1's branch back and its agent
   re-applies the previous image; wlc-2 never runs the failing revision at any step;
 - the demo script prints that story;
-- (known gap, xfail) an abort holds when a later render changes no cluster's directory: today a capacity
-  change re-renders ``PLACEMENT.md`` only, the new commit starts a new rollout at wave 1 and re-releases the
-  aborted content to the canary.
+- an abort holds when a later render changes no cluster's directory (a capacity change re-renders
+  ``PLACEMENT.md`` only): that commit goes on with the aborted rollout instead of starting a new one that
+  would release the aborted content to the canary again.
 """
 
 from __future__ import annotations
@@ -128,11 +128,6 @@ def test_the_demo_tells_the_waves_story(tmp_path: Path) -> None:
         assert expected in output, output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an abort is tied to the aborted commit: a later render with the same cluster directories "
-    "(only PLACEMENT.md's capacity changed) starts a new rollout and re-releases the aborted content",
-)
 def test_an_abort_holds_when_a_later_render_changes_no_cluster_directory(tmp_path: Path) -> None:
     loop = rollouts.waves_loop(tmp_path)
     try:
