@@ -149,7 +149,7 @@ def run(workdir: Path) -> int:
 
         step(7, f"roll back: abort the rollout of {bad[:7]} (rollout/requests.yaml on nova/rollout)")
         rollouts.request_abort(loop, bad)
-        say(f"requests.yaml: abort: {{revision: {bad[:12]}...}}   (what `nova-gitops rollout abort` commits)")
+        say(f"nova-gitops rollout abort: requests.yaml now says abort: {{revision: {bad[:12]}...}}")
         rollouts.cycle(loop)
         story.controller_says()
         story.branches()

@@ -19,9 +19,8 @@ from typing import Any
 import yaml
 
 from nova_agent.clocks import FakeClock
-from nova_gitops.controller.rolling import RECORD_PATH, REQUESTS_PATH, ROLLOUT_BRANCH
-from nova_gitops.publishing.gitwriting import RenderedRepo
-from nova_gitops.publishing.rolloutrecords import RolloutRecords, WriteOutcome
+from nova_gitops.controller import rollingout
+from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
 from tests.e2e import manifests
 from tests.e2e.localloop import LocalLoop, git
 
@@ -164,22 +163,18 @@ def until_complete(loop: LocalLoop, limit: int = 30) -> int:
     raise AssertionError(f"the rollout is not complete after {limit} cycles: {record(loop)}")
 
 
-def request_abort(loop: LocalLoop, revision: str) -> WriteOutcome:
-    """What ``nova-gitops rollout abort`` commits: ``abort: {revision: ...}`` in ``rollout/requests.yaml``
-    on ``nova/rollout`` of the rendered repository, with the person's git identity.
+def request_abort(loop: LocalLoop, revision: str) -> str:
+    """``nova-gitops rollout abort``, as the command runs it (``controller.rollingout.request``): it commits
+    ``abort: {revision: ...}`` to ``rollout/requests.yaml`` on ``nova/rollout`` of the rendered repository,
+    with the person's git identity, for the rollout of ``main``'s head (which must be ``revision``)."""
+    assert git(loop.rendered, "rev-parse", "main") == revision, "abort acts on the rollout of main's head"
+    where = rollingout.Where(
+        repo_url=loop.rendered_url, source=loop.source.url, cache_dir=loop.root / "engineer-cache"
+    )
+    return rollingout.request(where, "abort", now=loop.controller.wall_clock(), environ=ENGINEER)
 
-    TODO(rollout abort): call the ``nova-gitops rollout abort`` workflow once it is on main; it rewrites the
-    requests file from the parsed requests the same way (``records.requests_to_data``)."""
-    repo = RenderedRepo(loop.root / "engineer-cache", loop.rendered_url)
-    requests = RolloutRecords(repo, ROLLOUT_BRANCH, path=REQUESTS_PATH)
-    previous = requests.read_record()
-    data = dict(yaml.safe_load(previous) or {}) if previous else {}
-    data.update(
-        apiVersion="gitops.nova.elotl.co/v1alpha1", kind="RolloutRequests", abort={"revision": revision}
-    )
-    return requests.write_record(
-        yaml.safe_dump(data, sort_keys=False).encode(), previous, f"rollout abort {revision[:12]}"
-    )
+
+ENGINEER = {"GIT_AUTHOR_NAME": "Release Engineer", "GIT_AUTHOR_EMAIL": "release@example.invalid"}
 
 
 def rollout_metrics(loop: LocalLoop) -> list[str]:
