@@ -1,8 +1,9 @@
 """Three waves through the controller with real git (issue 12's tests): a rollout that passes wave after wave,
 each only after the previous one baked; a controller replaced mid-bake finishes the bake at the time the
-record started it; a Deployment that never becomes Available in wave 2 pauses the rollout, and
-`rollout abort` rolls wave 2 back while wave 1 keeps the commit; a newer push mid-rollout starts over at
-the canary and the later waves skip the superseded commit."""
+record started it; a Deployment that never becomes Available in wave 2 pauses the rollout (wave 3 never gets
+the revision), and `rollout abort` rolls back every cluster the rollout released, waves 1 and 2 (an abort
+returns the fleet to where it was; `onFailure: rollback` would roll back the failed wave alone); a newer push
+mid-rollout starts over at the canary and the later waves skip the superseded commit."""
 
 from __future__ import annotations
 
