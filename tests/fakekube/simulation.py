@@ -151,6 +151,10 @@ class SimulatedCluster:
         """A Running pod that nova-gitops does not manage, bound to `node`, requesting `requests` (default:
         all the cpu and memory still free there). Its controller is someone else's, so agents count it as
         used capacity."""
+        with self.server.store.lock:  # created and marked Running before the simulation thread sees it
+            return self._occupy(node, requests, name)
+
+    def _occupy(self, node: str, requests: Mapping[str, str] | None, name: str) -> dict[str, Any]:
         self._ensure_namespace(OCCUPANT_NAMESPACE)
         if requests is None:
             with self.server.store.lock:
@@ -201,9 +205,10 @@ class SimulatedCluster:
         the replacements stay Pending (Unschedulable). Returns the evicted pods' names."""
         names = nodes or [node["metadata"]["name"] for node in self.server.objects("nodes")]
         evicted: list[str] = []
-        for name in names:
-            evicted += self.evict(name)
-            self.occupy(name)
+        with self.server.store.lock:  # one step for a running simulation: no replacement lands in between
+            for name in names:
+                evicted += self.evict(name)
+                self.occupy(name)
         return evicted
 
     def release(self) -> int:
