@@ -13,10 +13,10 @@ dependents of dependents are collected in the same pass, not one level per momen
 from __future__ import annotations
 
 import copy
-import threading
 from typing import Any
 
 from tests.fakekube import preparing
+from tests.fakekube.delaying import Delayed
 from tests.fakekube.statuses import ApiError
 from tests.fakekube.store import ObjectStore, StoreKey
 
@@ -68,28 +68,10 @@ class GarbageCollector:
 
     def __init__(self, store: ObjectStore, delay: float) -> None:
         self.store = store
-        self.delay = delay
-        self._timers: list[threading.Timer] = []
-        self._stopped = False
+        self.delayed = Delayed(store.lock, delay)
 
     def stop(self) -> None:
-        self._stopped = True
-        for timer in self._timers:
-            timer.cancel()
-
-    def _later(self, action: Any, *args: Any) -> None:
-        if self.delay <= 0:
-            action(*args)
-            return
-        timer = threading.Timer(self.delay, self._guarded, (action, *args))
-        timer.daemon = True
-        self._timers = [t for t in self._timers if t.is_alive()] + [timer]
-        timer.start()
-
-    def _guarded(self, action: Any, *args: Any) -> None:
-        if not self._stopped:
-            with self.store.lock:
-                action(*args)
+        self.delayed.stop()
 
     def _dependents(self, uid: str) -> list[tuple[StoreKey, dict[str, Any]]]:
         return [
@@ -121,7 +103,7 @@ class GarbageCollector:
 
     def owner_gone(self, owner: dict[str, Any]) -> None:
         """Background: the owner is gone; collect its dependents a moment later."""
-        self._later(self._collect, _uid(owner))
+        self.delayed.later(self._collect, _uid(owner))
 
     def _collect(self, uid: str) -> None:
         live = self._live_uids()
@@ -160,7 +142,7 @@ class GarbageCollector:
         marked["metadata"].setdefault("deletionTimestamp", preparing.now())
         marked["metadata"].setdefault("deletionGracePeriodSeconds", 0)
         stored = self.store.put(store_key, marked)
-        self._later(
+        self.delayed.later(
             self._finish_foreground,
             store_key,
             str(owner["metadata"].get("namespace", "")),
@@ -174,12 +156,7 @@ class GarbageCollector:
             return
         self._collect(_uid(owner))
         if self._dependents(_uid(owner)):  # dependents held by their finalizers: the owner waits
-            timer = threading.Timer(
-                max(self.delay, 0.05), self._guarded, (self._finish_foreground, store_key, namespace, name)
-            )
-            timer.daemon = True
-            self._timers = [t for t in self._timers if t.is_alive()] + [timer]
-            timer.start()
+            self.delayed.retry(self._finish_foreground, store_key, namespace, name)
             return
         finalizers = [f for f in owner["metadata"]["finalizers"] if f != FOREGROUND]
         if finalizers:

@@ -11,10 +11,10 @@ is marked deleted and the namespace waits for it, as upstream (a stuck finalizer
 from __future__ import annotations
 
 import copy
-import threading
 from typing import Any
 
 from tests.fakekube import preparing
+from tests.fakekube.delaying import Delayed
 from tests.fakekube.resources import ResourceType
 from tests.fakekube.statuses import ApiError
 from tests.fakekube.store import ObjectStore
@@ -54,14 +54,10 @@ class NamespaceLifecycle:
 
     def __init__(self, store: ObjectStore, delay: float) -> None:
         self.store = store
-        self.delay = delay
-        self._timers: list[threading.Timer] = []
-        self._stopped = False
+        self.delayed = Delayed(store.lock, delay)
 
     def stop(self) -> None:
-        self._stopped = True
-        for timer in self._timers:
-            timer.cancel()
+        self.delayed.stop()
 
     def delete(self, namespace: dict[str, Any]) -> dict[str, Any]:
         """The namespace as DELETE answers it: marked Terminating (unchanged if it already was)."""
@@ -72,47 +68,28 @@ class NamespaceLifecycle:
             marked["metadata"].update(deletionTimestamp=preparing.now(), deletionGracePeriodSeconds=0)
             marked["status"] = {**(marked.get("status") or {}), "phase": "Terminating"}
             stored = self.store.put(NAMESPACES, marked)
-        self._schedule(stored["metadata"]["name"])
+        self.delayed.later(self._finalize, stored["metadata"]["name"])
         return stored
 
-    def _schedule(self, name: str) -> None:
-        if self.delay <= 0:
-            self._finalize(name)
-            return
-        timer = threading.Timer(self.delay, self._finalize, (name,))
-        timer.daemon = True
-        self._timers = [t for t in self._timers if t.is_alive()] + [timer]
-        timer.start()
-
     def _finalize(self, name: str) -> None:
-        """The namespace controller's pass: delete the content; remove the namespace once it is empty."""
-        if self._stopped:
+        """The namespace controller's pass (under the store lock): delete the content; remove the namespace
+        once it is empty."""
+        namespace = self.store.get(NAMESPACES, "", name)
+        if not terminating(namespace):
             return
-        with self.store.lock:
-            namespace = self.store.get(NAMESPACES, "", name)
-            if not terminating(namespace):
-                return
-            remaining = False
-            for store_key in self.store.namespaces_in_use(name):
-                for obj in self.store.list_objects(store_key, name):
-                    if not obj["metadata"].get("finalizers"):
-                        self.store.remove(store_key, obj)
-                        continue
-                    remaining = True
-                    if "deletionTimestamp" not in obj["metadata"]:
-                        marked = copy.deepcopy(obj)
-                        marked["metadata"].update(
-                            deletionTimestamp=preparing.now(), deletionGracePeriodSeconds=0
-                        )
-                        self.store.put(store_key, marked)
-            if not remaining:
-                assert namespace is not None
-                self.store.remove(NAMESPACES, namespace)
-                return
-        self._schedule_retry(name)
-
-    def _schedule_retry(self, name: str) -> None:
-        timer = threading.Timer(max(self.delay, 0.05), self._finalize, (name,))
-        timer.daemon = True
-        self._timers = [t for t in self._timers if t.is_alive()] + [timer]
-        timer.start()
+        remaining = False
+        for store_key in self.store.namespaces_in_use(name):
+            for obj in self.store.list_objects(store_key, name):
+                if not obj["metadata"].get("finalizers"):
+                    self.store.remove(store_key, obj)
+                    continue
+                remaining = True
+                if "deletionTimestamp" not in obj["metadata"]:
+                    marked = copy.deepcopy(obj)
+                    marked["metadata"].update(deletionTimestamp=preparing.now(), deletionGracePeriodSeconds=0)
+                    self.store.put(store_key, marked)
+        if not remaining:
+            assert namespace is not None
+            self.store.remove(NAMESPACES, namespace)
+            return
+        self.delayed.retry(self._finalize, name)
