@@ -247,11 +247,7 @@ def loop_figures(arguments: argparse.Namespace) -> dict[str, Any]:
             )
             results.update(reschedule_latency(loop))
         finally:
-            stop.set()
-            loop.controller.triggers.put("stop")
-            agent_clock.stop()
-            for thread in threads:
-                thread.join(timeout=30)
+            rollout.stop_loop(loop, stop, agent_clock, threads)
             receiver.close()
         for cluster in loop.clusters.values():
             cluster.sim.stop()

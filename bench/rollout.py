@@ -119,11 +119,7 @@ def figures(root: Path, interval: float, log: Any) -> dict[str, Any]:
         target = _wait_for_render(loop, first, 60)
         seen = watch(loop, target, started, 120)
     finally:
-        stop.set()
-        loop.controller.triggers.put("stop")
-        agent_clock.stop()
-        for thread in threads:
-            thread.join(timeout=30)
+        stop_loop(loop, stop, agent_clock, threads)
         loop.close()
     pairs = list(itertools.pairwise(wave for wave, _ in WAVES))
     return {
@@ -141,6 +137,17 @@ def figures(root: Path, interval: float, log: Any) -> dict[str, Any]:
         "rollout_push_to_complete_s": round(seen["complete"], 3),
         "rollout_complete_budget_s": budget,
     }
+
+
+def stop_loop(
+    loop: LocalLoop, stop: threading.Event, agent_clock: SystemClock, threads: Iterable[threading.Thread]
+) -> None:
+    """Stop the controller loop and the agents' loops the benchmarks run in threads, and wait for them."""
+    stop.set()
+    loop.controller.triggers.put("stop")
+    agent_clock.stop()
+    for thread in threads:
+        thread.join(timeout=30)
 
 
 def _rounded(values: Iterable[float]) -> list[float]:
