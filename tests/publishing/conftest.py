@@ -29,13 +29,16 @@ def make_bare(path: Path) -> str:
 class SourceRepo:
     """A source work tree whose commits are pushed to a bare remote (``url``)."""
 
-    def __init__(self, root: Path) -> None:
-        self.work = root / "source"
-        self.url = make_bare(root / "source.git")
+    def __init__(self, root: Path, name: str = "source") -> None:
+        self.work = root / name
+        self.bare = root / f"{name}.git"
+        self.url = make_bare(self.bare)
         git("init", "--quiet", "--initial-branch=main", str(self.work))
         git("remote", "add", "origin", self.url, cwd=self.work)
 
-    def commit(self, files: Mapping[str, str | None], message: str = "change") -> str:
+    def commit(
+        self, files: Mapping[str, str | None], message: str = "change", *, allow_empty: bool = False
+    ) -> str:
         for name, text in files.items():
             path = self.work / name
             if text is None:
@@ -44,7 +47,7 @@ class SourceRepo:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
         git("add", "-A", cwd=self.work)
-        git("commit", "--quiet", "-m", message, cwd=self.work)
+        git("commit", "--quiet", *(["--allow-empty"] if allow_empty else []), "-m", message, cwd=self.work)
         git("push", "--quiet", "origin", "HEAD:main", cwd=self.work)
         return git("rev-parse", "HEAD", cwd=self.work)
 

@@ -22,30 +22,19 @@ from nova_gitops import errors
 from nova_gitops.publishing import gitwriting
 from nova_gitops.publishing import releases as releases_module
 from nova_gitops.publishing.releases import MoveOutcome, RefMove, Releases, ReleaseState, release_ref
-from tests.publishing.conftest import git, make_bare
+from tests.publishing.conftest import SourceRepo, git
 
 
-class Rendered:
+class Rendered(SourceRepo):
     """A rendered remote and a work tree whose commits go to its ``main``."""
 
     def __init__(self, root: Path) -> None:
-        self.bare = root / "rendered.git"
-        self.url = make_bare(self.bare)
-        self.work = root / "rendered-work"
-        git("init", "--quiet", "--initial-branch=main", str(self.work))
+        super().__init__(root, "rendered")
 
-    def commit(self, files: Mapping[str, str | None]) -> str:
-        for name, text in files.items():
-            path = self.work / name
-            if text is None:
-                path.unlink()
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
-        git("add", "-A", cwd=self.work)
-        git("commit", "--quiet", "--allow-empty", "-m", "render", cwd=self.work)
-        git("push", "--quiet", self.url, "HEAD:main", cwd=self.work)
-        return git("rev-parse", "HEAD", cwd=self.work)
+    def commit(
+        self, files: Mapping[str, str | None], message: str = "render", *, allow_empty: bool = True
+    ) -> str:
+        return super().commit(files, message, allow_empty=allow_empty)
 
     def refs(self) -> dict[str, str]:
         listed = git("--git-dir", str(self.bare), "for-each-ref", "--format=%(refname) %(objectname)")
