@@ -52,18 +52,3 @@ class FakeClock:
         self.sleeps.append(seconds)
         self.advance(seconds)
         return self.stop_after_sleeps is None or len(self.sleeps) < self.stop_after_sleeps
-
-
-def rfc3339(moment: datetime) -> str:
-    """Kubernetes' timestamp format: UTC, seconds, ``Z``."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_rfc3339(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from nova_agent.clocks import rfc3339
 from nova_agent.resources import Body, ObjectRef, annotations_of
+from nova_gitops.api.times import rfc3339
 
 DRIFT_ANNOTATION: Final = "gitops.nova.elotl.co/drift"
 """Per object: ``correct`` (re-apply), ``warn`` (report only) or ``ignore`` (not even checked)."""

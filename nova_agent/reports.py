@@ -21,13 +21,13 @@ from typing import Any, Final
 import yaml
 
 from nova_agent.capacity import NodeCapacity
-from nova_agent.clocks import parse_rfc3339, rfc3339
 from nova_agent.drifting import DriftedObject
 from nova_agent.health import Health
 from nova_agent.rescheduling import RescheduleRequest
 from nova_agent.resources import Body, ObjectRef
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import loading, quantities
+from nova_gitops.api.times import parse_rfc3339, rfc3339
 
 VOLATILE_STATUS_FIELDS: Final = ("heartbeat", "lastUpdateTime")
 MAX_ADOPTED_LISTED: Final = 1000

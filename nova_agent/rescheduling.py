@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from nova_agent.clocks import parse_rfc3339, rfc3339
 from nova_agent.health import find_condition
 from nova_agent.resources import Body, ObjectRef, annotations_of, labels_of, ref_of
 from nova_agent.selecting import selector_matches
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api.times import parse_rfc3339, rfc3339
 
 RESCHEDULABLE_KINDS: Final = frozenset(
     {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet"), ("batch", "Job")}

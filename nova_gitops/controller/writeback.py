@@ -34,6 +34,7 @@ from typing import Any
 from nova_gitops import errors
 from nova_gitops.api import labels
 from nova_gitops.api.objects import ObjectKey
+from nova_gitops.api.times import rfc3339
 from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.rendering import views
@@ -355,7 +356,7 @@ class WriteBack:
         namespace = ref.get("namespace") or EVENT_NAMESPACE_OF_CLUSTER_SCOPED
         identity = f"{ref['kind']}/{namespace}/{ref['name']}/{reason}/{message}"
         name = f"{ref['name']}.{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
-        now = self.wall_clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = rfc3339(self.wall_clock())
         involved = {**ref, **({"uid": uid} if uid else {})}
         body = {
             "apiVersion": "v1",

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final, Literal
+
+from nova_gitops.api.times import parse_rfc3339, rfc3339
 
 API_VERSION: Final = "gitops.nova.elotl.co/v1alpha1"
 RECORD_PATH: Final = "rollout/record.yaml"
@@ -76,18 +78,12 @@ class Requests:
 
 
 def format_time(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if moment is None else rfc3339(moment)
 
 
 def parse_time(text: object) -> datetime | None:
     """RFC 3339 text → an aware datetime; None for anything else (a record is read, never trusted)."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return parse_rfc3339(text)
 
 
 _WAVE_TIMES: Final = ("released_at", "waiting_since", "healthy_since", "passed_at", "failed_at")
