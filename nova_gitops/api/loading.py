@@ -222,6 +222,17 @@ def load_one(
         loader.dispose()
 
 
+def load_or_none(data: str | bytes | None) -> Any:
+    """``load_one`` for input that may be missing or unreadable without that being anyone's error (a
+    previous render's file, a rollout record): None then, and the caller starts from nothing."""
+    if data is None:
+        return None
+    try:
+        return load_one(data)
+    except YamlRefused:
+        return None
+
+
 def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Problem]]:
     """The Kubernetes objects of one YAML file, and a Problem for every document that is not one.
 

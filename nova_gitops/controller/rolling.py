@@ -124,14 +124,14 @@ class RolloutDriver:
         wave_list = waves.waves_for(strategy, clusters)
         names = [name for wave in wave_list for name in wave.clusters]
         recorded = self.records.read_record()
-        record = records.record_from_data(read_yaml(recorded))
+        record = records.record_from_data(loading.load_or_none(recorded))  # unreadable: empty
         situation = decisions.Situation(
             target=target,
             released={name: state.released.get(name) for name in names},
             changes={name: self._change(state.released.get(name), target, name) for name in names},
             reports={name: health.facts_from_status(_status_of(report)) for name, report in reports.items()},
             record=record,
-            requests=records.requests_from_data(read_yaml(self.requests.read_record())),
+            requests=records.requests_from_data(loading.load_or_none(self.requests.read_record())),
             continues=bool(record.target) and self._same_rollout(record.target, target, names),
         )
         return Reading(tuple(wave_list), situation, recorded)
@@ -183,17 +183,6 @@ class RolloutDriver:
 def _status_of(report: ClusterReport) -> Mapping[str, Any]:
     status = report.document.body.get("status") if isinstance(report.document.body, dict) else None
     return status if isinstance(status, dict) else {}
-
-
-def read_yaml(data: bytes | None) -> object:
-    """A record or requests file as data; one that does not read is empty (docs/rollouts.md: the safe way,
-    gates are checked again and nothing is promoted)."""
-    if data is None:
-        return None
-    try:
-        return loading.load_one(data)
-    except loading.YamlRefused:
-        return None
 
 
 def dump_yaml(data: Mapping[str, Any]) -> bytes:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nova_gitops import errors
+from nova_gitops.api import loading
 from nova_gitops.api.rollouts import RolloutStrategy
 from nova_gitops.controller import reconciling, sourcereading, statusreading
 from nova_gitops.controller.ports import ClusterReport, SourceReader
@@ -36,7 +37,6 @@ from nova_gitops.controller.rolling import (
     Reading,
     RolloutDriver,
     dump_yaml,
-    read_yaml,
 )
 from nova_gitops.publishing import gitwriting
 from nova_gitops.publishing.gitwriting import RenderedRepo
@@ -133,7 +133,7 @@ def write_requests(
     for _ in range(2):
         with repo.locked():
             previous = store.read_record()
-            wanted = change(records.requests_from_data(read_yaml(previous)))
+            wanted = change(records.requests_from_data(loading.load_or_none(previous)))
             data = dump_yaml(records.requests_to_data(wanted))
             outcome = store.write_record(data, previous, message)
             if outcome is not WriteOutcome.CHANGED:

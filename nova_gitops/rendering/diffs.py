@@ -191,7 +191,7 @@ def cluster_of(path: str) -> str | None:
 
 
 def object_change(change: FileChange, cluster: str) -> ObjectChange:
-    old_body, new_body = load(change.old), load(change.new)
+    old_body, new_body = loading.load_or_none(change.old), loading.load_or_none(change.new)
     body = new_body if new_body is not None else old_body
     secret = is_secret(change.path, body)
     hidden = 0
@@ -207,15 +207,6 @@ def object_change(change: FileChange, cluster: str) -> ObjectChange:
 def counted_change(change: FileChange, cluster: str) -> ObjectChange:
     """An object change without its content: nothing parsed, nothing printed."""
     return ObjectChange(change.path, cluster, change.change, change.path.split("/", 2)[2], "")
-
-
-def load(data: bytes | None) -> Any:
-    if data is None:
-        return None
-    try:
-        return loading.load_one(data)
-    except loading.YamlRefused:
-        return None
 
 
 def text(data: bytes | None) -> str:
@@ -421,7 +412,7 @@ def compare_placements(old: bytes | None, new: bytes | None) -> Decisions:
     new_items = {name: list_items(new_sections.get(name, "")) for name in DECISION_SECTIONS}
     whole: tuple[Any, Any] = (None, None)
     if any(items is None for items in (*old_items.values(), *new_items.values())):
-        whole = (load(old), load(new))
+        whole = (loading.load_or_none(old), loading.load_or_none(new))
     gone_groups, new_groups = differing_items(old_items["groups"], new_items["groups"], "groups", whole)
     gone_unscheduled, new_unscheduled = differing_items(
         old_items["unscheduled"], new_items["unscheduled"], "unscheduled", whole
