@@ -36,8 +36,18 @@ def is_immutable_refusal(status: int, message: str) -> bool:
     return status == 422 and _IMMUTABLE.search(message) is not None
 
 
+NEVER_REPLACED: Final = frozenset(
+    {("v1", "Namespace"), ("apiextensions.k8s.io/v1", "CustomResourceDefinition")}
+)
+"""Deleting one of these deletes everything in it or of its kind, objects the agent did not create among
+them: no annotation makes the agent replace them (``deleting`` guards their deletion the same way)."""
+
+
 def replaceable_by_default(body: Body) -> bool:
-    """Jobs are replaced by default; any object whose manifest is annotated ``replace: "true"`` too."""
+    """Jobs are replaced by default; any object whose manifest is annotated ``replace: "true"`` too, but a
+    Namespace or a CRD never."""
+    if (body.get("apiVersion"), body.get("kind")) in NEVER_REPLACED:
+        return False
     if annotations_of(body).get(REPLACE_ANNOTATION) == "true":
         return True
     return body.get("kind") == "Job" and str(body.get("apiVersion", "")).startswith("batch/")

@@ -160,3 +160,16 @@ def test_immutable_refusals_are_told_from_other_invalid_changes(
     status: int, message: str, immutable: bool
 ) -> None:
     assert replacing.is_immutable_refusal(status, message) is immutable
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind"), [("v1", "Namespace"), ("apiextensions.k8s.io/v1", "CustomResourceDefinition")]
+)
+def test_a_namespace_or_crd_is_never_replaced_whatever_its_annotation(api_version: str, kind: str) -> None:
+    """Replacing deletes, and deleting these takes along objects nova-agent did not create."""
+    body = {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "x", "annotations": {replacing.REPLACE_ANNOTATION: "true"}},
+    }
+    assert replacing.replaceable_by_default(body) is False
