@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import enum
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -90,10 +90,15 @@ def comparable_manifest(body: Body) -> Body:
     return folded
 
 
-def departures(desired: object, live: object, path: str = "") -> Iterator[str]:
+Alike = Callable[[str, object, object], bool]
+"""Whether two differing values at a path are the same after all (a spelling the server normalises)."""
+
+
+def departures(desired: object, live: object, path: str = "", alike: Alike | None = None) -> Iterator[str]:
     """Paths of the fields ``desired`` sets whose live value differs (type-strict: ``1`` is not ``"1"`` nor
-    ``True``). Maps are compared by the desired keys; a list must have the same length and its items match
-    pairwise. ``metadata`` compares only labels and annotations (the rest is the server's)."""
+    ``True``, unless ``alike`` says the pair is the same). Maps are compared by the desired keys; a list must
+    have the same length and its items match pairwise. ``metadata`` compares only labels and annotations (the
+    rest is the server's)."""
     if isinstance(desired, dict):
         if not isinstance(live, dict):
             yield path or "."
@@ -107,14 +112,14 @@ def departures(desired: object, live: object, path: str = "") -> Iterator[str]:
             if key not in live:
                 yield _join(path, key)
             else:
-                yield from departures(value, live[key], _join(path, key))
+                yield from departures(value, live[key], _join(path, key), alike)
     elif isinstance(desired, list):
         if not isinstance(live, list) or len(live) != len(desired):
             yield path or "."
             return
         for index, (item, live_item) in enumerate(zip(desired, live, strict=True)):
-            yield from departures(item, live_item, f"{path}[{index}]")
-    elif type(desired) is not type(live) or desired != live:
+            yield from departures(item, live_item, f"{path}[{index}]", alike)
+    elif (type(desired) is not type(live) or desired != live) and not (alike and alike(path, desired, live)):
         yield path or "."
 
 

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from nova_agent import capacity, health
+from nova_agent import capacity, driftchecks, drifting, health
 from nova_agent.drifting import DriftedObject
 from nova_agent.kubeports import KubePort, Resource
 from nova_agent.owned import OwnedObject
 from nova_agent.permissions import explained
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
 from nova_agent.rescheduling import reschedule_requests
-from nova_agent.resources import Body, ObjectRef, ref_of
+from nova_agent.resources import Body, BodyError, ObjectRef, ref_of
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
@@ -42,6 +42,7 @@ DELEGATED_RESOURCES = (
     Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True),
 )
 """What delegated mode watches: the kinds with a health rule of their own."""
+DELEGATED_KINDS = frozenset((resource.group, resource.kind) for resource in DELEGATED_RESOURCES)
 
 
 def delegated_workloads(kube: KubePort, agent_namespace: str) -> list[Body]:
@@ -51,6 +52,20 @@ def delegated_workloads(kube: KubePort, agent_namespace: str) -> list[Body]:
         with explained("list", resource, "", agent_namespace):
             items += kube.list(resource, None, selector)
     return items
+
+
+def autoscaled_in(kube: KubePort, live: Sequence[Body]) -> set[tuple[str, str, str]]:
+    """(namespace, kind, name) of the ``live`` objects' autoscaling targets; HorizontalPodAutoscalers are
+    only listed when something in ``live`` could be one's target."""
+    namespaces: set[str] = set()
+    for body in live:
+        try:
+            ref = ref_of(body)
+        except BodyError:
+            continue
+        if (ref.group, ref.kind) in drifting.SCALED_KINDS:
+            namespaces.add(ref.namespace)
+    return driftchecks.autoscaled(kube, namespaces) if namespaces else set()
 
 
 def workload_health(workloads: Sequence[OwnedObject], synced_revision: str = "") -> list[WorkloadHealth]:

@@ -20,6 +20,7 @@ import yaml
 
 from nova_agent import delegating, observing, passerrors, reporting
 from nova_agent.clocks import Clock
+from nova_agent.delegating import RenderedDirectory
 from nova_agent.drifting import DriftedObject
 from nova_agent.gitrepos import GitError, RepoCache, redact
 from nova_agent.kubeports import KubePort
@@ -67,8 +68,8 @@ class AgentState:
     drift_seen: dict[ObjectKey, datetime] = field(default_factory=dict)
     """When each drift still standing was first seen (the report's ``firstSeen``)."""
     drifted: list[DriftedObject] = field(default_factory=list)
-    delegated_keys: frozenset[ObjectKey] = frozenset()
-    """Delegated mode: the objects of the cluster's directory as last read (:mod:`nova_agent.delegating`)."""
+    delegated: RenderedDirectory = field(default_factory=RenderedDirectory)
+    """Delegated mode: the cluster's directory as last read (:mod:`nova_agent.delegating`)."""
 
 
 class Agent:
@@ -123,7 +124,7 @@ class Agent:
     def _read_delegated(self) -> PassOutcome:
         """Delegated mode: read which objects the cluster's directory holds (nothing is applied)."""
         try:
-            self.state.delegated_keys = delegating.rendered_keys(self.repo, self.settings)
+            self.state.delegated = delegating.read_directory(self.repo, self.settings)
         except GitError as error:  # the last set read stands; the report says why
             return self._failed(error)
         return PassOutcome(EXIT_OK)
@@ -145,9 +146,14 @@ class Agent:
             return outcome, []
         try:
             live = observing.delegated_workloads(self.kube, self.settings.namespace)
+            scaled = observing.autoscaled_in(self.kube, live)
         except Exception as error:
+            self.state.synced_revision = ""
             return (self._failed(error) if outcome.exit_code == EXIT_OK else outcome), []
-        return outcome, delegating.rendered_only(live, self.state.delegated_keys)
+        owned, self.state.synced_revision = delegating.delegated_owned(
+            live, self.state.delegated, observing.DELEGATED_KINDS, scaled
+        )
+        return outcome, owned
 
     def pass_once(self) -> PassOutcome:
         """One pass: sync (unless delegated), then observe and report. Whatever fails, the report is still

@@ -233,11 +233,11 @@ def test_delegated_agents_report_only_their_directorys_objects(
         body["metadata"]["labels"][nova_labels.SCHEDULE] = "true"
         a.agent.kube.apply(DEPLOYMENTS, body, force=True)
     a.repo.commit(layout("c1", bodies["web-a"]))
-    b.repo.commit(layout("c1", bodies["web-b"]))
+    b_head = b.repo.commit(layout("c1", bodies["web-b"]))
     for fleet in (a, b):
         delegated = replace(fleet.agent.settings, orchestration_enabled=False)
         fleet.agent = Agent(delegated, fleet.agent.kube, FakeClock())
         assert fleet.agent.pass_once().exit_code == EXIT_OK
     assert a.workloads() == {"web-a"}
     assert b.workloads() == {"web-b"}
-    assert [w["revision"] for w in b.status()["workloads"]] == [""]
+    assert [w["revision"] for w in b.status()["workloads"]] == [b_head]  # Argo applied what b's head holds
