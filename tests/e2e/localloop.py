@@ -210,12 +210,12 @@ class LocalLoop:
         )
         return document
 
-    def external_apply(self, name: str) -> int:
+    def external_apply(self, name: str, ref: str = "main") -> int:
         """Delegated mode's orchestrator (what Argo CD would do): server-side apply every file of
-        ``clusters/<name>/`` at the branch head, Namespaces first; returns how many objects were applied."""
-        listing = git(self.rendered, "ls-tree", "-r", "--name-only", "main", f"clusters/{name}/").splitlines()
+        ``clusters/<name>/`` at the head of ``ref``, Namespaces first; returns how many objects it applied."""
+        listing = git(self.rendered, "ls-tree", "-r", "--name-only", ref, f"clusters/{name}/").splitlines()
         bodies = [
-            yaml.load(self.show(path), Loader=yaml.CSafeLoader)
+            yaml.load(self.show(path, ref), Loader=yaml.CSafeLoader)
             for path in listing
             if not path.endswith("kustomization.yaml")
         ]
