@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.rollouts.events import RolloutEvent
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.workflows.publishing import PublishResult
 
@@ -106,6 +107,14 @@ class StatusReader(Protocol):
 class PlanObserver(Protocol):
     def planned(self, plan: Plan, reports: Mapping[str, ClusterReport]) -> None:
         """Called after each successful reconcile (control-plane write-back implements it)."""
+        ...
+
+
+@runtime_checkable
+class RolloutObserver(Protocol):
+    def rolled_out(self, events: Sequence[RolloutEvent]) -> None:
+        """Called after each rollout step that has something to tell (control-plane write-back sends the
+        events); an observer of plans may also be one of rollouts."""
         ...
 
 

@@ -34,6 +34,7 @@ from nova_gitops.controller.ports import (
     Publisher,
     Rendered,
     RescheduleRequest,
+    RolloutObserver,
     SourceReader,
     SourceSnapshot,
     StatusReader,
@@ -41,8 +42,11 @@ from nova_gitops.controller.ports import (
 from nova_gitops.controller.rolling import RolloutDriver, StepResult
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.errors import InputError
+from nova_gitops.publishing.releases import MoveOutcome
+from nova_gitops.publishing.rolloutrecords import WriteOutcome
 from nova_gitops.rendering import renders
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.rollouts.events import rollout_events
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources import directory
@@ -213,6 +217,7 @@ class Reconciler:
         step = None
         if self.rollout is not None and result.outcome is not Outcome.SUPERSEDED:
             step = self.rollout.step(inputs_set.rollout, inputs_set.clusters, reports)
+            self._tell_rollout(step, inputs_set.rollout.name if inputs_set.rollout is not None else None)
         return ReconcileOutcome(
             outcome=result.outcome,
             commit=result.commit,
@@ -230,6 +235,20 @@ class Reconciler:
             duration=self.clock.now() - started,
             rollout=step,
         )
+
+    def _tell_rollout(self, step: StepResult, strategy: str | None) -> None:
+        if step.decision is None:
+            return
+        told = rollout_events(
+            step.decision,
+            strategy,
+            moved=step.moved is MoveOutcome.MOVED,
+            recorded=step.record is WriteOutcome.WRITTEN,
+        )
+        if told:
+            for observer in self.observers:
+                if isinstance(observer, RolloutObserver):
+                    observer.rolled_out(told)
 
     def _plan(
         self,

@@ -13,6 +13,8 @@ field manager ``nova-gitops``:
   ScheduleGroupSyncedToWorkloadCluster (the plan's reason) or FailedScheduling on the group,
   ReschedulingTriggered on the group for each agent's reschedule request. An event is sent when what it
   says changes, not every reconcile; a repeat of an existing event raises its ``count`` as kube does;
+- a rollout's releases and rollbacks as Events on the Cluster moved, its waves' outcomes (passed, paused,
+  rolled back, aborted) and completion on the RolloutStrategy (``rollouts.events``);
 - the status of Deployments, StatefulSets and ReplicaSets summed over the clusters their copies run on, from
   the agents' reports, through the status subresource, so a Deployment spread 5/5 shows 10/10 ready.
 
@@ -27,7 +29,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +40,7 @@ from nova_gitops.api.times import rfc3339
 from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.rendering import views
+from nova_gitops.rollouts.events import RolloutEvent
 from nova_gitops.scheduling.plans import GroupPlan, ObjectPlan, Plan
 from nova_gitops.sources.kubeapi import Body, KubeApi, ResourceKind
 
@@ -208,6 +211,21 @@ class WriteBack:
             self._fail(f"unexpected {type(error).__name__}: {error}")
         for failure in self.failures:
             log.warning("control-plane write-back: %s", failure)
+
+    # RolloutObserver --------------------------------------------------------------------------------------
+
+    def rolled_out(self, events: Sequence[RolloutEvent]) -> None:
+        """Tell a rollout step's releases, rollbacks and wave outcomes (``rollouts.events``) as Events on the
+        Clusters and the RolloutStrategy; a failed write is logged, and the next step's are still sent."""
+        self.failures = []
+        try:
+            for event in events:
+                ref = {"apiVersion": event.api_version, "kind": event.kind, "name": event.name}
+                self._event(ref, None, event.type, event.reason, event.message, event.occasion)
+        except errors.ClusterError as error:  # unreachable: the moves are made; told no more this step
+            self._fail(str(error))
+        for failure in self.failures:
+            log.warning("control-plane rollout events: %s", failure)
 
     # pieces -----------------------------------------------------------------------------------------------
 

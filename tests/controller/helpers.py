@@ -7,7 +7,7 @@ pushed to the ``nova-status`` branch as an agent would, so the controller reads 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -147,6 +147,7 @@ class Fleet:
         self,
         source: ports.SourceReader | None = None,
         wall_clock: Callable[[], datetime] | None = None,
+        observers: Sequence[ports.PlanObserver] = (),
         **overrides: Any,
     ) -> looping.Controller:
         configured = self.settings(**overrides)
@@ -159,6 +160,7 @@ class Fleet:
             clock=self.clock,
             log=_quiet_log(),
             wall_clock=wall_clock,
+            observers=observers,
         )
 
     def head(self, branch: str = "main") -> str:

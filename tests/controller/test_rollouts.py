@@ -6,6 +6,7 @@ without release branches nothing is read or pushed beyond today's publish."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.rollouts.events import RolloutEvent
 from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy
 
 SPREAD = {"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"}
@@ -160,3 +162,42 @@ def test_without_a_strategy_or_release_branches_nothing_more_is_pushed(tmp_path:
     assert outcome.rollout is not None and outcome.rollout.decision is None
     assert released(fleet) == {}
     assert git(fleet.remote, "branch", "--list", ROLLOUT_BRANCH) == ""
+
+
+class Told:
+    """A plan and rollout observer, as control-plane write-back is: keeps the rollout events told."""
+
+    def __init__(self) -> None:
+        self.events: list[RolloutEvent] = []
+
+    def planned(self, plan: Any, reports: Any) -> None:
+        pass
+
+    def rolled_out(self, events: Sequence[RolloutEvent]) -> None:
+        self.events += events
+
+    def said(self) -> list[tuple[str, str, str]]:
+        found = [(event.kind, event.name, event.reason) for event in self.events]
+        self.events.clear()
+        return found
+
+
+def test_control_plane_observers_are_told_releases_passed_waves_and_completion(fleet: Fleet) -> None:
+    clock, told = WallClock(), Told()
+    controller = fleet.controller(wall_clock=clock, observers=[told])
+    controller.reconcile_once()
+    target = fleet.head()
+    assert told.said() == [("Cluster", "wlc-1", "Released")]
+    fleet.report(healthy_report("wlc-1", target, labels={"tier": "canary"}), cluster_report("wlc-2"))
+    controller.reconcile_once()
+    assert told.said() == []  # healthy, baking: nothing to tell
+    clock.advance(minutes=6)
+    controller.reconcile_once()
+    assert told.said() == [("Cluster", "wlc-2", "Released"), ("RolloutStrategy", "fleet", "WavePassed")]
+    fleet.report(healthy_report("wlc-1", target, labels={"tier": "canary"}), healthy_report("wlc-2", target))
+    controller.reconcile_once()
+    clock.advance(minutes=6)
+    controller.reconcile_once()
+    assert ("RolloutStrategy", "fleet", "RolloutComplete") in told.said()
+    controller.reconcile_once()
+    assert told.said() == []  # a finished rollout is not told again

@@ -29,6 +29,9 @@ from nova_gitops.api.problems import SourceLocation
 from nova_gitops.controller import writeback
 from nova_gitops.controller.ports import ClusterReport, RescheduleRequest
 from nova_gitops.controller.writeback import WriteBack
+from nova_gitops.rollouts.decisions import Decision, Move, WaveStatus
+from nova_gitops.rollouts.events import rollout_events
+from nova_gitops.rollouts.records import Record
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import Plan
 from nova_gitops.sources.controlplane import ControlPlaneSource
@@ -223,6 +226,27 @@ def test_events_repeat_only_on_change_and_count_like_kube(plane: ControlPlane) -
     first.planned(plan, {target: report(target, [], (request,))})
     triggered = plane.events_of(blue.name, "default")["ReschedulingTriggered"]
     assert triggered["type"] == "Warning" and triggered["message"] == request.reason
+
+
+def test_rollout_steps_are_told_as_events_on_the_cluster_and_the_strategy(plane: ControlPlane) -> None:
+    target = "a1b2c3d" + "0" * 33
+    step = Decision(
+        (Move(plane.c1, target, "release"),),
+        Record(target=target),
+        (WaveStatus("canary", "passed", "passed"), WaveStatus("others", "pending", "waits for canary")),
+        {},
+    )
+    strategy = f"fleet-{plane.ns}"
+    back = WriteBack(plane.api, wall_clock=lambda: WALL)
+    back.rolled_out(rollout_events(step, strategy, moved=True, recorded=True))
+    back.rolled_out(rollout_events(step, strategy, moved=True, recorded=True))  # the next step, same news
+    released = plane.events_of(plane.c1, "default")["Released"]
+    assert released["message"] == f"revision a1b2c3d released to {plane.c1}" and released["count"] == 1
+    assert released["involvedObject"]["kind"] == "Cluster" and released["type"] == "Normal"
+    passed = plane.events_of(strategy, "default")["WavePassed"]
+    assert passed["involvedObject"]["apiVersion"] == "gitops.nova.elotl.co/v1alpha1"
+    assert passed["message"] == "rollout of a1b2c3d: wave canary passed"
+    assert not back.failures
 
 
 @pytest.mark.fake_only
