@@ -4,7 +4,8 @@ When to reconcile is a pure function of a small state and the clock (``LoopState
 functions), so debounce and backoff are table tests. The rules:
 
 - At start, reconcile at once. Then poll every ``interval`` seconds (the source for git, the status branch
-  always: agents report there).
+  always: agents report there); sooner when a rollout's bake ends (or its health timeout passes) before the
+  next poll, so the next wave goes when its gate opens.
 - A trigger (webhook, directory change) makes a reconcile due ``debounce`` seconds later; each further
   trigger inside that window pushes it back (a burst is one reconcile), but never beyond ``10 × debounce``
   after the first trigger, so a steady stream of pushes cannot starve the loop.
@@ -51,6 +52,7 @@ def _utc_now() -> datetime:
 MAX_WAIT = 1.0  # seconds between looks at ``stop`` when nothing else wakes the loop
 STOP_REASON = "stop"
 FIRST_RETRY = 2.0  # seconds after the first unexpected failure; doubling from there
+MIN_WAKE = 0.05  # seconds: a deadline already past wakes the loop this soon, never in a busy loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +84,11 @@ def wait_time(state: LoopState, now: float) -> float:
     return max(0.0, wake - now)
 
 
-def after_success(state: LoopState, now: float, interval: float) -> LoopState:
-    return LoopState(due_at=None, next_poll=now + interval)
+def after_success(state: LoopState, now: float, interval: float, wake_in: float | None = None) -> LoopState:
+    """Poll again after ``interval``; sooner when something falls due before (``wake_in`` seconds: a
+    rollout's bake ends, or its health timeout)."""
+    due = now + max(wake_in, MIN_WAKE) if wake_in is not None and wake_in < interval else None
+    return LoopState(due_at=due, next_poll=now + interval)
 
 
 def backoff_delay(error: BaseException, failures: int, max_backoff: float) -> float | None:
@@ -275,7 +280,7 @@ class Controller:
 
     def _reconcile_in_loop(self, state: LoopState) -> LoopState:
         try:
-            self.reconcile_once()
+            outcome = self.reconcile_once()
         except Exception as error:
             now = self.clock.now()
             state = after_failure(state, now, error, self.settings.interval, self.settings.max_backoff)
@@ -285,7 +290,9 @@ class Controller:
                 fields["problems"] = [str(problem) for problem in error.problems[:50]]
             self.log.error("reconcile failed", retry_in=retry, **fields)
             return state
-        return after_success(state, self.clock.now(), self.settings.interval)
+        due = outcome.rollout.due_at if outcome.rollout is not None else None
+        wake_in = (due - self.wall_clock()).total_seconds() if due is not None else None
+        return after_success(state, self.clock.now(), self.settings.interval, wake_in)
 
     def _start_watcher(self, stop: threading.Event) -> threading.Thread | None:
         changes = self.source.changes()

@@ -47,6 +47,8 @@ class StepResult:
     decision: Decision | None
     moved: MoveOutcome = MoveOutcome.NOTHING
     record: WriteOutcome = WriteOutcome.UNCHANGED
+    due_at: datetime | None = None
+    """When the decision's next timed change falls due (a bake's end, a health timeout): step again then."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,19 +95,20 @@ class RolloutDriver:
             if read is None:
                 return StepResult(None)
             decision = stepping.step(strategy, read.waves, read.situation, self.wall_clock())
+            due = stepping.next_deadline(strategy, read.waves, decision)
             written = WriteOutcome.UNCHANGED
             self._still_leading()
             if strategy is not None:
                 data = dump_yaml(records.record_to_data(decision.record))
                 written = self.records.write_record(data, read.record_bytes, _message(decision))
                 if written is WriteOutcome.CHANGED:
-                    return StepResult(decision, MoveOutcome.LOST, written)
+                    return StepResult(decision, MoveOutcome.LOST, written)  # re-read at the next poll
             self._still_leading()
             released = read.situation.released
             moves = {
                 move.cluster: RefMove(released.get(move.cluster), move.commit) for move in decision.moves
             }
-            return StepResult(decision, self.releases.move(moves), written)
+            return StepResult(decision, self.releases.move(moves), written, due)
 
     def read(
         self,

@@ -285,3 +285,23 @@ def _start(waves: Sequence[Wave], situation: Situation, now: datetime) -> Record
 
 def _shown(duration: timedelta) -> str:
     return format_duration(timedelta(seconds=int(max(duration, timedelta(0)).total_seconds())))
+
+
+def next_deadline(
+    strategy: RolloutStrategy | None, waves: Sequence[Wave], decision: Decision
+) -> datetime | None:
+    """When the next timed change of ``decision`` falls due: the end of a baking wave's bake, or the health
+    timeout of a wave just released or waiting for health. None: nothing is timed (the next step waits for a
+    report or a request). The controller wakes then rather than at its next poll, so a bake ends on time, not
+    up to an interval late."""
+    if strategy is None:
+        return None
+    bakes = {wave.name: wave.bake_time for wave in waves}
+    due: list[datetime] = []
+    for status in decision.waves:
+        record = decision.record.wave(status.name)
+        if status.state == "baking" and record.healthy_since is not None and status.name in bakes:
+            due.append(record.healthy_since + bakes[status.name])
+        elif status.state in ("releasing", "waiting") and record.waiting_since is not None:
+            due.append(record.waiting_since + strategy.health_timeout)
+    return min(due, default=None)

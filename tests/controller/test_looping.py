@@ -43,6 +43,13 @@ def test_start_poll_and_success() -> None:
     assert looping.wait_time(state, 121.0) == pytest.approx(10.0)
 
 
+def test_a_rollout_deadline_before_the_next_poll_wakes_the_loop_then() -> None:
+    state = after_success(looping.start(0.0), 10.0, interval=30.0, wake_in=4.0)
+    assert not looping.is_due(state, 13.9) and looping.is_due(state, 14.0)
+    assert after_success(state, 14.0, 30.0, wake_in=45.0).due_at is None  # the poll comes first
+    assert after_success(state, 14.0, 30.0, wake_in=-2.0).due_at == pytest.approx(14.0 + looping.MIN_WAKE)
+
+
 def test_a_burst_of_triggers_is_one_reconcile_but_cannot_starve_it() -> None:
     state = after_success(looping.start(0.0), 0.0, interval=30.0)
     state = after_trigger(state, 1.0, debounce=0.5)

@@ -22,6 +22,7 @@ from datetime import timedelta
 
 from nova_gitops.rollouts.health import ClusterFacts, WorkloadFacts
 from nova_gitops.rollouts.records import Requests, Resume
+from nova_gitops.rollouts.stepping import next_deadline
 from tests.unit.rollouts.fleets import NEW, NEWER, OLD, Fleet, healthy, strategy, unhealthy, wave
 
 WAVES = (wave("canary", "c1"), wave("prod", "p1", "p2", "p3"))
@@ -300,3 +301,19 @@ def test_a_first_release_is_rolled_back_by_deleting_the_branch() -> None:
 
 def test_requests_default_to_nothing() -> None:
     assert Requests() == Requests(False, "", None, frozenset(), "")
+
+
+def test_the_next_deadline_is_the_end_of_a_bake_or_of_the_health_wait() -> None:
+    fleet = Fleet(WAVES)
+    released = fleet.step()
+    assert next_deadline(fleet.strategy, fleet.waves, released) == fleet.now + 15 * MINUTE  # health timeout
+    fleet.report_healthy("c1")
+    baking = fleet.step(MINUTE)
+    assert next_deadline(fleet.strategy, fleet.waves, baking) == fleet.now + 5 * MINUTE  # the bake's end
+    passed = fleet.step(5 * MINUTE)
+    fleet.report_healthy()
+    assert next_deadline(fleet.strategy, fleet.waves, passed) == fleet.now + 15 * MINUTE  # prod released
+    assert next_deadline(None, fleet.waves, passed) is None
+    fleet.step(MINUTE)
+    complete = fleet.step(5 * MINUTE)
+    assert complete.current_wave is None and next_deadline(fleet.strategy, fleet.waves, complete) is None
