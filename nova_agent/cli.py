@@ -112,6 +112,13 @@ def common_options(function: Any) -> Any:
         click.option(
             "--interval", type=Duration(), default="30s", show_default=True, help="Time between passes."
         ),
+        click.option(
+            "--settle-interval",
+            type=Duration(),
+            default="5s",
+            show_default=True,
+            help="Time between passes while what was just applied is not yet healthy (up to 10m; 0: off).",
+        ),
         *_switch("orchestration-enabled", "Apply and prune; false: only watch objects labelled for Nova."),
         *_switch("rescheduling-enabled", "Ask the controller to move workloads whose pods stay Pending."),
         click.option("--pending-timeout", type=Duration(), default="2m", show_default=True),
@@ -165,6 +172,7 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
         path=options["path"],
         namespace=options["namespace"],
         interval=options["interval"].total_seconds(),
+        settle_interval=options["settle_interval"].total_seconds(),
         orchestration_enabled=_switched(options, "orchestration_enabled"),
         rescheduling_enabled=_switched(options, "rescheduling_enabled"),
         pending_timeout=options["pending_timeout"],

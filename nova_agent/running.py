@@ -35,7 +35,7 @@ from nova_agent.passerrors import (
 from nova_agent.repositories import repository_id
 from nova_agent.resources import ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, cluster_jitter, pass_backoff
-from nova_agent.settings import AgentSettings
+from nova_agent.settings import SETTLE_WINDOW, AgentSettings
 from nova_agent.statuspushing import StatusBranch
 from nova_agent.syncing import NothingReleased, SyncRefused, SyncResult, read_inventory, sync_once
 from nova_gitops.api import labels as nova_labels
@@ -68,6 +68,10 @@ class AgentState:
     drift_seen: dict[ObjectKey, datetime] = field(default_factory=dict)
     """When each drift still standing was first seen (the report's ``firstSeen``)."""
     drifted: list[DriftedObject] = field(default_factory=list)
+    settling_until: datetime | None = None
+    """Until when the loop looks again at ``settle_interval`` (an apply, or a new revision, was recent)."""
+    unsettled: bool = False
+    """The last report had a workload not yet healthy (or, delegated, a revision not yet applied)."""
     delegated: RenderedDirectory = field(default_factory=RenderedDirectory)
     """Delegated mode: the cluster's directory as last read (:mod:`nova_agent.delegating`)."""
 
@@ -172,11 +176,15 @@ class Agent:
 
     def _pass(self) -> PassOutcome:
         self.kube.new_pass()
+        before = (self.state.synced_revision, self.state.delegated.revision)
         try:
             outcome = self._sync()
         except Exception as error:
             outcome = self._failed(error)
         outcome, workloads = self._workloads(outcome)
+        applied = outcome.sync is not None and bool(outcome.sync.applied or outcome.sync.replaced)
+        if applied or before != (self.state.synced_revision, self.state.delegated.revision):
+            self.state.settling_until = self.clock.now() + SETTLE_WINDOW
         if self.settings.report_enabled:
             try:
                 self._report(outcome, workloads)
@@ -206,6 +214,10 @@ class Agent:
             code, message = passerrors.classify(observed.problem, self.settings.namespace)
             outcome.exit_code, outcome.message = code, f"capacity not measured: {message}"
         observation = observed.observation
+        self.state.unsettled = any(not item.health.healthy for item in observation.workloads) or (
+            not self.settings.orchestration_enabled
+            and self.state.delegated.revision != self._synced_revision()
+        )
         try:
             if self.settings.dry_run:
                 document = reporting.build_report(self.status, self.settings, observation, now)
@@ -220,8 +232,13 @@ class Agent:
                 outcome.exit_code, outcome.message = EXIT_UNREACHABLE, str(error)
 
     def next_delay(self, outcome: PassOutcome) -> float:
-        """The interval, or a growing backoff after consecutive pass-level failures."""
+        """The interval; ``settle_interval`` while what a recent pass applied is not yet healthy (so a
+        rollout's gate sees it healthy seconds after it is, not an interval later); a growing backoff after
+        consecutive pass-level failures."""
         if self.state.consecutive_errors == 0:
+            settling = self.state.settling_until is not None and self.clock.now() < self.state.settling_until
+            if settling and self.state.unsettled and self.settings.settle_interval > 0:
+                return min(self.settings.interval, self.settings.settle_interval)
             return self.settings.interval
         backoff = pass_backoff(self.settings.interval)
         return max(self.settings.interval, backoff.delay(self.state.consecutive_errors, self._jitter))

@@ -7,11 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Final
 
 from nova_agent.drifting import DriftMode
 
 RELEASE_BRANCH_PREFIX = "nova/clusters/"
 """Where the controller releases a cluster's commit under a RolloutStrategy (docs/rollouts.md)."""
+
+SETTLE_WINDOW: Final = timedelta(minutes=10)
+"""How long after an apply the agent keeps looking at ``settle_interval``: a Deployment's default
+``progressDeadlineSeconds``; past it, a workload still not healthy is reported at the normal interval."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +30,9 @@ class AgentSettings:
     namespace: str = "nova-agent"
     """Where the inventory ConfigMap lives (the agent's own namespace)."""
     interval: float = 30.0
+    settle_interval: float = 5.0
+    """Time between passes while what a pass just applied is not yet healthy (``--settle-interval``; at most
+    :data:`SETTLE_WINDOW` after the apply; 0: off; never longer than ``interval``)."""
     orchestration_enabled: bool = True
     rescheduling_enabled: bool = True
     pending_timeout: timedelta = timedelta(minutes=2)
