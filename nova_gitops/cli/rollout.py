@@ -142,6 +142,8 @@ def status_command(context: click.Context, /, output: str, **parameters: Any) ->
             click.echo(printing.table(statuses.WAVE_HEADERS, statuses.wave_rows(found)))
             click.echo()
             click.echo(printing.table(statuses.CLUSTER_HEADERS, statuses.cluster_rows(found)))
+            for problem in found["refusedReports"]:
+                click.echo(f"warning: report refused: {problem}", err=True)
         return 0
 
     options.finish(context, action)

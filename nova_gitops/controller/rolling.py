@@ -125,9 +125,12 @@ class RolloutDriver:
             return None
         target = state.main
         wave_list = waves.waves_for(strategy, clusters)
-        names = [name for wave in wave_list for name in wave.clusters]
         recorded = self.records.read_record()
         record = records.record_from_data(loading.load_or_none(recorded))  # unreadable: empty
+        unreported: frozenset[str] = frozenset()
+        if strategy is not None:
+            wave_list, unreported = waves.keep_unreported(strategy, wave_list, record.members, state.released)
+        names = [name for wave in wave_list for name in wave.clusters]
         situation = decisions.Situation(
             target=target,
             released={name: state.released.get(name) for name in names},
@@ -136,6 +139,7 @@ class RolloutDriver:
             record=record,
             requests=records.requests_from_data(loading.load_or_none(self.requests.read_record())),
             continues=bool(record.target) and self._same_rollout(record.target, target, names),
+            unreported=unreported,
         )
         return Reading(tuple(wave_list), situation, recorded)
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from nova_gitops import errors
 from nova_gitops.api import loading
+from nova_gitops.api.problems import Problem
 from nova_gitops.api.rollouts import RolloutStrategy
 from nova_gitops.controller import reconciling, sourcereading, statusreading
 from nova_gitops.controller.ports import ClusterReport, SourceReader
@@ -70,6 +71,8 @@ class Inspection:
     decision: Decision | None
     reports: Mapping[str, ClusterReport]
     now: datetime
+    refused: tuple[Problem, ...] = ()
+    """Problems of the agents' reports the controller would refuse (those clusters have no report)."""
 
 
 def rendered_repo(where: Where) -> RenderedRepo:
@@ -98,17 +101,17 @@ def inspect(where: Where, now: datetime) -> Inspection:
         cache_dir=where.cache_dir,
         timeout=where.timeout,
     )
-    reports = status.read().reports
+    read = status.read()
     with source_reader(where.source, where.cache_dir, where.timeout).read() as snapshot:
-        source_set, every_report, _ = reconciling.source_set(snapshot, reports)
+        source_set, every_report, refused = reconciling.source_set(snapshot, read.reports)
     repo = rendered_repo(where)
     driver = RolloutDriver(repo, where.branch, wall_clock=lambda: now)
     with repo.locked():
         reading = driver.read(source_set.rollout, source_set.clusters, every_report)
     if reading is None:
-        return Inspection(source_set.rollout, None, None, every_report, now)
+        return Inspection(source_set.rollout, None, None, every_report, now, (*read.problems, *refused))
     decision = stepping.step(source_set.rollout, reading.waves, reading.situation, now)
-    return Inspection(source_set.rollout, reading, decision, every_report, now)
+    return Inspection(source_set.rollout, reading, decision, every_report, now, (*read.problems, *refused))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +166,7 @@ def status(where: Where, now: datetime) -> dict[str, Any] | None:
     if inspection.reading is None or inspection.decision is None:
         return None
     reading = inspection.reading
-    return statuses.document(reading.waves, reading.situation, inspection.decision, now)
+    return statuses.document(reading.waves, reading.situation, inspection.decision, now, inspection.refused)
 
 
 class UnknownWave(errors.UserError):

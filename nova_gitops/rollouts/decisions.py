@@ -35,6 +35,9 @@ class Situation:
     record: Record = field(default_factory=Record)
     requests: Requests = field(default_factory=Requests)
     continues: bool = False
+    unreported: frozenset[str] = frozenset()
+    """Clusters kept in their wave from the record (``Record.members``) though no usable report names them
+    now (missing, or refused): never released to, and their wave waits for them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,10 @@ class WaveRecord:
 @dataclass(frozen=True, slots=True)
 class Record:
     """``released_from``: each cluster this rollout released through a gate → the commit its branch held
-    before (None: it had none). ``rolled_back``: the clusters a rollback holds at those commits."""
+    before (None: it had none). ``rolled_back``: the clusters a rollback holds at those commits.
+    ``members``: each cluster → the wave it was in at the last step (carried from rollout to rollout), so a
+    cluster whose report goes missing or is refused stays in its wave and holds it, rather than leaving the
+    wave empty and letting it pass unverified."""
 
     target: str = ""
     started_at: datetime | None = None
@@ -52,6 +55,7 @@ class Record:
     waves: tuple[WaveRecord, ...] = ()
     released_from: Mapping[str, str | None] = field(default_factory=dict)
     rolled_back: tuple[str, ...] = ()
+    members: Mapping[str, str] = field(default_factory=dict)
 
     def wave(self, name: str) -> WaveRecord:
         return next((wave for wave in self.waves if wave.name == name), WaveRecord(name))
@@ -112,6 +116,7 @@ def record_to_data(record: Record) -> dict[str, Any]:
         "waves": waves,
         "releasedFrom": {name: record.released_from[name] for name in sorted(record.released_from)},
         "rolledBack": sorted(record.rolled_back),
+        "members": {name: record.members[name] for name in sorted(record.members)},
     }
 
 
@@ -142,6 +147,12 @@ def record_from_data(data: object) -> Record:
         str(name): commit if isinstance(commit, str) else None
         for name, commit in (raw_from.items() if isinstance(raw_from, Mapping) else ())
     }
+    raw_members = data.get("members")
+    members = {
+        name: wave
+        for name, wave in (raw_members.items() if isinstance(raw_members, Mapping) else ())
+        if isinstance(name, str) and isinstance(wave, str)
+    }
     outcome = data.get("outcome")
     target = data.get("target")
     rolled_back = data.get("rolledBack")
@@ -152,6 +163,7 @@ def record_from_data(data: object) -> Record:
         waves=tuple(waves),
         released_from=released_from,
         rolled_back=tuple(str(name) for name in rolled_back) if isinstance(rolled_back, list) else (),
+        members=members,
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from nova_gitops.api.problems import Problem
 from nova_gitops.api.rollouts import format_duration
 from nova_gitops.rollouts import health
 from nova_gitops.rollouts.decisions import Decision, Situation
@@ -19,13 +20,20 @@ from nova_gitops.rollouts.waves import Wave
 
 WAVE_HEADERS: Final = ("WAVE", "STATE", "CLUSTERS", "BAKE", "REASON")
 CLUSTER_HEADERS: Final = ("CLUSTER", "WAVE", "RELEASED", "SYNCED", "HEALTH", "REASON")
+STATUS_FOLDER: Final = "status"
+"""Where agents' reports are on the status branch: ``status/<cluster>.yaml``."""
 
 
 def document(
-    waves: Sequence[Wave], situation: Situation, decision: Decision, now: datetime
+    waves: Sequence[Wave],
+    situation: Situation,
+    decision: Decision,
+    now: datetime,
+    refused: Sequence[Problem] = (),
 ) -> dict[str, Any]:
     """The status of the rollout of ``situation.target``; ``paused`` is true for a failure pause and for a
-    pause by request (``pausedReason`` says which)."""
+    pause by request (``pausedReason`` says which). ``refused``: the problems of agents' reports the
+    controller refused (``status/<cluster>.yaml``): a cluster without a usable report says why."""
     requests = situation.requests
     statuses = {status.name: status for status in decision.waves}
     paused_wave = next((status for status in decision.waves if status.state == "paused"), None)
@@ -47,6 +55,7 @@ def document(
             }
         )
     moves = {move.cluster: move for move in decision.moves}
+    refusals = _refusals(refused)
     cluster_items: list[dict[str, Any]] = []
     for wave in waves:
         for name in wave.clusters:
@@ -54,6 +63,9 @@ def document(
             facts = situation.reports.get(name)
             verdict = health.judge(name, facts, released) if released else None
             move = moves.get(name)
+            reason = decision.clusters.get(name) or (verdict.reason if verdict else "not released")
+            if facts is None and name in refusals:
+                reason = f"{reason}; its report was refused: {refusals[name]}"
             cluster_items.append(
                 {
                     "name": name,
@@ -61,7 +73,7 @@ def document(
                     "released": released,
                     "synced": (facts.synced_revision or None) if facts else None,
                     "health": verdict.state if verdict else None,
-                    "reason": decision.clusters.get(name) or (verdict.reason if verdict else "not released"),
+                    "reason": reason,
                     "next": None if move is None else {"kind": move.kind, "commit": move.commit},
                 }
             )
@@ -76,7 +88,18 @@ def document(
         "startedAt": format_time(decision.record.started_at),
         "waves": wave_items,
         "clusters": cluster_items,
+        "refusedReports": [str(problem) for problem in refused],
     }
+
+
+def _refusals(refused: Sequence[Problem]) -> dict[str, str]:
+    """Cluster → the first problem of its refused report (``status/<cluster>.yaml``)."""
+    found: dict[str, str] = {}
+    for problem in refused:
+        folder, _, file = problem.location.file.rpartition("/")
+        if folder.endswith(STATUS_FOLDER) and file.endswith(".yaml"):
+            found.setdefault(file.removesuffix(".yaml"), problem.message)
+    return found
 
 
 def headline(status: dict[str, Any]) -> str:

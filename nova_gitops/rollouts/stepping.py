@@ -81,7 +81,11 @@ class _Stepper:
         paused = self.situation.requests.paused
         for wave in self.waves:
             for cluster in wave.clusters:
-                if self.situation.released.get(cluster) == self.target or cluster in self.record.rolled_back:
+                if (
+                    self.situation.released.get(cluster) == self.target
+                    or cluster in self.record.rolled_back
+                    or cluster in self.situation.unreported  # nothing moves for a cluster nobody hears from
+                ):
                     continue
                 change = self.situation.changes.get(cluster, "gated")
                 if change == "unchanged":
@@ -129,6 +133,7 @@ class _Stepper:
             cluster
             for cluster in wave.clusters
             if cluster not in self.moves
+            and cluster not in self.situation.unreported
             and self.situation.released.get(cluster) != self.target
             and self.situation.changes.get(cluster, "gated") == "gated"
         ]
@@ -178,6 +183,9 @@ class _Stepper:
             self._fail(wave, record, failed.reason)
             return False
         waiting = next((verdict for verdict in verdicts if verdict.state == "waiting"), None)
+        unreported = [cluster for cluster in wave.clusters if cluster in self.situation.unreported]
+        if waiting is None and unreported:
+            waiting = self._unreported(wave, unreported)
         if waiting is not None:
             if record.healthy_since is not None or record.waiting_since is None:
                 record = replace(record, healthy_since=None, waiting_since=self.now)
@@ -213,6 +221,18 @@ class _Stepper:
         baked = self.now - (record.healthy_since or self.now)
         self._status(wave, "baking", f"baking, {_shown(baked)} of {format_duration(wave.bake_time)}")
         return False
+
+    def _unreported(self, wave: Wave, clusters: Sequence[str]) -> health.Verdict:
+        """Why ``wave`` waits for clusters that were in it and have no usable report now: passing it
+        without them would let a change skip its canary because an agent broke."""
+        for cluster in clusters:
+            runs = (self.situation.released.get(cluster) or "nothing released")[:7]
+            self.reasons[cluster] = (
+                f"no usable report (missing or refused): kept in wave {wave.name}, running {runs}, until it "
+                f"reports again; `rollout promote --wave {wave.name}` goes on without it, and deleting its "
+                f"branch nova/clusters/{cluster} retires it"
+            )
+        return health.Verdict("waiting", f"no usable report from {', '.join(clusters)}")
 
     def _release(self, wave: Wave, clusters: Sequence[str]) -> None:
         for cluster in clusters:
@@ -255,6 +275,7 @@ class _Stepper:
             outcome=outcome,
             waves=tuple(self.wave_records[wave.name] for wave in self.waves),
             released_from=self.released_from,
+            members={cluster: wave.name for wave in self.waves for cluster in sorted(wave.clusters)},
         )
         moves = tuple(self.moves[cluster] for cluster in sorted(self.moves))
         return Decision(moves, record, tuple(self.statuses), dict(sorted(self.reasons.items())))

@@ -8,8 +8,8 @@ nova-gitops did before rollouts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from nova_gitops.api import rollouts
@@ -60,3 +60,32 @@ def waves_for(strategy: RolloutStrategy | None, clusters: Iterable[Cluster]) -> 
 def wave_of(waves: Iterable[Wave], cluster: str) -> Wave | None:
     """The wave ``cluster`` is in, or None (a cluster that is not in the inventory)."""
     return next((wave for wave in waves if cluster in wave.clusters), None)
+
+
+def keep_unreported(
+    strategy: RolloutStrategy,
+    waves: Sequence[Wave],
+    members: Mapping[str, str],
+    branches: Mapping[str, str | None],
+) -> tuple[tuple[Wave, ...], frozenset[str]]:
+    """``waves`` with each cluster the record last had in a wave (``members``) put back in it when no wave
+    has it now — its report is missing or refused — while its release branch exists (``branches``); and
+    those clusters. Deleting a cluster's release branch retires it from the rollout."""
+    present = {cluster for wave in waves for cluster in wave.clusters}
+    names = {wave.name for wave in waves}
+    kept: dict[str, set[str]] = {}
+    for cluster, wave_name in members.items():
+        known = wave_name in names or wave_name == rollouts.IMPLICIT_WAVE
+        if cluster not in present and branches.get(cluster) is not None and known:
+            kept.setdefault(wave_name, set()).add(cluster)
+    if not kept:
+        return tuple(waves), frozenset()
+    result = [
+        replace(wave, clusters=tuple(sorted({*wave.clusters, *kept.get(wave.name, ())}))) for wave in waves
+    ]
+    if rollouts.IMPLICIT_WAVE in kept and rollouts.IMPLICIT_WAVE not in names:
+        implicit = tuple(sorted(kept[rollouts.IMPLICIT_WAVE]))
+        result.append(
+            Wave(rollouts.IMPLICIT_WAVE, implicit, strategy.max_parallel, strategy.bake_time, implicit=True)
+        )
+    return tuple(result), frozenset(cluster for clusters in kept.values() for cluster in clusters)

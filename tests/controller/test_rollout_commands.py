@@ -280,3 +280,17 @@ def test_status_without_a_strategy_says_there_is_no_rollout(tmp_path: Path) -> N
     assert json.loads(rollout(fleet, "status", "-o", "json").output)["target"] is None
     promoted = rollout(fleet, "promote")
     assert promoted.exit_code == 2 and "nothing to promote: no rollout" in promoted.output
+
+
+def test_status_says_why_a_cluster_has_no_report(fleet: Fleet, controller: Controller) -> None:
+    broken = cluster_report("wlc-1", labels=CANARY)
+    broken["status"]["capacityResources"] = {"node-1": {"cpu": "lots"}}
+    fleet.report(broken, cluster_report("wlc-2"))
+    found = status(fleet)
+    clusters = {item["name"]: item for item in found["clusters"]}  # type: ignore[attr-defined]
+    assert "its report was refused: " in clusters["wlc-1"]["reason"]
+    assert "lots" in clusters["wlc-1"]["reason"]
+    [refused] = found["refusedReports"]  # type: ignore[misc]
+    assert refused.startswith("status/wlc-1.yaml")
+    table = rollout(fleet, "status")
+    assert "warning: report refused: status/wlc-1.yaml" in table.stderr

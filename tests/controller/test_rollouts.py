@@ -201,3 +201,31 @@ def test_control_plane_observers_are_told_releases_passed_waves_and_completion(f
     assert ("RolloutStrategy", "fleet", "RolloutComplete") in told.said()
     controller.reconcile_once()
     assert told.said() == []  # a finished rollout is not told again
+
+
+def test_a_canary_whose_report_breaks_holds_its_wave_instead_of_leaving_it_empty(fleet: Fleet) -> None:
+    """Were the canary left out of the inventory (its report refused), the canary wave would be empty and
+    pass at once, so the next change would reach every cluster unverified. It stays in its wave instead.
+    (Mass deletion allowed: the render empties the canary's directory, which the publisher otherwise
+    refuses on its own.)"""
+    clock = WallClock()
+    controller = fleet.controller(wall_clock=clock, allow_mass_delete=True)
+    controller.reconcile_once()
+    first = fleet.head()
+    fleet.report(healthy_report("wlc-1", first, labels={"tier": "canary"}), healthy_report("wlc-2", first))
+    controller.reconcile_once()
+    clock.advance(minutes=6)
+    controller.reconcile_once()
+    assert released(fleet) == {"wlc-1": first, "wlc-2": first}
+
+    broken = healthy_report("wlc-1", first, labels={"tier": "canary"})
+    broken["status"]["capacityResources"] = {"node-1": {"cpu": "lots"}}
+    fleet.report(broken, healthy_report("wlc-2", first))
+    fleet.write_source("web.yaml", deployment(replicas=4))
+    for _ in range(3):
+        outcome = controller.reconcile_once()
+        clock.advance(minutes=6)
+    assert fleet.head() != first and released(fleet) == {"wlc-1": first, "wlc-2": first}
+    assert outcome.rollout is not None and outcome.rollout.decision is not None
+    reason = outcome.rollout.decision.clusters["wlc-1"]
+    assert reason.startswith("no usable report (missing or refused): kept in wave canary")

@@ -55,6 +55,7 @@ class Fleet:
     record: Record = field(default_factory=Record)
     requests: Requests = field(default_factory=Requests)
     continues: bool = False
+    unreported: set[str] = field(default_factory=set)  # kept in their wave, no usable report now
     now: datetime = START
     history: list[Decision] = field(default_factory=list)
 
@@ -82,6 +83,7 @@ class Fleet:
             self.record,
             self.requests,
             self.continues,
+            frozenset(self.unreported),
         )
 
     def step(self, after: timedelta = timedelta(0)) -> Decision:

@@ -317,3 +317,21 @@ def test_the_next_deadline_is_the_end_of_a_bake_or_of_the_health_wait() -> None:
     fleet.step(MINUTE)
     complete = fleet.step(5 * MINUTE)
     assert complete.current_wave is None and next_deadline(fleet.strategy, fleet.waves, complete) is None
+
+
+def test_a_wave_whose_cluster_lost_its_report_waits_for_it_and_never_releases_to_it() -> None:
+    """The canary's agent broke (its report missing or refused): the canary wave does not pass empty and
+    let the change reach prod unverified; nothing moves for the canary; promote goes on without it."""
+    fleet = Fleet(WAVES, unreported={"c1"})
+    first = fleet.step()
+    assert moved(fleet) == {} and fleet.released["c1"] == OLD
+    assert fleet.state(first, "canary") == "waiting"
+    assert "no usable report from c1" in fleet.reason(first, "canary")
+    assert "kept in wave canary, running aaaaaaa" in first.clusters["c1"]
+    assert first.record.members == {"c1": "canary", "p1": "prod", "p2": "prod", "p3": "prod"}
+    timed_out = fleet.step(15 * MINUTE)
+    assert fleet.state(timed_out, "canary") == "paused" and fleet.released["p1"] == OLD
+    fleet.request(promotes=frozenset({(NEW, "canary")}))
+    promoted = fleet.step()
+    assert fleet.state(promoted, "canary") == "passed"
+    assert fleet.released["c1"] == OLD and fleet.released["p1"] == NEW

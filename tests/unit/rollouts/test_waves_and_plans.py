@@ -82,3 +82,19 @@ def test_batches_are_max_parallel_clusters_in_name_order() -> None:
     assert whole.batched == (("a", "b"),)
     (none,) = plans.plan_change([wave], set()).waves
     assert none.batched == ()
+
+
+def test_a_cluster_without_a_usable_report_stays_in_the_wave_it_was_in_while_its_branch_exists() -> None:
+    found = source_set(with_spec(), *FLEET[:2])  # canary-1 and dev-1 sent no usable report
+    assert found.rollout is not None
+    ordered = waves.waves_for(found.rollout, found.clusters)
+    members = {"canary-1": "canary", "dev-1": "others", "gone": "prod", "wlc-a": "prod"}
+    branches = {"canary-1": "a" * 40, "dev-1": "a" * 40, "wlc-a": "a" * 40}  # "gone": its branch deleted
+    kept, unreported = waves.keep_unreported(found.rollout, ordered, members, branches)
+    assert unreported == {"canary-1", "dev-1"}
+    assert [(wave.name, wave.clusters) for wave in kept] == [
+        ("canary", ("canary-1",)),
+        ("prod", ("wlc-a", "wlc-b")),
+        ("others", ("dev-1",)),  # the implicit wave, back for the cluster it had
+    ]
+    assert waves.keep_unreported(found.rollout, ordered, {}, branches) == (ordered, frozenset())
