@@ -3,7 +3,8 @@ one controller interval, and a rollout over three waves (bake 5 s) complete with
 
 A loop of its own, on real clocks like the rest of the bench: three simulated clusters (one per wave:
 ``canary`` selects ``tier=canary``, ``second`` selects ``tier=second``, the implicit ``others`` takes wlc-3),
-agents with ``--follow-release`` and the controller polling every ``interval`` in threads, the controller's
+agents with ``--follow-release`` (their settle interval in the ratio of the defaults, 5 s to 30 s) and the
+controller polling every ``interval`` in threads, the controller's
 rollout clock the system's. A watcher polls the rendered repository every 10 ms for the release branches, the
 agents' reports and the record, and times:
 
@@ -36,6 +37,7 @@ from tests.e2e import rollouts
 from tests.e2e.localloop import LocalLoop
 
 BAKE_S = 5.0  # rollouts.strategy()'s bakeTime
+SETTLE_RATIO = 5.0 / 30.0  # the agent's defaults: --settle-interval 5s beside --interval 30s
 WAVES = (("canary", "wlc-1"), ("second", "wlc-2"), ("others", "wlc-3"))
 LABELS = {"wlc-1": {"tier": "canary"}, "wlc-2": {"tier": "second"}}
 
@@ -97,7 +99,12 @@ def figures(root: Path, interval: float, log: Any) -> dict[str, Any]:
         agent_clock=agent_clock,
         controller_clock=MonotonicClock(),
         controller_settings={"interval": interval},
-        agent_settings={"follow_release": True, "interval": interval, "pending_timeout": timedelta(0)},
+        agent_settings={
+            "follow_release": True,
+            "interval": interval,
+            "settle_interval": interval * SETTLE_RATIO,
+            "pending_timeout": timedelta(0),
+        },
         cluster_settings={name: {"cluster_labels": labels} for name, labels in LABELS.items()},
         controller_log=JsonLog(log),
     )
