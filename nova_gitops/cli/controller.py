@@ -60,6 +60,13 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
     help="Quiet seconds after a trigger.",
 )
 @click.option(
+    "--status-watch-interval",
+    type=click.FloatRange(0.0),
+    default=None,
+    help="Seconds between peeks at the status branch (a new report reconciles at once); "
+    "default: a quarter of --interval; 0: off.",
+)
+@click.option(
     "--failback-after",
     type=click.FloatRange(0.0),
     default=600.0,
@@ -128,6 +135,7 @@ def controller_command(
     status_repo: str | None,
     interval: float,
     debounce: float,
+    status_watch_interval: float | None,
     failback_after: float,
     reschedule_cooldown: float,
     webhook_listen: Address | None,
@@ -194,6 +202,7 @@ def controller_command(
             status_repo=status_repo,
             interval=interval,
             debounce=debounce,
+            status_watch_interval=status_watch_interval,
             failback_after=failback_after,
             reschedule_cooldown=reschedule_cooldown,
             webhook_listen=webhook_listen,

@@ -6,6 +6,9 @@ functions), so debounce and backoff are table tests. The rules:
 - At start, reconcile at once. Then poll every ``interval`` seconds (the source for git, the status branch
   always: agents report there); sooner when a rollout's bake ends (or its health timeout passes) before the
   next poll, so the next wave goes when its gate opens.
+- The status branch's head is peeked at every ``status_watch_seconds`` (a quarter interval by default; one
+  ``ls-remote``, no fetch); a new report is a trigger like a webhook, so reschedule requests and a wave's
+  health are acted on within that time plus ``debounce``.
 - A trigger (webhook, directory change) makes a reconcile due ``debounce`` seconds later; each further
   trigger inside that window pushes it back (a burst is one reconcile), but never beyond ``10 × debounce``
   after the first trigger, so a steady stream of pushes cannot starve the loop.
@@ -133,6 +136,7 @@ class Controller:
     ) -> None:
         self.settings = settings
         self.source = source
+        self.status = status
         self.clock = clock
         self.triggers = triggers or Triggers()
         self.metrics = metrics or Metrics()
@@ -257,6 +261,7 @@ class Controller:
         """Reconcile until ``stop`` is set."""
         self._running = True
         watcher = self._start_watcher(stop)
+        status_watcher = self._start_status_watcher(stop)
         state = start(self.clock.now())
         try:
             while not stop.is_set():
@@ -274,8 +279,9 @@ class Controller:
                     state = after_trigger(state, self.clock.now(), self.settings.debounce)
         finally:
             self._running = False
-            if watcher is not None:
-                watcher.join(timeout=2.0)
+            for thread in (watcher, status_watcher):
+                if thread is not None:
+                    thread.join(timeout=2.0)
             self.log.info("stopped")
 
     def _reconcile_in_loop(self, state: LoopState) -> LoopState:
@@ -309,6 +315,32 @@ class Controller:
                 self.log.error("source watcher stopped", error=str(error))
 
         thread = threading.Thread(target=forward, name="nova-source-watch", daemon=True)
+        thread.start()
+        return thread
+
+    def _start_status_watcher(self, stop: threading.Event) -> threading.Thread | None:
+        """Peek at the status branch every ``status_watch_seconds`` and put a trigger when an agent
+        reported: a reschedule request or a wave's health is acted on at once, not at the next poll. A peek
+        that fails is only logged at debug (the poll reads the branch anyway and reports its errors)."""
+        every = self.settings.status_watch_seconds
+        if every <= 0:
+            return None
+
+        def watch() -> None:
+            last: str | None = None
+            while not stop.wait(every):
+                if not self.is_leader():
+                    continue
+                try:
+                    head = self.status.head()
+                except Exception as error:
+                    self.log.debug("status branch peek failed", error=str(error))
+                    continue
+                if head is not None and last is not None and head != last:
+                    self.triggers.put("status changed")
+                last = head if head is not None else last
+
+        thread = threading.Thread(target=watch, name="nova-status-watch", daemon=True)
         thread.start()
         return thread
 

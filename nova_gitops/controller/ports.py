@@ -103,6 +103,11 @@ class StatusSnapshot:
 class StatusReader(Protocol):
     def read(self) -> StatusSnapshot: ...
 
+    def head(self) -> str | None:
+        """The status branch's commit now, read cheaply (no fetch), for the loop's watcher; None when there
+        is none (yet) or nothing to watch."""
+        ...
+
 
 class PlanObserver(Protocol):
     def planned(self, plan: Plan, reports: Mapping[str, ClusterReport]) -> None:

@@ -16,6 +16,12 @@ from nova_gitops.scheduling.plans import PlanSettings
 DEFAULT_STATUS_BRANCH = "nova-status"
 
 
+STATUS_WATCH_RATIO = 0.25
+"""By default the controller peeks at the status branch four times per poll interval (``git ls-remote``: one
+round trip, no fetch) and reconciles when an agent reported: a reschedule request or a healthy canary is
+acted on within a quarter interval (plus ``debounce``), not up to a whole one."""
+
+
 @dataclass(frozen=True, slots=True)
 class Address:
     host: str
@@ -59,6 +65,7 @@ class ControllerSettings:
     status_repo: str | None = None  # None: the status branch of repo_url
     interval: float = 30.0  # seconds between polls of the source and the status branch
     debounce: float = 0.3  # seconds of quiet after a trigger before reconciling
+    status_watch_interval: float | None = None  # seconds between peeks at the status branch; None: interval/4
     failback_after: float = 600.0
     reschedule_cooldown: float = 600.0
     max_backoff: float = 300.0
@@ -82,6 +89,13 @@ class ControllerSettings:
             delegated=self.delegated,
             namespace=self.namespace,
         )
+
+    @property
+    def status_watch_seconds(self) -> float:
+        """Seconds between peeks at the status branch's head (0: no peeking, polls only)."""
+        if self.status_watch_interval is None:
+            return self.interval * STATUS_WATCH_RATIO
+        return self.status_watch_interval
 
     @property
     def status_url(self) -> str:

@@ -267,6 +267,9 @@ class GitStatusReader:
         snapshot = snapshot_of({path: blobs[listing[path]] for path in wanted}, head)
         return StatusSnapshot(snapshot.reports, (*problems, *snapshot.problems), head)
 
+    def head(self) -> str | None:
+        return self.repo.remote_head(self.branch)
+
     def _sizes(self, blob_ids: list[str]) -> dict[str, int]:
         """Blob sizes without reading the blobs (``cat-file --batch-check``): an oversized report is
         refused before it is loaded into memory."""
@@ -288,3 +291,6 @@ class NoStatus:
 
     def read(self) -> StatusSnapshot:
         return StatusSnapshot()
+
+    def head(self) -> str | None:
+        return None

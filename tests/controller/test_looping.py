@@ -131,6 +131,25 @@ def test_run_reconciles_on_start_and_on_triggers_survives_errors_and_stops(fleet
     assert not controller.metrics.alive()
 
 
+def test_a_new_report_on_the_status_branch_reconciles_without_waiting_for_the_poll(fleet: Fleet) -> None:
+    controller = fleet.controller(interval=3600.0, debounce=0.0, status_watch_interval=0.05)
+    controller.clock = MonotonicClock()
+    controller.reconciler.clock = controller.clock
+    stop = threading.Event()
+    thread = threading.Thread(target=controller.run, args=(stop,))
+    thread.start()
+    try:
+        wait_for(lambda: controller.metrics.commits == 1)
+        reconciled = sum(controller.metrics.reconciles.values())
+        fleet.report(cluster_report("wlc-1"), cluster_report("wlc-2", cpu="6"))  # an agent reported
+        wait_for(lambda: sum(controller.metrics.reconciles.values()) > reconciled)  # the poll is an hour away
+    finally:
+        stop.set()
+        controller.triggers.put(looping.STOP_REASON)
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
 def test_only_the_leader_reconciles(fleet: Fleet) -> None:
     leading = threading.Event()
     controller = fleet.controller(interval=3600.0, debounce=0.0)
