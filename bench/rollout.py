@@ -58,27 +58,30 @@ def healthy_for(loop: LocalLoop, name: str, target: str) -> bool:
 def watch(loop: LocalLoop, target: str, started: float, timeout: float) -> dict[str, float]:
     """Seconds after ``started`` at which each wave was released, reported healthy, seen healthy by the
     controller (its bake started in the record), and the rollout was complete (keys ``released:<wave>``,
-    ``healthy:<wave>``, ``baking:<wave>``, ``complete``)."""
+    ``healthy:<wave>``, ``baking:<wave>``, ``complete``). A later render that goes on with the same rollout
+    (the controller re-renders PLACEMENT.md when reported capacity changes) counts as ``target``."""
     seen: dict[str, float] = {}
     last_status = last_record = ""
+    targets = {target}  # and the renders after it that go on with its rollout (a capacity-only re-render)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and "complete" not in seen:
         now = time.monotonic() - started
+        targets.add(_ref(loop, "main"))
         released = rollouts.released(loop)
         for wave, cluster in WAVES:
-            if released.get(cluster) == target:
+            if released.get(cluster) in targets:
                 seen.setdefault(f"released:{wave}", now)
         status = _ref(loop, "nova-status")
         if status != last_status:
             last_status = status
             for wave, cluster in WAVES:
-                if f"healthy:{wave}" not in seen and healthy_for(loop, cluster, target):
+                if f"healthy:{wave}" not in seen and any(healthy_for(loop, cluster, t) for t in targets):
                     seen[f"healthy:{wave}"] = now
         record = _ref(loop, ROLLOUT_BRANCH)
         if record and record != last_record:
             last_record = record
             document = rollouts.record(loop)
-            if document.get("target") == target:
+            if document.get("target") in targets:
                 for wave in document.get("waves") or []:
                     if wave.get("healthySince"):
                         seen.setdefault(f"baking:{wave['name']}", now)
