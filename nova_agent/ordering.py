@@ -10,7 +10,7 @@ endpoints yet. Deletes run the same table backwards. Kinds not in the table (cus
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Final
 
 from nova_agent.resources import ObjectRef
@@ -60,16 +60,3 @@ def apply_order(refs: Iterable[ObjectRef]) -> list[ObjectRef]:
 def delete_order(refs: Iterable[ObjectRef]) -> list[ObjectRef]:
     """The apply order reversed: webhooks go first, CRDs and Namespaces last."""
     return sorted(refs, key=apply_sort_key, reverse=True)
-
-
-def rank_batches(refs: Sequence[ObjectRef]) -> list[list[ObjectRef]]:
-    """Consecutive runs of the same rank, in apply order (CRDs form the first batch when present)."""
-    batches: list[list[ObjectRef]] = []
-    last_rank: int | None = None
-    for ref in apply_order(refs):
-        rank = rank_of(ref.kind)
-        if rank != last_rank:
-            batches.append([])
-            last_rank = rank
-        batches[-1].append(ref)
-    return batches

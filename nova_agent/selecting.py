@@ -36,8 +36,3 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
         if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
             return False
     return True
-
-
-def label_selector_text(labels: Mapping[str, str]) -> str:
-    """``key=value,...`` for a ``labelSelector`` query parameter."""
-    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))

@@ -8,9 +8,7 @@
     │   ├── RepoError      (2)     a git repository cannot be read or written; says what to check
     │   ├── ClusterError   (2)     a Kubernetes API cannot be reached or refused us
     │   └── SafetyError    (2)     refused on purpose (mass deletion without consent, ...)
-    └── reconcile outcomes (controller, agent)
-        ├── TemporaryError(delay)  try again after ``delay`` seconds
-        └── PermanentError         do not retry until the input changes
+    └── TemporaryError(delay)      a reconcile outcome (controller): try again after ``delay`` seconds
 
 ``nova_gitops.cli.errors`` is the one place that maps these to exit codes: a ``UserError`` exits with its
 ``exit_code`` and its message, Ctrl-C exits 130, anything else exits 3 with a pointer to ``--debug``.
@@ -66,7 +64,3 @@ class TemporaryError(NovaError):
     def __init__(self, message: str, delay: float = 10.0) -> None:
         super().__init__(message)
         self.delay = delay
-
-
-class PermanentError(NovaError):
-    """A reconcile failed and will fail again until its input changes."""

@@ -13,7 +13,7 @@ functions), so debounce and backoff are table tests. The rules:
   trigger inside that window pushes it back (a burst is one reconcile), but never beyond ``10 × debounce``
   after the first trigger, so a steady stream of pushes cannot starve the loop.
 - After a failure: ``TemporaryError(delay)`` retries after ``delay``; input that is wrong
-  (``InputError``, ``PermanentError``, ``SafetyError``) waits for the next trigger or poll, since retrying
+  (``InputError``, ``SafetyError``) waits for the next trigger or poll, since retrying
   the same input gives the same error; anything else (git host down, ...) backs off exponentially
   (2, 4, 8 … s, at most ``max_backoff``, no jitter: one controller leads) with the back-off the agent uses
   too, ``nova_gitops.clients.backoff``.
@@ -98,7 +98,7 @@ def backoff_delay(error: BaseException, failures: int, max_backoff: float) -> fl
     """Seconds until the retry after the ``failures``-th failure in a row; None: wait for new input."""
     if isinstance(error, errors.TemporaryError):
         return min(error.delay, max_backoff)
-    if isinstance(error, errors.InputError | errors.PermanentError | errors.SafetyError):
+    if isinstance(error, errors.InputError | errors.SafetyError):
         return None
     return Backoff(base=FIRST_RETRY, cap=max_backoff).delay(failures)
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 
 from nova_gitops.controller.ports import RescheduleRequest
 
-AvoidMap = Mapping[str, Mapping[str, str]]
-
 
 @dataclass(frozen=True, slots=True)
 class Exclusion:

@@ -97,7 +97,7 @@ def run(
     if once:
         try:
             controller.reconcile_once()
-        except (errors.TemporaryError, errors.PermanentError) as error:
+        except errors.TemporaryError as error:
             raise errors.UserError(str(error)) from None
         return 0
     servers: list[serving.Server] = []

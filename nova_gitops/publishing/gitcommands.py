@@ -98,8 +98,3 @@ class RunningGit:
     def stdin(self) -> IO[bytes]:
         assert self.proc.stdin is not None
         return self.proc.stdin
-
-
-def write_all(stream: IO[bytes], chunks: Sequence[bytes]) -> None:
-    """Write ``chunks`` to a pipe in one go (``writelines`` keeps Python out of the per-file loop)."""
-    stream.writelines(chunks)

@@ -216,9 +216,6 @@ class RenderedRepo:
             raise errors.RepoError(f"git fast-import failed in the cache {self.path}: {stderr.strip()}")
         return self.git.run("rev-parse", STAGING_REF).stdout.decode().strip()
 
-    def tree_of(self, commit: str) -> str:
-        return self.git.run("rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
-
     def same_content(self, commit: str, other: str) -> bool:
         """Whether two commits hold the same tree on the same parents (differing only in dates or message)."""
         if commit == other:

@@ -69,7 +69,6 @@ def test_a_burst_of_triggers_is_one_reconcile_but_cannot_starve_it() -> None:
         (errors.TemporaryError("busy", delay=7.0), 1, 7.0),
         (errors.TemporaryError("busy", delay=900.0), 1, 300.0),
         (errors.InputError([Problem(SourceLocation("a.yaml", 1), "bad")]), 3, None),
-        (errors.PermanentError("no"), 1, None),
         (errors.SafetyError("mass delete"), 1, None),
         (errors.RepoError("host down"), 1, 2.0),
         (errors.RepoError("host down"), 3, 8.0),
