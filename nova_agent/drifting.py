@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from nova_agent.resources import Body, ObjectRef, annotations_of
+from nova_gitops.api import objects
 from nova_gitops.api.times import rfc3339
 
 DRIFT_ANNOTATION: Final = "gitops.nova.elotl.co/drift"
@@ -132,12 +133,6 @@ def _metadata_departures(desired: object, live: object) -> Iterator[str]:
             yield from departures(desired[key], live_metadata.get(key, {}), f"metadata.{key}")
 
 
-SERVER_FIELDS: Final = frozenset(
-    {"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
-)
-"""Metadata the server writes on every change: not what the user or git set."""
-
-
 def changed_paths(after: Mapping[str, Any], live: Mapping[str, Any]) -> list[str]:
     """Where ``after`` (the dry run's answer) differs from ``live``, status and server metadata aside: what
     applying the manifest would change. Sorted, at most :data:`MAX_FIELDS_LISTED` (and a count beyond)."""
@@ -151,7 +146,8 @@ def _comparable(body: Mapping[str, Any]) -> dict[str, Any]:
     metadata = body.get("metadata")
     kept = {key: value for key, value in body.items() if key != "status"}
     if isinstance(metadata, dict):
-        kept["metadata"] = {key: value for key, value in metadata.items() if key not in SERVER_FIELDS}
+        server = objects.SERVER_METADATA_FIELDS
+        kept["metadata"] = {key: value for key, value in metadata.items() if key not in server}
     return kept
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from nova_gitops.api.problems import SourceLocation
 
@@ -85,3 +85,35 @@ class Manifest:
     def annotations(self) -> Mapping[str, str]:
         annotations = self.metadata.get("annotations")
         return annotations if isinstance(annotations, dict) else {}
+
+
+SERVER_METADATA_FIELDS: Final = frozenset(
+    {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"}
+)
+"""Metadata the API server writes on every change: never what a user or git set."""
+LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def strip_server_fields(body: Body) -> Body:
+    """``body`` without what the API server writes; ``body`` itself when there is nothing to strip."""
+    out = body
+    if "status" in out:
+        out = {key: value for key, value in out.items() if key != "status"}
+    metadata = out.get("metadata")
+    if not isinstance(metadata, dict):
+        return out
+    new_metadata = metadata
+    if not SERVER_METADATA_FIELDS.isdisjoint(metadata):
+        new_metadata = {k: v for k, v in metadata.items() if k not in SERVER_METADATA_FIELDS}
+    annotations = new_metadata.get("annotations")
+    if isinstance(annotations, dict) and LAST_APPLIED_ANNOTATION in annotations:
+        kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
+        new_metadata = {k: v for k, v in new_metadata.items() if k != "annotations" or kept}
+        if kept:
+            new_metadata["annotations"] = kept
+    if new_metadata is metadata:
+        return out
+    if out is body:
+        out = dict(body)
+    out["metadata"] = new_metadata
+    return out

@@ -50,8 +50,9 @@ def explain_command(
     def action() -> int:
         import os
 
+        from nova_gitops.scheduling import explaining
         from nova_gitops.scheduling.plans import PlanSettings
-        from nova_gitops.workflows import explaining, rendering
+        from nova_gitops.workflows import rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
             source_set = rendering.load_source(root, clusters_path, namespace=namespace)

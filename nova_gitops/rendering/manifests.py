@@ -26,18 +26,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
 
-from nova_gitops.api import fieldpaths, labels
+from nova_gitops.api import fieldpaths, labels, objects
 from nova_gitops.api.objects import Body, Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.scheduling.plans import ClusterCopy, GroupPlan, ObjectPlan, PlanSettings
 
 SENTINEL_CLUSTER: Final = "nova-gitops-render-sentinel-cluster-3f9c2e7a"
 """Stands for the cluster name while an object shared by many clusters is emitted once (see ``renders``)."""
-
-SERVER_METADATA_FIELDS: Final = frozenset(
-    {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"}
-)
-LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
 
 _WORKLOAD_GROUPS: Final = ("apps", "extensions")  # extensions: pre-1.16 manifests still found in repos
 REPLICATED_KINDS: Final = frozenset(
@@ -98,36 +93,11 @@ def placed_by(group: GroupPlan) -> str:
     return labels.CLUSTER_PIN
 
 
-def strip_server_fields(body: Body) -> Body:
-    """``body`` without what the API server writes; ``body`` itself when there is nothing to strip."""
-    out = body
-    if "status" in out:
-        out = {key: value for key, value in out.items() if key != "status"}
-    metadata = out.get("metadata")
-    if not isinstance(metadata, dict):
-        return out
-    new_metadata = metadata
-    if not SERVER_METADATA_FIELDS.isdisjoint(metadata):
-        new_metadata = {k: v for k, v in metadata.items() if k not in SERVER_METADATA_FIELDS}
-    annotations = new_metadata.get("annotations")
-    if isinstance(annotations, dict) and LAST_APPLIED_ANNOTATION in annotations:
-        kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
-        new_metadata = {k: v for k, v in new_metadata.items() if k != "annotations" or kept}
-        if kept:
-            new_metadata["annotations"] = kept
-    if new_metadata is metadata:
-        return out
-    if out is body:
-        out = dict(body)
-    out["metadata"] = new_metadata
-    return out
-
-
 def prepare(
     manifest: Manifest, cluster: str, group_name: str | None, policy: str | None, settings: PlanSettings
 ) -> Body:
     """Steps 1–3: the object for ``cluster`` before replicas and overrides. Raises ObjectRenderError."""
-    body = strip_server_fields(manifest.body)
+    body = objects.strip_server_fields(manifest.body)
     try:
         body = _updated(
             body, ("metadata",), lambda metadata: _identify(metadata, manifest, cluster, settings)

@@ -36,11 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nova_gitops import errors
-from nova_gitops.api import labels
+from nova_gitops.api import labels, objects
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import SourceLocation
 from nova_gitops.clients.kuberest import KubeApiError
-from nova_gitops.rendering import manifests
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.sources.kubeapi import Body, KubeApi, ResourceKind
 
@@ -128,7 +127,7 @@ def _without(mapping: Mapping[str, Any], *keys: str) -> dict[str, Any]:
 
 def source_body(body: Body) -> Body:
     """The object as its author wrote it (see the module docstring); ``body`` is not modified."""
-    kept = manifests.strip_server_fields(body)
+    kept = objects.strip_server_fields(body)
     metadata = dict(kept.get("metadata") or {})
     for field in ("ownerReferences", "finalizers", "deletionGracePeriodSeconds"):
         metadata.pop(field, None)

@@ -18,9 +18,8 @@ import yaml
 
 from nova_gitops.api import inputs, loading, podshapes
 from nova_gitops.errors import InputError
-from nova_gitops.scheduling import planning
+from nova_gitops.scheduling import explaining, planning
 from nova_gitops.scheduling.plans import PreviousPlacement
-from nova_gitops.workflows import explaining
 from tests.builders import cluster, deployment, policy, source_set
 
 LWS_SHAPE: dict[str, Any] = {

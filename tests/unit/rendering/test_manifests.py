@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.api import fieldpaths
+from nova_gitops.api import fieldpaths, objects
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import SourceLocation
@@ -85,7 +85,7 @@ def test_server_fields_are_stripped() -> None:
         creationTimestamp="2024-01-01T00:00:00Z",
         managedFields=[{"manager": "kubectl"}],
         selfLink="/apis/x",
-        annotations={manifests.LAST_APPLIED_ANNOTATION: "{}", "keep": "me"},
+        annotations={objects.LAST_APPLIED_ANNOTATION: "{}", "keep": "me"},
     )
     body["status"] = {"replicas": 3}
     rendered = render(body)
@@ -99,13 +99,13 @@ def test_server_fields_are_stripped() -> None:
 
 
 def test_an_emptied_annotations_map_is_dropped() -> None:
-    body = deployment(annotations={manifests.LAST_APPLIED_ANNOTATION: "{}"})
-    assert "annotations" not in manifests.strip_server_fields(body)["metadata"]
+    body = deployment(annotations={objects.LAST_APPLIED_ANNOTATION: "{}"})
+    assert "annotations" not in objects.strip_server_fields(body)["metadata"]
 
 
 def test_strip_returns_the_same_object_when_there_is_nothing_to_strip() -> None:
     body = deployment()
-    assert manifests.strip_server_fields(body) is body
+    assert objects.strip_server_fields(body) is body
 
 
 def test_nova_labels_and_annotations() -> None:
@@ -302,7 +302,7 @@ def test_malformed_shapes_are_errors_not_crashes() -> None:
 
 
 def test_the_source_body_is_never_mutated() -> None:
-    body = deployment(labels={"app": "web"}, annotations={manifests.LAST_APPLIED_ANNOTATION: "{}"}, uid="u")
+    body = deployment(labels={"app": "web"}, annotations={objects.LAST_APPLIED_ANNOTATION: "{}"}, uid="u")
     body["status"] = {"ready": 1}
     before = copying.deepcopy(body)
     render(

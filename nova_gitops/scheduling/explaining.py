@@ -1,4 +1,7 @@
-"""``explain``: everything the plan decided about one object, gathered into one structure."""
+"""``explain``: everything the plan decided about one object, gathered into one structure.
+
+Pure, like the rest of ``scheduling``: it reads a loaded ``SourceSet`` and a ``Plan`` and returns plain data
+(and its text form); the CLI loads, plans and prints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``workflows.diffing.directory_changes``: the files that differ between two renders on disk.
+"""``publishing.treecomparing.directory_changes``: the files that differ between two renders on disk.
 
 Behaviours covered:
 - the changes found on disk are exactly those of the same two trees in memory (``diffs.changed_files``):
@@ -26,8 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nova_gitops import errors
+from nova_gitops.publishing import treecomparing
 from nova_gitops.rendering import diffs
-from nova_gitops.workflows import diffing
 
 
 def write(root: Path, files: dict[str, bytes]) -> Path:
@@ -51,7 +51,9 @@ trees = st.dictionaries(paths, st.binary(max_size=6), max_size=8).filter(consist
 @given(trees, trees)
 def test_changes_on_disk_are_those_in_memory(old: dict[str, bytes], new: dict[str, bytes]) -> None:
     with tempfile.TemporaryDirectory() as scratch:
-        found = diffing.directory_changes(write(Path(scratch, "old"), old), write(Path(scratch, "new"), new))
+        found = treecomparing.directory_changes(
+            write(Path(scratch, "old"), old), write(Path(scratch, "new"), new)
+        )
     assert found == diffs.changed_files(old, new)
 
 
@@ -64,17 +66,18 @@ def test_git_directories_and_symbolic_links_are_left_out(tmp_path: Path) -> None
     (new / "clusters/c1/link.yaml").symlink_to(new / "clusters/c1/a.yaml")
     (new / "linked").symlink_to(new / "clusters")
     (old / "clusters/c2").symlink_to(old / "clusters/c1", target_is_directory=True)
-    assert diffing.directory_changes(old, new) == []
+    assert treecomparing.directory_changes(old, new) == []
 
 
 @pytest.mark.parametrize(
-    "size", [0, 1, diffing.CHUNK - 1, diffing.CHUNK, diffing.CHUNK + 1, 3 * diffing.CHUNK]
+    "size",
+    [0, 1, treecomparing.CHUNK - 1, treecomparing.CHUNK, treecomparing.CHUNK + 1, 3 * treecomparing.CHUNK],
 )
 def test_files_of_any_size_are_read_whole(tmp_path: Path, size: int) -> None:
     data = os.urandom(size)
     old = write(tmp_path / "old", {"placement.yaml": data + b"old"})
     new = write(tmp_path / "new", {"placement.yaml": data + b"new", "big.bin": data})
-    assert diffing.directory_changes(old, new) == [
+    assert treecomparing.directory_changes(old, new) == [
         diffs.FileChange("big.bin", None, data),
         diffs.FileChange("placement.yaml", data + b"old", data + b"new"),
     ]
@@ -83,9 +86,9 @@ def test_files_of_any_size_are_read_whole(tmp_path: Path, size: int) -> None:
 def test_a_path_that_is_no_directory_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(errors.UserError, match=r"file is not a directory holding a render"):
-        diffing.directory_changes(tmp_path / "file", tmp_path)
+        treecomparing.directory_changes(tmp_path / "file", tmp_path)
     with pytest.raises(errors.UserError, match=r"missing is not a directory holding a render"):
-        diffing.directory_changes(tmp_path, tmp_path / "missing")
+        treecomparing.directory_changes(tmp_path, tmp_path / "missing")
 
 
 def fleet(version: int) -> dict[str, bytes]:
@@ -106,7 +109,7 @@ def fleet(version: int) -> dict[str, bytes]:
 @pytest.mark.parametrize("processes", [1, 2, 3])
 def test_shared_among_processes_the_changes_are_the_same(tmp_path: Path, processes: int) -> None:
     old, new = fleet(0), fleet(1)
-    found = diffing.directory_changes(
+    found = treecomparing.directory_changes(
         write(tmp_path / "old", old), write(tmp_path / "new", new), processes=processes
     )
     assert found == diffs.changed_files(old, new)
@@ -114,11 +117,11 @@ def test_shared_among_processes_the_changes_are_the_same(tmp_path: Path, process
 
 
 def test_default_processes_are_bounded_by_the_cpus() -> None:
-    assert 1 <= diffing.default_processes() <= min(4, len(os.sched_getaffinity(0)))
+    assert 1 <= treecomparing.default_processes() <= min(4, len(os.sched_getaffinity(0)))
 
 
 def test_a_child_works_in_another_process() -> None:
-    child = diffing.Child(lambda: [diffs.FileChange(str(os.getpid()), b"x", None)])
+    child = treecomparing.Child(lambda: [diffs.FileChange(str(os.getpid()), b"x", None)])
     assert child.result() == [diffs.FileChange(str(child.pid), b"x", None)]
     assert child.pid != os.getpid()
 
@@ -136,14 +139,14 @@ def killed() -> list[diffs.FileChange]:
 def test_a_failed_child_gives_no_result_and_the_caller_does_the_work(
     work: Callable[[], list[diffs.FileChange]],
 ) -> None:
-    assert diffing.Child(work).result() is None
+    assert treecomparing.Child(work).result() is None
     here = [diffs.FileChange("here", None, b"")]
-    assert diffing.gathered(diffing.Child(work), lambda: here) == here
-    assert diffing.gathered(None, lambda: here) == here
+    assert treecomparing.gathered(treecomparing.Child(work), lambda: here) == here
+    assert treecomparing.gathered(None, lambda: here) == here
 
 
 def test_a_child_left_unread_is_waited_for() -> None:
-    child = diffing.Child(lambda: [diffs.FileChange("big", os.urandom(1 << 20), None)])
+    child = treecomparing.Child(lambda: [diffs.FileChange("big", os.urandom(1 << 20), None)])
     child.close()
     with pytest.raises(ChildProcessError):
         os.waitpid(child.pid, os.WNOHANG)
