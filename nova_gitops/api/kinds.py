@@ -287,14 +287,6 @@ def pod_controller(group: str, kind: str, body: Mapping[str, Any]) -> PodControl
     return _REPLICATED
 
 
-def pod_template(controller: PodController, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The pod template (a mapping with ``spec``) of ``body``, or None when it is missing or malformed."""
-    node: Any = body
-    for key in controller.template:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else None
-
-
 def replica_count(controller: PodController, body: Mapping[str, Any]) -> int | None:
     """How many pods ``body`` runs (its replicas or parallelism, the default when absent); None for a
     controller without a count (DaemonSet) or a count that is not a non-negative integer."""

@@ -168,11 +168,6 @@ def in_words(resource: str, milli: int) -> str:
     return format_quantity(resource, milli)
 
 
-def format_resources(resources: ResourceList) -> str:
-    """``"1500m cpu, 2Gi memory"``: every resource, sorted by name, for reasons and warnings."""
-    return ", ".join(f"{format_quantity(name, resources[name])} {name}" for name in sorted(resources))
-
-
 def parse_resource_list(
     raw: Any, location: SourceLocation, field: str, problems: list[Problem], *, allow_negative: bool = False
 ) -> dict[str, int]:
@@ -223,19 +218,6 @@ def add(a: ResourceList, b: ResourceList) -> dict[str, int]:
     for name, milli in b.items():
         total[name] = total.get(name, 0) + milli
     return total
-
-
-def subtract(a: ResourceList, b: ResourceList) -> dict[str, int]:
-    """Resource-wise ``a - b``; a resource missing from one side counts as 0. May go negative."""
-    difference = dict(a)
-    for name, milli in b.items():
-        difference[name] = difference.get(name, 0) - milli
-    return difference
-
-
-def fits_within(request: ResourceList, free: ResourceList) -> bool:
-    """Whether every resource ``request`` asks for (a positive amount) is available in ``free``."""
-    return all(milli <= free.get(name, 0) for name, milli in request.items() if milli > 0)
 
 
 def shortfall(request: ResourceList, free: ResourceList) -> dict[str, int]:

@@ -89,11 +89,6 @@ def is_qualified_name(text: str) -> bool:
     return not qualified_name_errors(text)
 
 
-def is_label_value(text: str) -> bool:
-    """A label value: empty, or at most 63 alphanumerics, '-', '_' and '.', alphanumeric at both ends."""
-    return not label_value_errors(text)
-
-
 def qualified_name_errors(text: str) -> list[str]:
     """Why ``text`` is not a qualified name (empty when it is), in the API server's words."""
     prefix, slash, name = text.rpartition("/")

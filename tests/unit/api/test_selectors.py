@@ -255,7 +255,7 @@ def test_qualified_names(text: str, valid: bool) -> None:
     ],
 )
 def test_label_values(text: str, valid: bool) -> None:
-    assert selectors.is_label_value(text) is valid
+    assert (not selectors.label_value_errors(text)) is valid
 
 
 @pytest.mark.parametrize(
