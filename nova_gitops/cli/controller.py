@@ -51,13 +51,19 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
 @click.option("--branch", default="main", show_default=True, help="Branch of the rendered repository.")
 @click.option("--status-branch", default="nova-status", show_default=True, help="Branch agents report to.")
 @click.option("--status-repo", help="Repository agents report to, when not the rendered one (--status-repo).")
-@click.option("--interval", type=click.FloatRange(0.1), default=30.0, show_default=True, help="Poll seconds.")
+@click.option(
+    "--interval",
+    type=options.Duration(minimum=0.1),
+    default="30s",
+    show_default=True,
+    help="Time between polls of the source and the status branch (30s, 2m, or seconds).",
+)
 @click.option(
     "--debounce",
-    type=click.FloatRange(0.0),
-    default=0.3,
+    type=options.Duration(),
+    default="300ms",
     show_default=True,
-    help="Quiet seconds after a trigger.",
+    help="Quiet time after a trigger before a reconcile.",
 )
 @click.option(
     "--status-watch-interval",
@@ -68,17 +74,17 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
 )
 @click.option(
     "--failback-after",
-    type=click.FloatRange(0.0),
-    default=600.0,
+    type=options.Duration(),
+    default="10m",
     show_default=True,
-    help="Seconds a higher tier must have had room before a group moves back up to it.",
+    help="How long a higher tier must have had room before a group moves back up to it.",
 )
 @click.option(
     "--reschedule-cooldown",
-    type=click.FloatRange(0.0),
-    default=600.0,
+    type=options.Duration(),
+    default="10m",
     show_default=True,
-    help="Seconds a group stays off a cluster that asked to reschedule it (less if its capacity changes).",
+    help="How long a group stays off a cluster that asked to reschedule it (less if its capacity changes).",
 )
 @click.option(
     "--webhook-listen", callback=_address, help="HOST:PORT for the webhook receiver (e.g. 0.0.0.0:9000)."
@@ -116,9 +122,7 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
 @click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where git clones are cached."
 )
-@click.option(
-    "--git-timeout", type=float, default=120.0, show_default=True, help="Seconds per git network call."
-)
+@options.git_timeout_option
 @click.option(
     "--once", is_flag=True, help="Reconcile once and exit (0: done, 2: invalid input or git error)."
 )

@@ -13,6 +13,42 @@ from nova_gitops.cli import errors
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class Duration(click.ParamType[float, Any]):
+    """A time flag in seconds, written as ``nova_gitops.api.durations`` reads it: ``30s``, ``2m``,
+    ``1h30m``, ``500ms``, or plain seconds as before. ``minimum`` (seconds) is the least value accepted."""
+
+    name = "duration"
+
+    def __init__(self, minimum: float = 0.0) -> None:
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from nova_gitops.api import durations
+
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            seconds = float(value)
+        else:
+            try:
+                seconds = durations.parse_seconds(str(value))
+            except durations.DurationError as error:
+                self.fail(str(error), param, ctx)
+        if seconds < self.minimum:
+            least = durations.format_seconds(self.minimum)
+            self.fail(f"{value!r} is too short: the least is {least}", param, ctx)
+        return seconds
+
+
+def git_timeout_option(function: F) -> F:
+    """``--git-timeout``: how long one git network call may take before it fails naming the remote."""
+    return click.option(
+        "--git-timeout",
+        type=Duration(minimum=0.001),
+        default="2m",
+        show_default=True,
+        help="Longest a git network call may take (30s, 2m, or seconds).",
+    )(function)
+
+
 def source_argument(function: F) -> F:
     """SOURCE: a directory of manifests, or ``git-url[@ref]`` (any URL git understands, file:// included)."""
     return click.argument("source", metavar="SOURCE")(function)

@@ -34,9 +34,7 @@ from nova_gitops.cli import options
 @click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where git clones are cached."
 )
-@click.option(
-    "--git-timeout", type=float, default=120.0, show_default=True, help="Seconds per git network call."
-)
+@options.git_timeout_option
 @click.option(
     "--attempts", type=click.IntRange(1, 20), default=5, show_default=True, help="Pushes before giving up."
 )

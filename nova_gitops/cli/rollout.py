@@ -42,13 +42,7 @@ def _where_options(*, source_required: bool) -> Callable[[F], F]:
                     type=click.Path(file_okay=False, path_type=Path),
                     help="Where git clones are cached.",
                 ),
-                click.option(
-                    "--git-timeout",
-                    type=float,
-                    default=120.0,
-                    show_default=True,
-                    help="Seconds per git network call.",
-                ),
+                options.git_timeout_option,
             ]
         ):
             function = option(function)
