@@ -1,10 +1,16 @@
 """``nova-agent``: thin click commands that parse options, build the collaborators (kube client, clock,
 settings) and call one function that returns an exit code.
 
-``kubernetes`` is imported only inside the commands, so ``nova-agent --help`` stays instant. Exit codes:
-0 in sync, 1 some objects failed, 2 refused (invalid render, bad signature, mass prune, a permission the agent
-lacks) or bad usage, 3 unexpected error (rerun with ``--debug``), 4 git or the Kubernetes API unreachable
-(no answer, or 5xx/429), 130 interrupted (see :mod:`nova_agent.passerrors`).
+``kubernetes`` is imported only inside the commands, so ``nova-agent --help`` stays instant. Exit codes,
+the same as ``nova-gitops``'s (docs/exit-codes.md, ``nova_gitops.errors``): 0 in sync, 1 some objects
+failed, 2 refused (invalid render, bad signature, mass prune, a permission the agent lacks) or bad usage,
+3 unexpected error (rerun with ``--debug``), 4 git or the Kubernetes API unreachable (no answer, or
+5xx/429), 130 interrupted by Ctrl-C (see :mod:`nova_agent.passerrors`).
+
+Stopping: SIGTERM (Kubernetes) lets the pass in progress finish and exits 0. SIGINT (Ctrl-C) does the same
+but exits 130 and says only ``interrupted``: on a terminal, Ctrl-C also reaches the git and kubectl
+children of the pass, so the pass's own failure is the interrupt's doing and is not reported as a network
+or API error.
 """
 
 from __future__ import annotations
@@ -22,31 +28,27 @@ import click
 from nova_agent.clocks import SystemClock
 from nova_agent.drifting import DRIFT_ANNOTATION, DriftMode
 from nova_agent.settings import AgentSettings
+from nova_gitops import errors
+from nova_gitops.api import durations
+from nova_gitops.clients import gitfailures
+from nova_gitops.clients.kuberest import KubeUnavailable
 
-EXIT_UNEXPECTED = 3
-
-
-def _duration(text: str) -> timedelta:
-    """``90s``, ``2m``, ``1h30m`` or plain seconds."""
-    units = {"h": 3600, "m": 60, "s": 1}
-    total, number = 0.0, ""
-    for char in text.strip():
-        if char.isdigit() or char == ".":
-            number += char
-        elif char in units and number:
-            total, number = total + float(number) * units[char], ""
-        else:
-            raise click.BadParameter(f"{text!r} is not a duration like 90s, 2m or 1h30m")
-    if number:
-        total += float(number)
-    return timedelta(seconds=total)
+EXIT_UNEXPECTED = errors.EXIT_UNEXPECTED
 
 
 class Duration(click.ParamType[timedelta, Any]):
+    """A time flag as ``nova_gitops.api.durations`` reads it, the syntax ``nova-gitops`` takes too: ``30s``,
+    ``2m``, ``1h30m``, ``500ms``, or plain seconds."""
+
     name = "duration"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> timedelta:
-        return value if isinstance(value, timedelta) else _duration(str(value))
+        if isinstance(value, timedelta):
+            return value
+        try:
+            return durations.parse_duration(str(value))
+        except durations.DurationError as error:
+            self.fail(str(error), param, ctx)
 
 
 def _labels(values: tuple[str, ...]) -> dict[str, str]:
@@ -206,7 +208,7 @@ def _execute(options: dict[str, Any], loop: bool) -> int:
         click.echo(
             f"error: cannot build a Kubernetes client: {error}; check --kubeconfig/--context", err=True
         )
-        return 2
+        return errors.EXIT_INVALID
     clock = SystemClock()
     metrics = None
     if loop and options.get("metrics_address"):
@@ -222,9 +224,19 @@ def _execute(options: dict[str, Any], loop: bool) -> int:
         if outcome.error is not None and options["debug"]:
             raise outcome.error  # the report is written; now the traceback
         return outcome.exit_code
+    interrupted: list[int] = []
+
+    def stop(number: int, frame: Any) -> None:
+        if number == signal.SIGINT:
+            interrupted.append(number)
+        clock.stop()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: clock.stop())
-    return agent.run()
+        signal.signal(signum, stop)
+    code = agent.run(stopping=lambda: bool(interrupted))
+    if interrupted:
+        raise KeyboardInterrupt
+    return code
 
 
 def _main(options: dict[str, Any], loop: bool) -> None:
@@ -232,15 +244,28 @@ def _main(options: dict[str, Any], loop: bool) -> None:
     try:
         code = _execute(options, loop)
     except KeyboardInterrupt:
-        code = 130
+        click.echo("interrupted", err=True)
+        code = errors.EXIT_INTERRUPTED
     except Exception as error:
         if options["debug"]:
             raise
-        click.echo(
-            f"error: unexpected {type(error).__name__}: {error} (rerun with --debug for details)", err=True
-        )
-        code = EXIT_UNEXPECTED
+        code = _reported(error)
     sys.exit(code)
+
+
+def _reported(error: Exception) -> int:
+    """Print an error that escaped a pass (they classify their own) and return its exit code: a git failure
+    or one of the error tree's says what it is, anything else is unexpected."""
+    failure = gitfailures.git_failure(error)
+    if failure is not None:
+        click.echo(f"error: {failure.message}", err=True)
+        return failure.exit_code
+    if isinstance(error, errors.UserError):
+        click.echo(f"error: {error}", err=True)
+        return errors.EXIT_UNREACHABLE if isinstance(error, KubeUnavailable) else error.exit_code
+    name = type(error).__name__
+    click.echo(f"error: unexpected {name}: {error} (rerun with --debug for details)", err=True)
+    return EXIT_UNEXPECTED
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "NOVA_AGENT"})

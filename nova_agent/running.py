@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -243,11 +244,14 @@ class Agent:
         backoff = pass_backoff(self.settings.interval)
         return max(self.settings.interval, backoff.delay(self.state.consecutive_errors, self._jitter))
 
-    def run(self) -> int:
-        """Pass after pass until the clock is stopped (SIGTERM/SIGINT)."""
+    def run(self, stopping: Callable[[], bool] = lambda: False) -> int:
+        """Pass after pass until the clock is stopped (SIGTERM/SIGINT). A pass that fails once ``stopping``
+        says an interrupt arrived is not logged: Ctrl-C on a terminal kills its git and API calls too, and
+        the failures that follow are the interrupt's, not the network's."""
         while True:
             outcome = self.pass_once()
-            log_outcome(outcome)
+            if not (stopping() and outcome.exit_code != EXIT_OK):
+                log_outcome(outcome)
             if not self.clock.sleep(self.next_delay(outcome)):
                 return EXIT_OK
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from nova_gitops import errors
 from nova_gitops.cli import options
 
-EXIT_NO_CHANGES, EXIT_CHANGES = 0, 1
+EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
 
 
 @click.command("diff")
@@ -28,9 +29,7 @@ EXIT_NO_CHANGES, EXIT_CHANGES = 0, 1
 @click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where git sources are cached."
 )
-@click.option(
-    "--git-timeout", type=float, default=120.0, show_default=True, help="Seconds per git network call."
-)
+@options.git_timeout_option
 @options.clusters_option
 @options.plan_options
 @options.namespace_option

@@ -1,8 +1,11 @@
 """The one place that turns errors into exit codes and messages (pre-commit's ``error_handler``).
 
 A ``UserError`` prints its message (an ``InputError`` prints one ``file:line: message`` per problem) and
-exits with the error's ``exit_code``; Ctrl-C exits 130; anything unexpected exits 3 with a pointer to
-``--debug``, which shows the traceback. Library exceptions never reach a user raw.
+exits with the error's ``exit_code`` (a Kubernetes API that answered 429/5xx: 4, unreachable, as the agent
+says); Ctrl-C prints ``interrupted`` and exits 130; a git command that failed where nothing wrapped it prints
+``git failed: …`` and exits 2, or 4 when the remote gave no answer (``clients.gitfailures``); anything
+else exits 3 with a pointer to ``--debug``, which shows the traceback. Library exceptions never reach a user
+raw. The codes are ``nova_gitops.errors``' table, shared with ``nova-agent`` (docs/exit-codes.md).
 
 An ``InputError`` prints at most ``MAX_PRINTED_PROBLEMS`` problems, then ``… and K more problems``: a source
 of a million broken documents would otherwise print tens of megabytes to a terminal or a CI log, and the
@@ -19,11 +22,14 @@ from typing import TypeVar
 
 import click
 
+from nova_gitops import errors
 from nova_gitops.api.problems import shortened
+from nova_gitops.clients import gitfailures
+from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.errors import InputError, UserError
 
-EXIT_INTERRUPTED = 130
-EXIT_UNEXPECTED = 3
+EXIT_INTERRUPTED = errors.EXIT_INTERRUPTED
+EXIT_UNEXPECTED = errors.EXIT_UNEXPECTED
 MAX_PRINTED_PROBLEMS = 100
 
 T = TypeVar("T")
@@ -42,20 +48,34 @@ def run(action: Callable[[], int], *, debug: bool = False) -> int:
         return error.exit_code
     except UserError as error:
         report(f"error: {error}")
-        return error.exit_code
+        return exit_code_of(error)
     except KeyboardInterrupt:
         report("interrupted")
         return EXIT_INTERRUPTED
     except click.exceptions.Exit:
         raise
     except Exception as error:  # the last line of defence: nothing raw reaches the user
+        failure = gitfailures.git_failure(error)
         if debug:
             traceback.print_exc(file=sys.stderr)
-        else:
+        if failure is not None:
+            report(f"error: {failure.message}")
+            return failure.exit_code
+        if not debug:
             # an exception's text can quote input (a whole document): only its start is shown
             report(f"error: unexpected {type(error).__name__}: {shortened(str(error))}")
             report("This is a bug in nova-gitops. Run again with --debug to see where it happened.")
         return EXIT_UNEXPECTED
+
+
+def exit_code_of(error: UserError) -> int:
+    """The error's own code, except that a Kubernetes API that answered "not now" (429, 5xx) and a git
+    remote that gave no answer count as unreachable, as they do for the agent."""
+    if isinstance(error, KubeApiError) and error.unavailable:
+        return errors.EXIT_UNREACHABLE
+    if isinstance(error, errors.RepoError) and gitfailures.is_unreachable(str(error)):
+        return errors.EXIT_UNREACHABLE
+    return error.exit_code
 
 
 def report_problems(error: InputError, *, limit: int | None = MAX_PRINTED_PROBLEMS) -> None:

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from nova_gitops import errors
 from nova_gitops.cli import options
 
-EXIT_STRICT_WARNINGS = 1
+EXIT_STRICT_WARNINGS = errors.EXIT_FOUND
 
 
 @click.command("validate")

@@ -16,13 +16,17 @@ costs about 225 ms, which ``nova-gitops --help`` and ``nova-agent --help`` must 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar, Final
 
 from nova_gitops import errors
 
 Query = list[tuple[str, str]]
 Timeout = float | tuple[float, float] | None
 """Seconds for the whole request, or (connect, read) as urllib3 takes them."""
+
+
+UNAVAILABLE_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+"""Answers that mean "not now": the server (or what it depends on: etcd, a webhook) cannot serve."""
 
 
 class KubeApiError(errors.ClusterError):
@@ -35,9 +39,16 @@ class KubeApiError(errors.ClusterError):
         self.reason = reason
         self.message = message
 
+    @property
+    def unavailable(self) -> bool:
+        """Whether the answer means "not now" (429, 5xx) rather than "no": counted as unreachable."""
+        return self.status in UNAVAILABLE_STATUSES
+
 
 class KubeUnavailable(errors.ClusterError):
     """The API server could not be reached (connection refused, timeout, TLS failure, a cut stream)."""
+
+    exit_code: ClassVar[int] = errors.EXIT_UNREACHABLE
 
 
 def build_api_client(kubeconfig: str | None, context: str | None) -> Any:

@@ -267,7 +267,7 @@ class Controller:
             while not stop.is_set():
                 now = self.clock.now()
                 if is_due(state, now) and self.is_leader():
-                    state = self._reconcile_in_loop(state)
+                    state = self._reconcile_in_loop(state, stop)
                     continue
                 wait = wait_time(state, now) if self.is_leader() else MAX_WAIT
                 reasons = self.triggers.wait(min(wait, MAX_WAIT))
@@ -284,10 +284,13 @@ class Controller:
                     thread.join(timeout=2.0)
             self.log.info("stopped")
 
-    def _reconcile_in_loop(self, state: LoopState) -> LoopState:
+    def _reconcile_in_loop(self, state: LoopState, stop: threading.Event) -> LoopState:
         try:
             outcome = self.reconcile_once()
         except Exception as error:
+            if stop.is_set():  # stopped meanwhile: Ctrl-C on a terminal kills git too, so this is no fault
+                self.log.info("reconcile cut short by the stop", kind=type(error).__name__)
+                return state
             now = self.clock.now()
             state = after_failure(state, now, error, self.settings.interval, self.settings.max_backoff)
             retry = None if state.due_at is None else round(state.due_at - now, 3)

@@ -124,7 +124,7 @@ def run(
                 "leader election step failed", error=str(error), kind=type(error).__name__
             ),
         ).start()
-    _on_signals(stop, triggers, log)
+    interrupted = _on_signals(stop, triggers, log)
     log.info(
         "started",
         source=public_url(source_spec),
@@ -136,6 +136,8 @@ def run(
         delegated=settings.delegated,
     )
     serve(controller, stop, campaign=campaign, closers=[*stop_hooks, *(server.close for server in servers)])
+    if interrupted.is_set():  # Ctrl-C: the CLI says "interrupted" and exits 130, as for any command
+        raise KeyboardInterrupt
     return 0
 
 
@@ -175,15 +177,21 @@ def _elector(
     )
 
 
-def _on_signals(stop: threading.Event, triggers: Triggers, log: JsonLog) -> None:
+def _on_signals(stop: threading.Event, triggers: Triggers, log: JsonLog) -> threading.Event:
+    """SIGTERM and SIGINT set ``stop``; the event returned is set by SIGINT (Ctrl-C), which exits 130."""
+    interrupted = threading.Event()
+
     def handle(number: int, frame: FrameType | None) -> None:
         log.info("stopping", signal=signal.Signals(number).name)
+        if number == signal.SIGINT:
+            interrupted.set()
         stop.set()
         triggers.put(looping.STOP_REASON)
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
+    return interrupted
 
 
 def _secrets(settings: ControllerSettings) -> list[str]:
