@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from nova_gitops.cli import options
+from nova_gitops.cli import completing, options
 
 
 @click.command("explain")
 @options.source_argument
-@click.argument("reference", metavar="KIND/[NAMESPACE/]NAME")
+@click.argument("reference", metavar="KIND/[NAMESPACE/]NAME", shell_complete=completing.complete_objects)
 @options.clusters_option
 @click.option(
     "--previous",

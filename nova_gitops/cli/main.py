@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from nova_gitops import __version__
-from nova_gitops.cli import controller, diff, explain, get, publish, render, rollout, validate
+from nova_gitops.cli import completing, controller, diff, explain, get, publish, render, rollout, validate
 
 CONTEXT_SETTINGS = {
     "help_option_names": ["-h", "--help"],
@@ -43,6 +43,7 @@ cli.add_command(publish.publish_command)
 cli.add_command(diff.diff_command)
 cli.add_command(controller.controller_command)
 cli.add_command(rollout.rollout_command)
+cli.add_command(completing.completion_command)
 
 
 def main() -> None:

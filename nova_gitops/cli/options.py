@@ -51,7 +51,7 @@ def git_timeout_option(function: F) -> F:
 
 def source_argument(function: F) -> F:
     """SOURCE: a directory of manifests, or ``git-url[@ref]`` (any URL git understands, file:// included)."""
-    return click.argument("source", metavar="SOURCE")(function)
+    return click.argument("source", metavar="SOURCE", type=click.Path())(function)
 
 
 def clusters_option(function: F) -> F:

@@ -1,0 +1,154 @@
+"""Shell completion: ``nova-gitops completion bash|zsh|fish`` prints click's script, and arguments that
+name a policy, a cluster, a ScheduleGroup or an object complete from the source.
+
+The source is the one on the command line so far (a ``SOURCE`` argument or ``--source``) when it is a
+directory, else the current directory, as the edit commands default to. Policies, clusters and objects come
+from the source's documents as read (an invalid source still completes); ScheduleGroup names exist only
+once the source is planned, so they complete only for a source that validates.
+
+A completion runs on every Tab press, inside the user's shell: it must never fail and never print. Every
+completer here returns no candidates rather than raise, and whatever the loader would say goes nowhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+from click.shell_completion import CompletionItem
+
+SHELLS = ("bash", "zsh", "fish")
+
+Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+
+
+def source_root(context: click.Context) -> Path:
+    """The source directory the command line names so far, or the current directory."""
+    for current in _contexts(context):
+        value = current.params.get("source")
+        if value:
+            path = Path(str(value))
+            if path.is_dir():
+                return path
+    return Path(".")
+
+
+def _contexts(context: click.Context) -> Iterable[click.Context]:
+    current: click.Context | None = context
+    while current is not None:
+        yield current
+        current = current.parent
+
+
+def _documents(root: Path) -> list[dict[str, Any]]:
+    from nova_gitops.sources import directory
+
+    files = directory.read_source(root)
+    return [document.body for document in files.documents if isinstance(document.body, dict)]
+
+
+def _kind_name(body: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(apiVersion group, kind, namespace, name) of a raw document, "" where missing."""
+    metadata = body.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    api_version = str(body.get("apiVersion") or "")
+    group = api_version.rpartition("/")[0]
+    return (
+        group,
+        str(body.get("kind") or ""),
+        str(metadata.get("namespace") or ""),
+        str(metadata.get("name") or ""),
+    )
+
+
+def policy_names(root: Path) -> list[str]:
+    return sorted(
+        {
+            name
+            for group, kind, _, name in map(_kind_name, _documents(root))
+            if kind == "SchedulePolicy" and group == "policy.elotl.co" and name
+        }
+    )
+
+
+def cluster_names(root: Path) -> list[str]:
+    return sorted(
+        {
+            name
+            for group, kind, _, name in map(_kind_name, _documents(root))
+            if kind == "Cluster" and group == "cluster.elotl.co" and name
+        }
+    )
+
+
+def group_names(root: Path) -> list[str]:
+    from nova_gitops.workflows import rendering
+
+    plan = rendering.plan_source(rendering.load_source(root))
+    return [group.name for group in plan.groups]
+
+
+def object_references(root: Path) -> list[str]:
+    """``kind/namespace/name`` (``kind/name`` when cluster-scoped or unnamespaced), kind lower-cased, as
+    ``explain`` and ``pin`` take them."""
+    inputs = {("policy.elotl.co", "SchedulePolicy"), ("cluster.elotl.co", "Cluster")}
+    references = set()
+    for group, kind, namespace, name in map(_kind_name, _documents(root)):
+        if kind and name and (group, kind) not in inputs:
+            references.add("/".join(part for part in (kind.lower(), namespace, name) if part))
+    return sorted(references)
+
+
+def _quietly(names: Callable[[Path], list[str]]) -> Completer:
+    """A click ``shell_complete`` callback offering ``names(source)`` that start with what was typed."""
+
+    def complete(context: click.Context, parameter: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        try:
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+                warnings.catch_warnings(),
+            ):
+                warnings.simplefilter("ignore")
+                found = names(source_root(context))
+        except Exception:  # a broken source, an unreadable file: no candidates, never an error
+            return []
+        return [CompletionItem(name) for name in found if name.startswith(incomplete)]
+
+    return complete
+
+
+complete_policies = _quietly(policy_names)
+complete_clusters = _quietly(cluster_names)
+complete_groups = _quietly(group_names)
+complete_objects = _quietly(object_references)
+
+
+@click.command("completion")
+@click.argument("shell", type=click.Choice(SHELLS))
+@click.pass_context
+def completion_command(context: click.Context, shell: str) -> None:
+    """Print the shell completion script for SHELL (bash, zsh or fish).
+
+    Commands, options, and the names of policies, clusters, ScheduleGroups and objects of the source
+    (the SOURCE or --source given so far, else the current directory) complete on Tab.
+
+    \b
+    Examples:
+      eval "$(nova-gitops completion bash)"        # in ~/.bashrc
+      eval "$(nova-gitops completion zsh)"         # in ~/.zshrc
+      nova-gitops completion fish > ~/.config/fish/completions/nova-gitops.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    root = context.find_root()
+    program = root.info_name or "nova-gitops"
+    variable = f"_{program.replace('-', '_').replace('.', '_').upper()}_COMPLETE"
+    completion_class = get_completion_class(shell)
+    assert completion_class is not None  # SHELLS are click's own
+    click.echo(completion_class(root.command, {}, program, variable).source())
