@@ -14,6 +14,7 @@ from typing import Final
 from nova_agent.gitrepos import GitError, GitUnavailable
 from nova_agent.permissions import PermissionDenied, explain
 from nova_gitops import errors
+from nova_gitops.clients import gitfailures
 from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
 
 EXIT_OK: Final = errors.EXIT_OK
@@ -44,4 +45,7 @@ def classify(error: Exception, agent_namespace: str) -> tuple[int, str]:
         if error.status in REFUSING_STATUSES:
             return EXIT_REFUSED, f"{error}; check the agent's credentials (--kubeconfig, the service account)"
         return EXIT_UNEXPECTED, str(error)
+    failure = gitfailures.git_failure(error)  # a git command nothing wrapped (GitPython's GitCommandError)
+    if failure is not None:
+        return failure.exit_code, failure.message
     return EXIT_UNEXPECTED, f"unexpected {type(error).__name__}: {error}"

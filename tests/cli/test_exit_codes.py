@@ -131,6 +131,7 @@ def test_ctrl_c_and_bugs(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_agent_reports_what_escaped_a_pass_alike(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert passerrors.classify(real_git_failure(tmp_path), "nova-agent")[0] == 2
     assert agent_cli._reported(real_git_failure(tmp_path)) == 2
     assert capsys.readouterr().err.startswith("error: git failed: git ls-tree: fatal:")
     assert agent_cli._reported(KubeUnavailable("no answer")) == 4
