@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Final, Literal
 
-from nova_gitops.api import names, selectors
+from nova_gitops.api import durations, names, selectors
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import UNKNOWN_FIELD_REJECTED, Problem, SourceLocation, described, excerpt
 
@@ -91,16 +91,9 @@ def parse_duration(text: str) -> timedelta | None:
 
 
 def format_duration(duration: timedelta) -> str:
-    """The inverse of ``parse_duration`` for whole seconds: ``1h30m``, ``5m``, ``0s``."""
-    total = int(duration.total_seconds())
-    hours, rest = divmod(total, 3600)
-    minutes, seconds = divmod(rest, 60)
-    shown = (
-        (f"{hours}h" if hours else "")
-        + (f"{minutes}m" if minutes else "")
-        + (f"{seconds}s" if seconds else "")
-    )
-    return shown or "0s"
+    """The inverse of ``parse_duration`` for whole seconds: ``1h30m``, ``5m``, ``0s`` (the flags' format,
+    ``durations.format_seconds``, which writes whole seconds alike)."""
+    return durations.format_seconds(int(duration.total_seconds()))
 
 
 def parse_strategy(document: Document, problems: list[Problem]) -> RolloutStrategy | None:
