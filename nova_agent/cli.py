@@ -8,8 +8,8 @@ failed, 2 refused (invalid render, bad signature, mass prune, a permission the a
 5xx/429), 130 interrupted by Ctrl-C (see :mod:`nova_agent.passerrors`).
 
 Stopping: SIGTERM (Kubernetes) lets the pass in progress finish and exits 0. SIGINT (Ctrl-C) does the same
-but exits 130 and says only ``interrupted``: on a terminal, Ctrl-C also reaches the git and kubectl
-children of the pass, so the pass's own failure is the interrupt's doing and is not reported as a network
+but exits 130 and says only ``interrupted``: on a terminal, Ctrl-C also reaches the git children of
+the pass, so the pass's own failure is the interrupt's doing and is not reported as a network
 or API error.
 """
 
@@ -31,7 +31,7 @@ from nova_agent.settings import AgentSettings
 from nova_gitops import errors
 from nova_gitops.api import durations
 from nova_gitops.clients import gitfailures
-from nova_gitops.clients.kuberest import KubeUnavailable
+from nova_gitops.clients.kuberest import KubeApiError
 
 EXIT_UNEXPECTED = errors.EXIT_UNEXPECTED
 
@@ -262,7 +262,8 @@ def _reported(error: Exception) -> int:
         return failure.exit_code
     if isinstance(error, errors.UserError):
         click.echo(f"error: {error}", err=True)
-        return errors.EXIT_UNREACHABLE if isinstance(error, KubeUnavailable) else error.exit_code
+        unavailable = isinstance(error, KubeApiError) and error.unavailable  # 429/5xx, as passes count it
+        return errors.EXIT_UNREACHABLE if unavailable else error.exit_code
     name = type(error).__name__
     click.echo(f"error: unexpected {name}: {error} (rerun with --debug for details)", err=True)
     return EXIT_UNEXPECTED
