@@ -246,7 +246,7 @@ class Agent:
 
     def run(self, stopping: Callable[[], bool] = lambda: False) -> int:
         """Pass after pass until the clock is stopped (SIGTERM/SIGINT). A pass that fails once ``stopping``
-        says an interrupt arrived is not logged: Ctrl-C on a terminal kills its git and API calls too, and
+        says an interrupt arrived is not logged: Ctrl-C on a terminal kills its git commands too, and
         the failures that follow are the interrupt's, not the network's."""
         while True:
             outcome = self.pass_once()
