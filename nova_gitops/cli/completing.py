@@ -6,14 +6,17 @@ directory, else the current directory, as the edit commands default to. Policies
 from the source's documents as read (an invalid source still completes); ScheduleGroup names exist only
 once the source is planned, so they complete only for a source that validates.
 
-A completion runs on every Tab press, inside the user's shell: it must never fail and never print. Every
-completer here returns no candidates rather than raise, and whatever the loader would say goes nowhere.
+A completion runs on every Tab press, inside the user's shell: it must never fail, never print and never
+keep the user waiting. Every completer here returns no candidates rather than raise, whatever the loader
+would say goes nowhere, and a directory with more than ``MAX_ENTRIES`` entries below it (Tab pressed in a
+home directory) is not read at all.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +26,8 @@ import click
 from click.shell_completion import CompletionItem
 
 SHELLS = ("bash", "zsh", "fish")
+MAX_ENTRIES = 20_000
+"""Files and directories below a source beyond which completion gives up rather than read them all."""
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
@@ -45,9 +50,24 @@ def _contexts(context: click.Context) -> Iterable[click.Context]:
         current = current.parent
 
 
+def small_enough(root: Path, limit: int | None = None) -> bool:
+    """Whether ``root`` holds at most ``limit`` entries (hidden directories skipped, as sources skip them);
+    stops counting at the limit, so a huge tree costs no more than a small one."""
+    limit = MAX_ENTRIES if limit is None else limit
+    seen = 0
+    for _, directories, files in os.walk(root):
+        directories[:] = [name for name in directories if not name.startswith(".")]
+        seen += len(directories) + len(files)
+        if seen > limit:
+            return False
+    return True
+
+
 def _documents(root: Path) -> list[dict[str, Any]]:
     from nova_gitops.sources import directory
 
+    if not small_enough(root):
+        return []
     files = directory.read_source(root)
     return [document.body for document in files.documents if isinstance(document.body, dict)]
 
@@ -89,6 +109,8 @@ def cluster_names(root: Path) -> list[str]:
 def group_names(root: Path) -> list[str]:
     from nova_gitops.workflows import rendering
 
+    if not small_enough(root):
+        return []
     plan = rendering.plan_source(rendering.load_source(root))
     return [group.name for group in plan.groups]
 

@@ -7,7 +7,8 @@ Behaviours covered:
   far, or from the current directory; only names starting with what was typed are offered;
 - ``explain SOURCE <Tab>`` completes object references, through click's own completion protocol, in a real
   process, printing nothing else;
-- a broken or missing source gives no candidates, never an error or a traceback, on stdout or stderr.
+- a broken or missing source gives no candidates, never an error or a traceback, on stdout or stderr;
+- a directory too big to be a source (Tab in a home directory) is not read.
 """
 
 from __future__ import annotations
@@ -113,3 +114,11 @@ def test_completion_in_a_real_process_prints_only_candidates(tmp_path: Path) -> 
         [sys.executable, "-m", "nova_gitops.cli"], env=env, capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", "")
+
+
+def test_a_huge_directory_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(EXAMPLE, tmp_path / "source")
+    assert completing.small_enough(tmp_path)
+    monkeypatch.setattr(completing, "MAX_ENTRIES", 3)
+    assert not completing.small_enough(tmp_path, limit=3)
+    assert completions(names_command, ["--source", str(tmp_path / "source")], "web") == []
