@@ -67,9 +67,9 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
 )
 @click.option(
     "--status-watch-interval",
-    type=click.FloatRange(0.0),
+    type=options.Duration(),
     default=None,
-    help="Seconds between peeks at the status branch (a new report reconciles at once); "
+    help="Time between peeks at the status branch (a new report reconciles at once); "
     "default: a quarter of --interval; 0: off.",
 )
 @click.option(
