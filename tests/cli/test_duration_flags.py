@@ -37,6 +37,8 @@ def controller_params(*args: str) -> dict[str, object]:
         ("--failback-after", "1h30m", 5400.0),
         ("--reschedule-cooldown", "90s", 90.0),
         ("--git-timeout", "1m30s", 90.0),
+        ("--status-watch-interval", "250ms", 0.25),
+        ("--status-watch-interval", "0", 0.0),
     ],
 )
 def test_controller_flags_take_durations(flag: str, text: str, seconds: float) -> None:
@@ -77,6 +79,7 @@ def test_help_shows_durations() -> None:
         ("--interval", "45", timedelta(seconds=45)),
         ("--pending-timeout", "500ms", timedelta(milliseconds=500)),
         ("--heartbeat-interval", "2m", timedelta(minutes=2)),
+        ("--settle-interval", "0", timedelta(0)),
     ],
 )
 def test_agent_flags_take_the_same_durations(flag: str, text: str, expected: timedelta) -> None:
