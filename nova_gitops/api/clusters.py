@@ -61,6 +61,11 @@ class Cluster:
         (placing there wakes it)", whatever its Ready condition says while it sleeps."""
         return self.ready is not False or self.standby
 
+    @property
+    def cordoned(self) -> bool:
+        """Labelled ``nova.elotl.co/cordoned: "true"``: no new or moved group goes there (DESIGN §3)."""
+        return self.labels.get(labels_module.CORDONED) == "true"
+
 
 def parse_cluster(document: Document, problems: list[Problem]) -> Cluster | None:
     """Validate a Cluster document (a Nova Cluster CR, or an agent's ``status/<cluster>.yaml``).

@@ -26,6 +26,10 @@ CLUSTER_PIN: Final = "nova.elotl.co/cluster"
 SPREAD_ONTO: Final = "nova.elotl.co/spread-onto"
 """Annotation ``"c1,c2[::Duplicate]"`` to spread a workload over named clusters; beats any policy."""
 
+CORDONED: Final = "nova.elotl.co/cordoned"
+"""Label ``"true"`` on a Cluster (``nova-gitops cordon``): no new or moved group is placed there; groups the
+previous render placed there stay, and pins and spread-onto annotations that name it are honoured."""
+
 CLUSTER_PROVIDER: Final = "nova.elotl.co/cluster.provider"
 CLUSTER_REGION: Final = "nova.elotl.co/cluster.region"
 CLUSTER_ZONE: Final = "nova.elotl.co/cluster.zone"

@@ -92,7 +92,9 @@ def set_percentage_split(text: str, target: DocumentRef, split: Sequence[tuple[s
                 entry["percentage"] = wanted[domain]
         for domain, percent in wanted.items():
             if domain not in seen:
-                current.append(CommentedMap([("topologyValue", _scalar(domain, None)), ("percentage", percent)]))
+                current.append(
+                    CommentedMap([("topologyValue", _scalar(domain, None)), ("percentage", percent)])
+                )
 
     return edited_text(text, edit)
 

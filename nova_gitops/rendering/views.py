@@ -138,6 +138,7 @@ CLUSTER_HEADERS = [
     "STANDBY",
     "PROVIDER",
     "AUTOSCALED",
+    "CORDONED",
     "NODES",
     "CPU FREE/ALLOC",
     "MEMORY FREE/ALLOC",
@@ -162,6 +163,7 @@ def cluster_item(cluster: Cluster) -> dict[str, Any]:
         "idle": cluster.idle,
         "standby": cluster.standby,
         "autoscaled": cluster.autoscaled,
+        "cordoned": cluster.cordoned,
         "nodes": [
             {
                 "name": node.name,
@@ -199,6 +201,7 @@ def cluster_row(cluster: Cluster) -> list[str]:
         str(cluster.standby),
         cluster.labels.get(labels.CLUSTER_PROVIDER, ""),
         str(cluster.autoscaled),
+        str(cluster.cordoned),  # label nova.elotl.co/cordoned (nova-gitops cordon)
         str(len(cluster.nodes)),
         _free_of(cluster, "cpu"),
         _free_of(cluster, "memory"),

@@ -31,6 +31,7 @@ from nova_gitops.api.problems import Problem
 from nova_gitops.errors import InputError
 from nova_gitops.scheduling import (
     candidates,
+    cordoning,
     demand,
     distributing,
     fitting,
@@ -133,7 +134,9 @@ def plan(
     status: Status = "delegated" if settings.delegated else "scheduled"
     # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
     chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
-    placer = _Placer(clusters, chosen, previous, avoid, failback, status)
+    closed = cordoning.closed_clusters(clusters, (item.group.name for item in work if item.policy), previous)
+    avoid = cordoning.avoiding_closed(avoid, closed)
+    placer = _Placer(clusters, chosen, previous, avoid, failback, status, closed)
     results = placer.place_all(work)
     warnings += overlaps
     groups = [results[name] for name in sorted(results)]
@@ -258,9 +261,11 @@ def _place_explicit(
     candidates_by_policy: Mapping[str, candidates.Candidates],
     ledger: Ledger,
     status: Status,
+    closed: frozenset[str] = frozenset(),
 ) -> GroupPlan:
     """A pin, a spread-onto annotation or a policy's spread: rendered as asked, with a warning where it does
-    not fit. Nothing here depends on the previous render."""
+    not fit. Nothing here depends on the previous render but ``closed``: the cordoned clusters a policy's
+    spread may not newly spread onto (``cordoning``)."""
     if isinstance(item.intent, intents.Pin):
         target = next((cluster for cluster in clusters if cluster.name == item.intent.cluster), None)
         if target is None:
@@ -270,6 +275,8 @@ def _place_explicit(
             )
             return _single(item, None, reason, (), status)
         warnings = [] if target.is_candidate else [f"pinned to cluster {target.name}, which is not ready"]
+        if target.cordoned:
+            warnings.append(f"pinned to cluster {target.name}, which is cordoned")
         shortfall = ledger.consume_regardless(target.name, item.demands, item.need)
         if shortfall:
             warnings.append(f"{target.name} does not have enough resources for the pinned group: {shortfall}")
@@ -293,11 +300,12 @@ def _place_explicit(
         )
     assert item.policy is not None and item.policy.spread is not None
     chosen = candidates_by_policy[item.policy.name]
+    shut = f"; {', '.join(sorted(closed))} {cordoning.CORDONED}" if closed else ""
     return _spread(
         item,
         item.policy.spread,
-        sorted(chosen.clusters, key=lambda c: c.name),
-        f"clusters matching policy {item.policy.name} ({chosen.description})",
+        sorted((c for c in chosen.clusters if c.name not in closed), key=lambda c: c.name),
+        f"clusters matching policy {item.policy.name} ({chosen.description}{shut})",
         ledger,
         status,
     )
@@ -314,8 +322,9 @@ class _Placer:
         avoid: Mapping[str, Mapping[str, str]],
         failback: bool | Collection[str],
         status: Status,
+        closed: Mapping[str, frozenset[str]],
     ) -> None:
-        self.clusters, self.chosen, self.previous = clusters, chosen, previous
+        self.clusters, self.chosen, self.previous, self.closed = clusters, chosen, previous, closed
         self.avoid, self.failback, self.status = avoid, failback, status
         self.ledger = Ledger(clusters)
         self.autoscaled = {cluster.name for cluster in clusters if cluster.autoscaled}
@@ -332,8 +341,9 @@ class _Placer:
         ordered = sorted(work, key=lambda item: item.group.name)
         for item in ordered:  # 1. explicit intents, on the clusters' bare capacity
             if item.explicit:
+                closed = self.closed.get(item.group.name, frozenset())
                 self.results[item.group.name] = _place_explicit(
-                    item, self.clusters, self.chosen, self.ledger, self.status
+                    item, self.clusters, self.chosen, self.ledger, self.status, closed
                 )
         unchanged: list[_Work] = []
         grown: list[_Work] = []
