@@ -21,7 +21,16 @@ from nova_gitops.api import (
 from nova_gitops.api.clusters import Cluster, is_cluster_name
 from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
-from nova_gitops.api.problems import Problem, Severity, SourceLocation, excerpt, name_subject, shortened
+from nova_gitops.api.problems import (
+    Problem,
+    Severity,
+    SourceLocation,
+    excerpt,
+    name_subject,
+    quotable_lines,
+    quoted_line,
+    shortened,
+)
 from nova_gitops.errors import InputError
 
 
@@ -246,6 +255,7 @@ def _namespace_labels(workloads: Sequence[Manifest]) -> dict[str, Mapping[str, s
 def _point_at_fields(problems: list[Problem], texts: Mapping[str, str]) -> list[Problem]:
     """Problems that name a field, moved to that field's line (each file composed once, only if needed)."""
     locators: dict[str, loading.FieldLocator] = {}
+    lines: dict[str, list[str] | None] = {}
     pointed: list[Problem] = []
     for problem in problems:
         text = texts.get(problem.location.file)
@@ -255,8 +265,12 @@ def _point_at_fields(problems: list[Problem], texts: Mapping[str, str]) -> list[
         locator = locators.get(problem.location.file)
         if locator is None:
             locator = locators[problem.location.file] = loading.FieldLocator(text)
-        line = locator.line_of(problem.location.line, problem.field)
-        pointed.append(replace(problem, location=replace(problem.location, line=line)))
+        line, column = locator.position_of(problem.location.line, problem.field)
+        if problem.location.file not in lines:
+            lines[problem.location.file] = quotable_lines(text)
+        quoted = quoted_line(lines[problem.location.file], line)
+        at = replace(problem.location, line=line)
+        pointed.append(replace(problem, location=at, column=column, quoted=quoted))
     return pointed
 
 

@@ -48,7 +48,15 @@ from typing import Any, ClassVar
 import yaml
 
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt, shortened
+from nova_gitops.api.problems import (
+    Problem,
+    SourceLocation,
+    described,
+    excerpt,
+    quotable_lines,
+    quoted_line,
+    shortened,
+)
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_ALIASES = 64
@@ -257,7 +265,7 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
                     break
                 node = loader.get_node()
             except yaml.YAMLError as error:
-                problems.append(Problem(SourceLocation(file_name, _error_line(error)), _error_text(error)))
+                problems.append(_marked(file_name, text, _error_mark(error), _error_text(error)))
                 break
             if node is None:
                 continue
@@ -271,7 +279,7 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
                 body = loader.construct_document(node)
             except yaml.YAMLError as error:
                 problems.append(
-                    Problem(SourceLocation(file_name, _error_line(error, location.line)), _error_text(error))
+                    _marked(file_name, text, _error_mark(error), _error_text(error), location.line)
                 )
                 loader.foreign_nodes.clear()  # this document's, not the next one's
                 loader.refusals.clear()
@@ -282,7 +290,7 @@ def load_documents(file_name: str, text: str) -> tuple[list[Document], list[Prob
                     for foreign in loader.foreign_nodes
                 ] + loader.refusals
                 problems += [
-                    Problem(SourceLocation(file_name, refused_node.start_mark.line + 1), why)
+                    _marked(file_name, text, refused_node.start_mark, why)
                     for refused_node, why in sorted(refused, key=lambda pair: pair[0].start_mark.index)
                 ]
                 loader.foreign_nodes.clear()
@@ -383,9 +391,21 @@ def _alias_refusal(root: _Node) -> str | None:
     return None
 
 
-def _error_line(error: yaml.YAMLError, default: int = 1) -> int:
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    return mark.line + 1 if mark is not None else default
+def _error_mark(error: yaml.YAMLError) -> yaml.Mark | None:
+    mark: yaml.Mark | None = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    return mark
+
+
+def _marked(
+    file_name: str, text: str, mark: yaml.Mark | None, message: str, default_line: int = 1
+) -> Problem:
+    """A problem at ``mark``'s line and column, quoting that line (``Problem.pointed``); at
+    ``default_line`` without a column when there is no mark."""
+    if mark is None:
+        return Problem(SourceLocation(file_name, default_line), message)
+    line = mark.line + 1
+    quoted = quoted_line(quotable_lines(text), line)  # the error path: a file has few such problems
+    return Problem(SourceLocation(file_name, line), message, column=mark.column + 1, quoted=quoted)
 
 
 def _error_text(error: yaml.YAMLError) -> str:
@@ -432,18 +452,23 @@ class FieldLocator:
             loader.dispose()
 
     def line_of(self, document_line: int, field: str) -> int:
+        return self.position_of(document_line, field)[0]
+
+    def position_of(self, document_line: int, field: str) -> tuple[int, int | None]:
+        """(line, 1-based column) of ``field``'s key (of its item, in a list); no column when the field
+        resolves to no node of the document (an unknown document)."""
         node = self._roots.get(document_line)
         if node is None:
-            return document_line
-        line = document_line
+            return document_line, None
+        mark = node.start_mark
         tokens = _tokens(field)
         index = 0
         while index < len(tokens):
             found = _step(node, tokens, index)
             if found is None:
                 break
-            node, line, index = found
-        return line
+            node, mark, index = found
+        return mark.line + 1, mark.column + 1
 
 
 def _tokens(field: str) -> list[tuple[str | int, bool]]:
@@ -461,13 +486,16 @@ def _tokens(field: str) -> list[tuple[str | int, bool]]:
     return tokens
 
 
-def _step(node: _Node, tokens: list[tuple[str | int, bool]], index: int) -> tuple[_Node, int, int] | None:
-    """Follow ``tokens[index]`` (or dotted words joined) from ``node``: (child, its line, next index)."""
+def _step(
+    node: _Node, tokens: list[tuple[str | int, bool]], index: int
+) -> tuple[_Node, yaml.Mark, int] | None:
+    """Follow ``tokens[index]`` (or dotted words joined) from ``node``: (child, where its key or item starts,
+    next index)."""
     token, dotted = tokens[index]
     if isinstance(node, yaml.SequenceNode):
         if isinstance(token, int) and 0 <= token < len(node.value):
             child = node.value[token]
-            return child, child.start_mark.line + 1, index + 1
+            return child, child.start_mark, index + 1
         return None
     if not isinstance(node, yaml.MappingNode):
         return None
@@ -482,5 +510,5 @@ def _step(node: _Node, tokens: list[tuple[str | int, bool]], index: int) -> tupl
     for key, next_index in candidates:
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                return value_node, key_node.start_mark.line + 1, next_index
+                return value_node, key_node.start_mark, next_index
     return None

@@ -6,6 +6,8 @@ raises ``errors.InputError`` with all of them, before anything is written.
 
 from __future__ import annotations
 
+import re
+import dataclasses
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -40,6 +42,10 @@ class Problem:
     field: str | None = None
     severity: Severity = Severity.ERROR
     subject: str | None = None
+    # Where the loader knows it (a YAML mark, a field's key): the 1-based column and the line's text, which
+    # ``pointed`` shows with a caret. Not compared: they add to the location, they do not make another problem.
+    column: int | None = dataclasses.field(default=None, compare=False)
+    quoted: str | None = dataclasses.field(default=None, compare=False)
 
     def sort_key(self) -> tuple[SourceLocation, str, str, str]:
         return (self.location, self.message, self.field or "", self.severity.value)
@@ -57,6 +63,40 @@ class Problem:
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
+
+    def pointed(self) -> str:
+        """The problem as a compiler shows it, where its column is known: ``file:line:column:`` (the
+        ``file:line`` that ``str`` starts with, the column after it), then the offending line and a caret.
+        ``str`` stays one ``file:line: message`` line, for warnings, logs and messages read by programs.
+
+        Example (``app.yaml:7:5:`` then the line ``    replicas: three`` then ``    ^`` under its ``r``)."""
+        if not self.column:
+            return str(self)
+        text = f"{self.location}:{self.column}: {str(self).removeprefix(f'{self.location}: ')}"
+        if self.quoted is None:
+            return text
+        under = "".join("\t" if char == "\t" else " " for char in self.quoted[: self.column - 1])
+        return f"{text}\n    {self.quoted}\n    {under}^"
+
+
+QUOTED_LINE_CHARS = 200
+"""A longer line is not quoted under its problem (its caret would point past what a terminal shows)."""
+_SECRET_KIND = re.compile(r"^[ \t-]*kind:\s*[\"']?Secret[\"']?\s*(?:#.*)?$", re.MULTILINE)
+
+
+def quotable_lines(text: str) -> list[str] | None:
+    """The lines of a file's ``text``, to quote under its problems (``quoted_line``); None when the file
+    holds a Secret: a Secret's values are never printed (DESIGN §9), and a line of its file could be one.
+    Split once per file: a file can have many problems."""
+    return None if _SECRET_KIND.search(text) else text.splitlines()
+
+
+def quoted_line(lines: list[str] | None, line: int) -> str | None:
+    """Line ``line`` (1-based) of ``quotable_lines``' result; None when there is none to quote or it is too
+    long to show."""
+    if lines is None or not 1 <= line <= len(lines) or len(lines[line - 1]) > QUOTED_LINE_CHARS:
+        return None
+    return lines[line - 1]
 
 
 UNKNOWN_FIELD_REJECTED = (

@@ -84,7 +84,7 @@ def report_problems(error: InputError, *, limit: int | None = MAX_PRINTED_PROBLE
     problems = error.problems
     shown = problems if limit is None else problems[:limit]
     if shown:
-        report("\n".join(str(problem) for problem in shown))
+        report("\n".join(problem.pointed() for problem in shown))
     if len(problems) > len(shown):
         more = len(problems) - len(shown)
         report(f"… and {more} more problem{'s' if more != 1 else ''} (run with --debug to list them all)")

@@ -6,7 +6,18 @@ from __future__ import annotations
 import click
 
 from nova_gitops import __version__
-from nova_gitops.cli import completing, controller, diff, explain, get, publish, render, rollout, validate
+from nova_gitops.cli import (
+    completing,
+    controller,
+    diff,
+    edit,
+    explain,
+    get,
+    publish,
+    render,
+    rollout,
+    validate,
+)
 
 CONTEXT_SETTINGS = {
     "help_option_names": ["-h", "--help"],
@@ -44,6 +55,15 @@ cli.add_command(diff.diff_command)
 cli.add_command(controller.controller_command)
 cli.add_command(rollout.rollout_command)
 cli.add_command(completing.completion_command)
+for edit_command in (
+    edit.pin_command,
+    edit.unpin_command,
+    edit.split_command,
+    edit.move_command,
+    edit.cordon_command,
+    edit.uncordon_command,
+):
+    cli.add_command(edit_command)
 
 
 def main() -> None:

@@ -23,9 +23,9 @@ from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 
 Parsed = tuple[tuple[Document, ...], tuple[Problem, ...]]
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever parsing itself or the stored form changes (2: timestamps stay strings, non-JSON tags
-are problems; 3: documents stored as tuples)."""
+are problems; 3: documents stored as tuples; 4: problems carry a column and the quoted line)."""
 UNSAVED_CHANGES = 32
 """Files parsed anew (or no longer used) that a load may leave unsaved: rewriting the whole cache (~0.1 s at
 the reference size) to record one changed file costs more than parsing it again next time (~1 ms)."""

@@ -1,0 +1,204 @@
+"""The placement changes a reviewer proposes from the command line, as edits of the source (docs/editing.md).
+
+Each function checks what it is asked against the source (with "did you mean" for a name it does not know),
+says which documents of which files change and how, and what the edited source must show; ``editing.edit``
+does the rest (validate in memory, diff, write atomically).
+
+- ``pin``/``unpin``: the ``nova.elotl.co/cluster`` annotation of one object;
+- ``move``: that annotation on every object of a ScheduleGroup (single-cluster groups only: a spread group
+  is changed by its policy's split);
+- ``split``: a Divide policy's ``percentageSplit``, in the shape it has;
+- ``cordon``/``uncordon``: the label ``nova.elotl.co/cordoned: "true"`` of a Cluster of the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nova_gitops.api import inputs, labels
+from nova_gitops.api.clusters import Cluster
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import SchedulePolicy
+from nova_gitops.edits import changes
+from nova_gitops.errors import UserError
+from nova_gitops.scheduling import candidates, planning
+from nova_gitops.workflows import editing
+from nova_gitops.workflows.editing import EditRefused, EditResult, LoadedSource
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    result: EditResult
+    notes: tuple[str, ...] = ()  # what the user should know beside the diff
+
+
+def pin(loaded: LoadedSource, reference: str, cluster_name: str, *, dry_run: bool) -> Proposal:
+    """Pin the object ``reference`` names to ``cluster_name``."""
+    manifest = editing.find_workload(loaded.source_set, reference)
+    cluster = find_cluster(loaded.source_set, cluster_name)
+    result = _annotate(loaded, [manifest], cluster.name, dry_run=dry_run)
+    notes = (
+        (f"cluster {cluster.name} is cordoned: the pin is honoured all the same",) if cluster.cordoned else ()
+    )
+    return Proposal(result, notes)
+
+
+def unpin(loaded: LoadedSource, reference: str, *, dry_run: bool) -> Proposal:
+    """Remove the pin of the object ``reference`` names; a note when it has none."""
+    manifest = editing.find_workload(loaded.source_set, reference)
+    result = _annotate(loaded, [manifest], None, dry_run=dry_run)
+    pinned = labels.CLUSTER_PIN in manifest.annotations
+    return Proposal(result, () if pinned else (f"{editing.reference_of(manifest)} is not pinned",))
+
+
+def move(loaded: LoadedSource, group_name: str, cluster_name: str, *, dry_run: bool) -> Proposal:
+    """Pin every object of the ScheduleGroup ``group_name`` (as the plan of the source names it) to
+    ``cluster_name``, which must not be cordoned."""
+    plan = planning.plan(loaded.source_set)
+    groups = {group.name: group for group in plan.groups}
+    group = groups.get(group_name)
+    if group is None:
+        raise editing.unknown("ScheduleGroup", group_name, list(groups))
+    cluster = find_cluster(loaded.source_set, cluster_name)
+    if cluster.cordoned:
+        raise EditRefused(
+            f"cluster {cluster.name} is cordoned: no group moves there (nova-gitops uncordon {cluster.name} "
+            "first, or pin objects one by one)"
+        )
+    if group.mode != "single":
+        raise EditRefused(
+            f"ScheduleGroup {group.name} is spread over {', '.join(group.clusters) or 'no cluster'} "
+            f"({group.mode}); change its policy's split instead (nova-gitops split {group.policy} ...)"
+        )
+    members = [item.manifest for item in group.objects]
+    return Proposal(_annotate(loaded, members, cluster.name, dry_run=dry_run))
+
+
+def cordon(loaded: LoadedSource, cluster_name: str, *, cordoned: bool, dry_run: bool) -> Proposal:
+    """Label the Cluster ``cluster_name`` of the source cordoned (or remove the label)."""
+    cluster = find_cluster(loaded.source_set, cluster_name)
+    file = cluster.location.file
+    target = changes.DocumentRef("Cluster", cluster.name, cluster.location.line)
+    value = "true" if cordoned else None
+
+    def text_edit(text: str) -> str:
+        return changes.set_metadata_entry(text, target, "labels", labels.CORDONED, value)
+
+    def check(after: inputs.SourceSet) -> str | None:
+        found = next((c for c in after.clusters if c.name == cluster.name), None)
+        return (
+            None
+            if found is not None and found.cordoned == cordoned
+            else f"cluster {cluster.name} is unchanged"
+        )
+
+    result = editing.edit(loaded, [(file, f"Cluster {cluster.name}", text_edit)], check, dry_run=dry_run)
+    word = "cordoned" if cordoned else "not cordoned"
+    return Proposal(result, () if result.edits else (f"cluster {cluster.name} is {word} already",))
+
+
+def parse_split(assignments: Sequence[str]) -> list[tuple[str, int]]:
+    """``DOMAIN=PERCENT`` arguments as (domain, percent); UserError for a malformed one, a repeated domain or
+    a sum other than 100."""
+    split: list[tuple[str, int]] = []
+    for assignment in assignments:
+        domain, equals, percent = assignment.partition("=")
+        if not equals or not domain or not percent.strip().isdigit():
+            raise UserError(f"{assignment!r} is not CLUSTER_OR_DOMAIN=PERCENT (e.g. us-east-1=70)")
+        if int(percent) > 100:
+            raise UserError(f"{assignment}: a percentage is from 0 to 100")
+        if domain in dict(split):
+            raise UserError(f"{domain} is given twice")
+        split.append((domain, int(percent)))
+    total = sum(percent for _, percent in split)
+    if total != 100:
+        listed = " + ".join(str(percent) for _, percent in split)
+        raise UserError(f"percentages must sum to 100, got {listed} = {total}")
+    return split
+
+
+def split(loaded: LoadedSource, policy_name: str, assignments: Sequence[str], *, dry_run: bool) -> Proposal:
+    """Set the Divide policy ``policy_name``'s split to ``assignments`` (``DOMAIN=PERCENT``)."""
+    wanted = parse_split(assignments)
+    policy = find_policy(loaded.source_set, policy_name)
+    if policy.spread is None or policy.spread.mode != "Divide":
+        mode = "no spreadConstraints" if policy.spread is None else f"spreadMode {policy.spread.mode}"
+        raise EditRefused(
+            f"SchedulePolicy {policy.name} has {mode}: a split applies to spreadMode Divide, which divides "
+            "replicas over topology domains"
+        )
+    known = domains(policy, loaded.source_set.clusters)
+    for domain, _ in wanted:
+        if domain not in known:
+            hint = editing.suggestion(domain, sorted(known))
+            raise UserError(
+                f"{domain} is not a cluster or topology domain of SchedulePolicy {policy.name} "
+                f"({policy.spread.topology_key} of its clusters){hint}"
+            )
+    target = changes.DocumentRef("SchedulePolicy", policy.name, policy.location.line)
+
+    def text_edit(text: str) -> str:
+        return changes.set_percentage_split(text, target, wanted)
+
+    def check(after: inputs.SourceSet) -> str | None:
+        found = next((p for p in after.policies if p.name == policy.name), None)
+        got = (
+            {part.topology_value: part.percentage for part in found.spread.percentage_split}
+            if (found is not None and found.spread is not None)
+            else {}
+        )
+        return None if got == dict(wanted) else f"SchedulePolicy {policy.name}'s split is {got or 'unset'}"
+
+    file = policy.location.file
+    result = editing.edit(
+        loaded, [(file, f"SchedulePolicy {policy.name}", text_edit)], check, dry_run=dry_run
+    )
+    return Proposal(result)
+
+
+def domains(policy: SchedulePolicy, clusters: Sequence[Cluster]) -> set[str]:
+    """The topology domains a policy's split may name: the values of its topology key among the clusters
+    its selectors choose, ready or not (a domain whose clusters are down is still a domain)."""
+    assert policy.spread is not None
+    chosen = candidates.candidates(policy, sorted(clusters, key=lambda cluster: cluster.name))
+    names = {*chosen.names, *chosen.not_ready}
+    key = policy.spread.topology_key
+    return {value for cluster in clusters if cluster.name in names and (value := cluster.labels.get(key))}
+
+
+def find_cluster(source_set: inputs.SourceSet, name: str) -> Cluster:
+    found = next((cluster for cluster in source_set.clusters if cluster.name == name), None)
+    if found is None:
+        raise editing.unknown("cluster", name, [cluster.name for cluster in source_set.clusters])
+    return found
+
+
+def find_policy(source_set: inputs.SourceSet, name: str) -> SchedulePolicy:
+    found = next((policy for policy in source_set.policies if policy.name == name), None)
+    if found is None:
+        raise editing.unknown("SchedulePolicy", name, [policy.name for policy in source_set.policies])
+    return found
+
+
+def _annotate(
+    loaded: LoadedSource, manifests: Sequence[Manifest], cluster: str | None, *, dry_run: bool
+) -> EditResult:
+    """Set (or remove, when ``cluster`` is None) the pin annotation of each of ``manifests``."""
+    edits: list[tuple[str, str, editing.TextEdit]] = []
+    for manifest in manifests:
+        target = changes.DocumentRef(manifest.kind, manifest.name, manifest.location.line)
+
+        def text_edit(text: str, target: changes.DocumentRef = target) -> str:
+            return changes.set_metadata_entry(text, target, "annotations", labels.CLUSTER_PIN, cluster)
+
+        edits.append((manifest.location.file, f"{manifest.kind} {manifest.name}", text_edit))
+    keys = {manifest.key for manifest in manifests}
+
+    def check(after: inputs.SourceSet) -> str | None:
+        for manifest in after.workloads:
+            if manifest.key in keys and manifest.annotations.get(labels.CLUSTER_PIN) != cluster:
+                return f"{editing.reference_of(manifest)} is pinned to {manifest.annotations.get(labels.CLUSTER_PIN)}"
+        return None
+
+    return editing.edit(loaded, edits, check, dry_run=dry_run)
