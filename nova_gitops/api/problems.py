@@ -6,8 +6,8 @@ raises ``errors.InputError`` with all of them, before anything is written.
 
 from __future__ import annotations
 
-import re
 import dataclasses
+import re
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -43,7 +43,7 @@ class Problem:
     severity: Severity = Severity.ERROR
     subject: str | None = None
     # Where the loader knows it (a YAML mark, a field's key): the 1-based column and the line's text, which
-    # ``pointed`` shows with a caret. Not compared: they add to the location, they do not make another problem.
+    # ``pointed`` shows with a caret. Not compared: they add to the location, they make no other problem.
     column: int | None = dataclasses.field(default=None, compare=False)
     quoted: str | None = dataclasses.field(default=None, compare=False)
 

@@ -14,7 +14,9 @@ from typing import Any, Literal
 
 import yaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
+from ruamel.yaml.tokens import CommentToken
 
 from nova_gitops.edits.splicing import EditError, edited_text
 
@@ -41,9 +43,9 @@ def set_metadata_entry(text: str, target: DocumentRef, section: Section, key: st
         entries = metadata.get(section)
         if value is None:
             if isinstance(entries, CommentedMap) and key in entries:
-                del entries[key]
+                unplaced = _delete(entries, key)
                 if not entries:
-                    del metadata[section]
+                    _delete(metadata, section, unplaced)
             return
         if entries is None:
             entries = metadata[section] = CommentedMap()
@@ -99,6 +101,35 @@ def set_percentage_split(text: str, target: DocumentRef, split: Sequence[tuple[s
     return edited_text(text, edit)
 
 
+def _delete(mapping: CommentedMap, key: str, carried: str = "") -> str:
+    """Delete ``key`` but keep the comment lines that follow its value (and ``carried`` ones): ruamel.yaml
+    attaches them to the key before them, and would drop them with it. They move to the key before (the
+    deleted key's own end-of-line comment goes with it); returned when there is none, for the caller to
+    place."""
+    keys = list(mapping)
+    position = keys.index(key)
+    token = _comment_after(mapping, key)
+    lines = token.value.split("\n", 1)[1] if token is not None and "\n" in token.value else ""
+    lines = carried + lines
+    del mapping[key]
+    if not lines or position == 0:
+        return lines
+    previous = keys[position - 1]
+    kept = _comment_after(mapping, previous)
+    if kept is not None:
+        kept.value += lines
+    else:
+        items = mapping.ca.items.setdefault(previous, [None, None, None, None])
+        items[2] = CommentToken("\n" + lines, CommentMark(0), None)
+    return ""
+
+
+def _comment_after(mapping: CommentedMap, key: str) -> CommentToken | None:
+    items = mapping.ca.items.get(key)
+    token = items[2] if items and len(items) > 2 else None
+    return token if isinstance(token, CommentToken) else None
+
+
 def found(documents: list[Any], target: DocumentRef) -> CommentedMap:
     """The document ``target`` names; EditError when the text holds none."""
     matching = [
@@ -139,7 +170,8 @@ def _scalar(value: str, replaced: object) -> str:
     """``value`` as it should be written: in the quotes of the value it replaces, double-quoted when YAML
     (1.1, as kubectl reads it) would not read it plainly as this text, else plain."""
     if isinstance(replaced, ScalarString):
-        return type(replaced)(value)
+        quoted: str = type(replaced)(value)
+        return quoted
     try:
         plain = yaml.load(value, Loader=yaml.CSafeLoader) == value
     except yaml.YAMLError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ def guessed_indentation(text: str) -> Indentation:
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     mapping: Counter[int] = Counter()
     offsets: Counter[int] = Counter()
-    for opener, line in zip(lines, lines[1:], strict=False):
+    for opener, line in itertools.pairwise(lines):
         if not opener.rstrip().endswith(":"):
             continue
         stripped = opener.lstrip()
@@ -67,7 +68,7 @@ def round_trip_yaml(indentation: Indentation) -> YAML:
     handler.width = 1 << 20
     handler.indent(
         mapping=indentation.mapping,
-        sequence=indentation.offset + indentation.mapping,
+        sequence=indentation.offset + 2,  # an item's content starts right after its "- "
         offset=indentation.offset,
     )
     return handler

@@ -34,7 +34,6 @@ from pathlib import Path
 from nova_gitops.api import inputs, loading
 from nova_gitops.api.objects import Document, Manifest
 from nova_gitops.api.problems import errors
-from nova_gitops.edits import changes
 from nova_gitops.edits.splicing import EditError
 from nova_gitops.errors import InputError, UserError
 from nova_gitops.rendering import diffs, renders, reports

@@ -197,8 +197,9 @@ def _annotate(
 
     def check(after: inputs.SourceSet) -> str | None:
         for manifest in after.workloads:
-            if manifest.key in keys and manifest.annotations.get(labels.CLUSTER_PIN) != cluster:
-                return f"{editing.reference_of(manifest)} is pinned to {manifest.annotations.get(labels.CLUSTER_PIN)}"
+            pinned = manifest.annotations.get(labels.CLUSTER_PIN)
+            if manifest.key in keys and pinned != cluster:
+                return f"{editing.reference_of(manifest)} is pinned to {pinned}"
         return None
 
     return editing.edit(loaded, edits, check, dry_run=dry_run)

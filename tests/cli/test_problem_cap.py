@@ -5,6 +5,8 @@ Behaviours covered:
   ``… and K more problems``, then the summary counting every error; exit 2;
 - ``--debug`` prints every problem;
 - 100 or fewer problems print in full, with no "more" line;
+- each problem whose column is known prints as a compiler prints it: ``file:line:column: message``, the
+  offending line, and a caret under the column;
 - an ``InputError`` builds its full text only when asked (``str``), so a million problems cost no 72 MB
   string up front.
 """
@@ -30,16 +32,27 @@ def broken_source(root: Path, count: int) -> Path:
 
 
 def validate(*args: str) -> tuple[int, list[str]]:
+    """The exit code and the lines printed, each problem's quoted line and caret left out (see below)."""
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stderr.splitlines()
+    lines = result.stderr.splitlines()
+    return result.exit_code, [line for line in lines if not line.startswith("    ")]
+
+
+def test_a_problem_points_at_its_line_and_column_with_a_caret(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", str(broken_source(tmp_path / "src", 1))])
+    assert result.exit_code == 2
+    first, quoted, caret = result.stderr.splitlines()[:3]
+    assert first.startswith("source.yaml:4:12: ConfigMap Bad_0: metadata.name: 'Bad_0' is not a valid")
+    assert quoted == "    metadata: {name: Bad_0}"
+    assert caret == "    " + " " * 11 + "^"
 
 
 def test_the_first_hundred_problems_then_how_many_more(tmp_path: Path) -> None:
     code, lines = validate("validate", str(broken_source(tmp_path / "src", 250)))
     assert code == 2
     assert len(lines) == 102
-    assert lines[0].startswith("source.yaml:4: ConfigMap Bad_0: metadata.name: 'Bad_0' is not a valid")
-    assert lines[99].startswith("source.yaml:400: ConfigMap Bad_99: metadata.name: 'Bad_99'")
+    assert lines[0].startswith("source.yaml:4:12: ConfigMap Bad_0: metadata.name: 'Bad_0' is not a valid")
+    assert lines[99].startswith("source.yaml:400:12: ConfigMap Bad_99: metadata.name: 'Bad_99'")
     assert lines[100] == "… and 150 more problems (run with --debug to list them all)"
     assert lines[101] == "error: the source is invalid (250 problems); nothing was written"
 
