@@ -33,8 +33,9 @@ class DocumentRef:
 
 
 def set_metadata_entry(text: str, target: DocumentRef, section: Section, key: str, value: str | None) -> str:
-    """``text`` with ``metadata.<section>[key]`` of ``target`` set to ``value`` (removed when None; a section
-    left empty by the removal is removed too)."""
+    """``text`` with ``metadata.<section>[key]`` of ``target`` set to ``value`` (removed when None; a block
+    section left empty by the removal is removed too, as it was before a ``pin`` added it; a flow one stays
+    ``{}``)."""
 
     def edit(documents: list[Any]) -> None:
         metadata = found(documents, target).get("metadata")
@@ -44,7 +45,7 @@ def set_metadata_entry(text: str, target: DocumentRef, section: Section, key: st
         if value is None:
             if isinstance(entries, CommentedMap) and key in entries:
                 unplaced = _delete(entries, key)
-                if not entries:
+                if not entries and not entries.fa.flow_style():  # a "{}" the user wrote stays
                     _delete(metadata, section, unplaced)
             return
         if entries is None:
