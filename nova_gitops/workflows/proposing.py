@@ -194,12 +194,20 @@ def _annotate(
 
         edits.append((manifest.location.file, f"{manifest.kind} {manifest.name}", text_edit))
     keys = {manifest.key for manifest in manifests}
+    pins = {
+        manifest.key: manifest.annotations.get(labels.CLUSTER_PIN) for manifest in loaded.source_set.workloads
+    }
 
     def check(after: inputs.SourceSet) -> str | None:
         for manifest in after.workloads:
             pinned = manifest.annotations.get(labels.CLUSTER_PIN)
             if manifest.key in keys and pinned != cluster:
                 return f"{editing.reference_of(manifest)} is pinned to {pinned}"
+            if manifest.key not in keys and pinned != pins.get(manifest.key):
+                return (
+                    f"it would change the pin of {editing.reference_of(manifest)} too (a kustomize base that "
+                    "another kustomization includes?); pin with a patch in the overlay instead"
+                )
         return None
 
     return editing.edit(loaded, edits, check, dry_run=dry_run)
