@@ -58,7 +58,10 @@ def _run(
         try:
             proposal = propose(loaded)
         except InputError:
-            click.echo("error: the edit would make the source invalid; nothing was written", err=True)
+            click.echo(
+                "error: the edit would make the source invalid (lines below are the edited text's); nothing was written",
+                err=True,
+            )
             raise
         result = proposal.result
         for note in proposal.notes:

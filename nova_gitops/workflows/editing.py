@@ -56,11 +56,12 @@ class EditRefused(UserError):
 
 @dataclass(frozen=True, slots=True)
 class LoadedSource:
-    """A source directory as read, validated, and planned."""
+    """A source directory as read, validated, and rendered (the placement before any edit)."""
 
     root: Path
     files: directory.SourceFiles
     source_set: inputs.SourceSet
+    rendered: renders.RenderedTree
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +87,9 @@ def load(root: Path) -> LoadedSource:
     files = directory.read_source(root)
     if errors(list(files.problems)):
         raise InputError(sorted(dict.fromkeys(files.problems)))
-    return LoadedSource(root, files, inputs.build_source_set(files.documents, texts=files.texts))
+    source_set = inputs.build_source_set(files.documents, texts=files.texts)
+    rendered = _rendered(source_set, rendering.local_source_info(root), PreviousPlacement.empty())
+    return LoadedSource(root, files, source_set, rendered)
 
 
 def text_of(loaded: LoadedSource, file: str, what: str) -> str:
@@ -128,7 +131,7 @@ def edit(
     wrong = check(after)
     if wrong is not None:
         raise EditRefused(f"the edit does not take effect: {wrong}; nothing was written")
-    diff = placement_diff(loaded.source_set, after, rendering.local_source_info(loaded.root))
+    diff = placement_diff(loaded.rendered, after, rendering.local_source_info(loaded.root))
     if not dry_run:
         for file_edit in changed:
             write_atomically(_path_of(loaded.root, file_edit.file), file_edit.old, file_edit.new)
@@ -173,10 +176,11 @@ def _built_copy(loaded: LoadedSource, texts: Mapping[str, str]) -> inputs.Source
         return inputs.build_source_set(files.documents, texts=files.texts)
 
 
-def placement_diff(before: inputs.SourceSet, after: inputs.SourceSet, source: SourceInfo) -> diffs.RenderDiff:
-    """What ``diff --source . --base HEAD`` shows when HEAD is ``before`` and the work tree ``after``: both
-    rendered, ``after`` with ``before``'s placement as its previous one."""
-    old = _rendered(before, source, PreviousPlacement.empty())
+def placement_diff(
+    old: renders.RenderedTree, after: inputs.SourceSet, source: SourceInfo
+) -> diffs.RenderDiff:
+    """What ``diff --source . --base HEAD`` shows when HEAD rendered as ``old`` and the work tree is
+    ``after``: ``after`` is rendered with ``old``'s placement as its previous one."""
     previous = reports.parse_previous(old.files[diffs.PLACEMENT_FILE].decode("utf-8"))
     new = _rendered(after, source, previous)
     return diffs.diff_renders(diffs.changed_files(old.files, new.files))

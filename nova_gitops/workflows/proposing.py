@@ -22,7 +22,7 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import SchedulePolicy
 from nova_gitops.edits import changes
 from nova_gitops.errors import UserError
-from nova_gitops.scheduling import candidates, planning
+from nova_gitops.scheduling import candidates
 from nova_gitops.workflows import editing
 from nova_gitops.workflows.editing import EditRefused, EditResult, LoadedSource
 
@@ -55,8 +55,7 @@ def unpin(loaded: LoadedSource, reference: str, *, dry_run: bool) -> Proposal:
 def move(loaded: LoadedSource, group_name: str, cluster_name: str, *, dry_run: bool) -> Proposal:
     """Pin every object of the ScheduleGroup ``group_name`` (as the plan of the source names it) to
     ``cluster_name``, which must not be cordoned."""
-    plan = planning.plan(loaded.source_set)
-    groups = {group.name: group for group in plan.groups}
+    groups = {group.name: group for group in loaded.rendered.plan.groups}
     group = groups.get(group_name)
     if group is None:
         raise editing.unknown("ScheduleGroup", group_name, list(groups))
