@@ -59,7 +59,8 @@ def _run(
             proposal = propose(loaded)
         except InputError:
             click.echo(
-                "error: the edit would make the source invalid (lines below are the edited text's); nothing was written",
+                "error: the edit would make the source invalid (the lines below are of the edited text); "
+                "nothing was written",
                 err=True,
             )
             raise
