@@ -22,7 +22,6 @@ object kustomize generated (a ``configMapGenerator``'s ConfigMap) has no file of
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import stat
@@ -32,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nova_gitops.api import inputs, loading
-from nova_gitops.api.objects import Document, Manifest
+from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import errors
 from nova_gitops.edits.splicing import EditError
 from nova_gitops.errors import InputError, UserError
@@ -219,61 +218,3 @@ def write_atomically(path: Path, expected: str, text: str) -> None:
 
 def _path_of(root: Path, file: str) -> Path:
     return root / file if root.is_dir() else root.parent / file
-
-
-# --- finding what to edit, with suggestions -----------------------------------------------------------------
-
-
-def suggestion(wanted: str, known: Sequence[str]) -> str:
-    """``; did you mean X?`` for the closest of ``known``, else the list of them (the first few)."""
-    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6)
-    if close:
-        return f"; did you mean {' or '.join(close)}?"
-    if not known:
-        return ""
-    shown = ", ".join(sorted(known)[:8])
-    return f"; the source has {shown}{', …' if len(known) > 8 else ''}"
-
-
-def reference_of(manifest: Manifest) -> str:
-    """``kind/namespace/name`` (``kind/name`` for a cluster-scoped object), as commands take it."""
-    kind = manifest.kind.lower()
-    return (
-        f"{kind}/{manifest.namespace}/{manifest.name}" if manifest.namespaced else f"{kind}/{manifest.name}"
-    )
-
-
-_SHORT_KINDS = {"deploy": "deployment", "svc": "service", "cm": "configmap", "sts": "statefulset"}
-
-
-def find_workload(source_set: inputs.SourceSet, reference: str) -> Manifest:
-    """The object ``KIND/[NAMESPACE/]NAME`` names (kind case-insensitive, singular or plural)."""
-    parts = reference.split("/")
-    if len(parts) not in (2, 3) or not all(parts):
-        raise UserError(f"{reference!r} is not KIND/NAME or KIND/NAMESPACE/NAME (e.g. deployment/shop/web)")
-    kind = parts[0].lower()
-    kind = _SHORT_KINDS.get(kind, kind)
-    namespace = parts[1] if len(parts) == 3 else None
-    found = [
-        manifest
-        for manifest in source_set.workloads
-        if kind in (manifest.kind.lower(), manifest.kind.lower() + "s", manifest.kind.lower() + "es")
-        and manifest.name == parts[-1]
-        and (namespace is None or manifest.namespace == namespace)
-    ]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        choices = ", ".join(reference_of(manifest) for manifest in found)
-        raise UserError(f"{reference} is ambiguous: {choices}; give the namespace (KIND/NAMESPACE/NAME)")
-    if namespace is not None:
-        hint = suggestion(f"{kind}/{namespace}/{parts[-1]}", [reference_of(m) for m in source_set.workloads])
-    else:  # compare like with like: kind/name with each object's kind/name, then name it in full
-        by_short = {f"{m.kind.lower()}/{m.name}": reference_of(m) for m in source_set.workloads}
-        close = difflib.get_close_matches(f"{kind}/{parts[-1]}", list(by_short), n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(by_short[c] for c in close)}?" if close else ""
-    raise UserError(f"no object {reference} in the source{hint}")
-
-
-def unknown(what: str, name: str, known: Sequence[str]) -> UserError:
-    return UserError(f"no {what} {name} in the source{suggestion(name, known)}")

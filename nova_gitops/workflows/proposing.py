@@ -13,6 +13,7 @@ does the rest (validate in memory, diff, write atomically).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ class Proposal:
 
 def pin(loaded: LoadedSource, reference: str, cluster_name: str, *, dry_run: bool) -> Proposal:
     """Pin the object ``reference`` names to ``cluster_name``."""
-    manifest = editing.find_workload(loaded.source_set, reference)
+    manifest = find_workload(loaded.source_set, reference)
     cluster = find_cluster(loaded.source_set, cluster_name)
     result = _annotate(loaded, [manifest], cluster.name, dry_run=dry_run)
     notes = (
@@ -46,10 +47,10 @@ def pin(loaded: LoadedSource, reference: str, cluster_name: str, *, dry_run: boo
 
 def unpin(loaded: LoadedSource, reference: str, *, dry_run: bool) -> Proposal:
     """Remove the pin of the object ``reference`` names; a note when it has none."""
-    manifest = editing.find_workload(loaded.source_set, reference)
+    manifest = find_workload(loaded.source_set, reference)
     result = _annotate(loaded, [manifest], None, dry_run=dry_run)
     pinned = labels.CLUSTER_PIN in manifest.annotations
-    return Proposal(result, () if pinned else (f"{editing.reference_of(manifest)} is not pinned",))
+    return Proposal(result, () if pinned else (f"{reference_of(manifest)} is not pinned",))
 
 
 def move(loaded: LoadedSource, group_name: str, cluster_name: str, *, dry_run: bool) -> Proposal:
@@ -58,7 +59,7 @@ def move(loaded: LoadedSource, group_name: str, cluster_name: str, *, dry_run: b
     groups = {group.name: group for group in loaded.rendered.plan.groups}
     group = groups.get(group_name)
     if group is None:
-        raise editing.unknown("ScheduleGroup", group_name, list(groups))
+        raise unknown("ScheduleGroup", group_name, list(groups))
     cluster = find_cluster(loaded.source_set, cluster_name)
     if cluster.cordoned:
         raise EditRefused(
@@ -130,7 +131,7 @@ def split(loaded: LoadedSource, policy_name: str, assignments: Sequence[str], *,
     known = domains(policy, loaded.source_set.clusters)
     for domain, _ in wanted:
         if domain not in known:
-            hint = editing.suggestion(domain, sorted(known))
+            hint = suggestion(domain, sorted(known))
             raise UserError(
                 f"{domain} is not a cluster or topology domain of SchedulePolicy {policy.name} "
                 f"({policy.spread.topology_key} of its clusters){hint}"
@@ -169,14 +170,14 @@ def domains(policy: SchedulePolicy, clusters: Sequence[Cluster]) -> set[str]:
 def find_cluster(source_set: inputs.SourceSet, name: str) -> Cluster:
     found = next((cluster for cluster in source_set.clusters if cluster.name == name), None)
     if found is None:
-        raise editing.unknown("cluster", name, [cluster.name for cluster in source_set.clusters])
+        raise unknown("cluster", name, [cluster.name for cluster in source_set.clusters])
     return found
 
 
 def find_policy(source_set: inputs.SourceSet, name: str) -> SchedulePolicy:
     found = next((policy for policy in source_set.policies if policy.name == name), None)
     if found is None:
-        raise editing.unknown("SchedulePolicy", name, [policy.name for policy in source_set.policies])
+        raise unknown("SchedulePolicy", name, [policy.name for policy in source_set.policies])
     return found
 
 
@@ -201,12 +202,70 @@ def _annotate(
         for manifest in after.workloads:
             pinned = manifest.annotations.get(labels.CLUSTER_PIN)
             if manifest.key in keys and pinned != cluster:
-                return f"{editing.reference_of(manifest)} is pinned to {pinned}"
+                return f"{reference_of(manifest)} is pinned to {pinned}"
             if manifest.key not in keys and pinned != pins.get(manifest.key):
                 return (
-                    f"it would change the pin of {editing.reference_of(manifest)} too (a kustomize base that "
+                    f"it would change the pin of {reference_of(manifest)} too (a kustomize base that "
                     "another kustomization includes?); pin with a patch in the overlay instead"
                 )
         return None
 
     return editing.edit(loaded, edits, check, dry_run=dry_run)
+
+
+# --- finding what to edit, with suggestions -----------------------------------------------------------------
+
+
+def suggestion(wanted: str, known: Sequence[str]) -> str:
+    """``; did you mean X?`` for the closest of ``known``, else the list of them (the first few)."""
+    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6)
+    if close:
+        return f"; did you mean {' or '.join(close)}?"
+    if not known:
+        return ""
+    shown = ", ".join(sorted(known)[:8])
+    return f"; the source has {shown}{', …' if len(known) > 8 else ''}"
+
+
+def reference_of(manifest: Manifest) -> str:
+    """``kind/namespace/name`` (``kind/name`` for a cluster-scoped object), as commands take it."""
+    kind = manifest.kind.lower()
+    return (
+        f"{kind}/{manifest.namespace}/{manifest.name}" if manifest.namespaced else f"{kind}/{manifest.name}"
+    )
+
+
+_SHORT_KINDS = {"deploy": "deployment", "svc": "service", "cm": "configmap", "sts": "statefulset"}
+
+
+def find_workload(source_set: inputs.SourceSet, reference: str) -> Manifest:
+    """The object ``KIND/[NAMESPACE/]NAME`` names (kind case-insensitive, singular or plural)."""
+    parts = reference.split("/")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise UserError(f"{reference!r} is not KIND/NAME or KIND/NAMESPACE/NAME (e.g. deployment/shop/web)")
+    kind = parts[0].lower()
+    kind = _SHORT_KINDS.get(kind, kind)
+    namespace = parts[1] if len(parts) == 3 else None
+    found = [
+        manifest
+        for manifest in source_set.workloads
+        if kind in (manifest.kind.lower(), manifest.kind.lower() + "s", manifest.kind.lower() + "es")
+        and manifest.name == parts[-1]
+        and (namespace is None or manifest.namespace == namespace)
+    ]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        choices = ", ".join(reference_of(manifest) for manifest in found)
+        raise UserError(f"{reference} is ambiguous: {choices}; give the namespace (KIND/NAMESPACE/NAME)")
+    if namespace is not None:
+        hint = suggestion(f"{kind}/{namespace}/{parts[-1]}", [reference_of(m) for m in source_set.workloads])
+    else:  # compare like with like: kind/name with each object's kind/name, then name it in full
+        by_short = {f"{m.kind.lower()}/{m.name}": reference_of(m) for m in source_set.workloads}
+        close = difflib.get_close_matches(f"{kind}/{parts[-1]}", list(by_short), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(by_short[c] for c in close)}?" if close else ""
+    raise UserError(f"no object {reference} in the source{hint}")
+
+
+def unknown(what: str, name: str, known: Sequence[str]) -> UserError:
+    return UserError(f"no {what} {name} in the source{suggestion(name, known)}")
