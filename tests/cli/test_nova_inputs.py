@@ -151,7 +151,7 @@ def test_a_misspelled_policy_field_exits_2_at_its_line_with_a_suggestion(tmp_pat
     code, _, stderr = run("render", str(source), "-o", str(output))
     assert code == 2
     assert (
-        f"policy.yaml:6: SchedulePolicy web-policy: spec.clusterSelecter: {UNKNOWN_FIELD_REJECTED}; "
+        f"policy.yaml:6:3: SchedulePolicy web-policy: spec.clusterSelecter: {UNKNOWN_FIELD_REJECTED}; "
         "did you mean clusterSelector?"
     ) in stderr
     assert not output.exists() or not any(output.iterdir())
@@ -166,7 +166,7 @@ def test_a_null_selector_exits_2(tmp_path: Path) -> None:
     )
     code, _, stderr = run("validate", str(source))
     assert code == 2
-    assert "policy.yaml:6: SchedulePolicy web-policy: spec.clusterSelector: is null" in stderr
+    assert "policy.yaml:6:3: SchedulePolicy web-policy: spec.clusterSelector: is null" in stderr
 
 
 def test_a_policy_matching_no_object_is_a_warning_naming_it(tmp_path: Path) -> None:

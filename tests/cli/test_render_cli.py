@@ -84,7 +84,8 @@ def test_invalid_input_lists_every_problem_and_writes_nothing(tmp_path: Path) ->
     code, _, stderr = run("render", str(source), "-o", str(out))
     assert code == 2
     lines = [line for line in stderr.splitlines() if line and not line.startswith("error:")]
-    assert any(line.startswith("a.yaml:4: ") and "Bad_Name" in line for line in lines), stderr
+    assert any(line.startswith("a.yaml:4:3: ") and "Bad_Name" in line for line in lines), stderr
+    assert "\n      name: Bad_Name\n      ^\n" in stderr  # the line quoted, a caret under the column
     assert any(line.startswith("b.yaml:") and "100" in line for line in lines), stderr
     assert any(line.startswith("c.yaml:") and "invalid YAML" in line for line in lines), stderr
     assert not out.exists()

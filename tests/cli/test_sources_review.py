@@ -51,8 +51,8 @@ def test_binary_and_set_values_fail_the_render_at_their_line(tmp_path: Path) -> 
     (source / "set.yaml").write_text(CONFIG_MAP + "data:\n  x: !!set {a, b}\n")
     code, stderr = run("render", str(source), "-o", str(tmp_path / "out"))
     assert code == 2, stderr
-    assert "binary.yaml:8: !!binary is not Kubernetes data (use a string)" in stderr
-    assert "set.yaml:8: !!set is not Kubernetes data (use a string)" in stderr
+    assert "binary.yaml:8:6: !!binary is not Kubernetes data (use a string)" in stderr
+    assert "set.yaml:8:6: !!set is not Kubernetes data (use a string)" in stderr
     assert not (tmp_path / "out").exists()
 
 
