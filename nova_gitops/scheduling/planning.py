@@ -134,9 +134,7 @@ def plan(
     status: Status = "delegated" if settings.delegated else "scheduled"
     # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
     chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
-    closed = cordoning.closed_clusters(clusters, (item.group.name for item in work if item.policy), previous)
-    avoid = cordoning.avoiding_closed(avoid, closed)
-    placer = _Placer(clusters, chosen, previous, avoid, failback, status, closed)
+    placer = _Placer(clusters, chosen, previous, avoid, failback, status)
     results = placer.place_all(work)
     warnings += overlaps
     groups = [results[name] for name in sorted(results)]
@@ -300,7 +298,8 @@ def _place_explicit(
         )
     assert item.policy is not None and item.policy.spread is not None
     chosen = candidates_by_policy[item.policy.name]
-    shut = f"; {', '.join(sorted(closed))} {cordoning.CORDONED}" if closed else ""
+    shut_out = sorted(closed.intersection(chosen.names))  # named when they would have been candidates
+    shut = f"; {', '.join(shut_out)} {cordoning.CORDONED}" if shut_out else ""
     return _spread(
         item,
         item.policy.spread,
@@ -322,9 +321,9 @@ class _Placer:
         avoid: Mapping[str, Mapping[str, str]],
         failback: bool | Collection[str],
         status: Status,
-        closed: Mapping[str, frozenset[str]],
     ) -> None:
-        self.clusters, self.chosen, self.previous, self.closed = clusters, chosen, previous, closed
+        self.clusters, self.chosen, self.previous = clusters, chosen, previous
+        self.cordoned = cordoning.cordoned(clusters)
         self.avoid, self.failback, self.status = avoid, failback, status
         self.ledger = Ledger(clusters)
         self.autoscaled = {cluster.name for cluster in clusters if cluster.autoscaled}
@@ -341,7 +340,8 @@ class _Placer:
         ordered = sorted(work, key=lambda item: item.group.name)
         for item in ordered:  # 1. explicit intents, on the clusters' bare capacity
             if item.explicit:
-                closed = self.closed.get(item.group.name, frozenset())
+                was_on = self.previous.groups.get(item.group.name, ())
+                closed = cordoning.closed_to_spread(self.cordoned, was_on)
                 self.results[item.group.name] = _place_explicit(
                     item, self.clusters, self.chosen, self.ledger, self.status, closed
                 )
@@ -454,7 +454,7 @@ class _Placer:
             self.ledger,
             group=name,
             previous=sticky,
-            avoid=self.avoid.get(name, {}),
+            avoid=cordoning.avoiding(self.avoid.get(name, {}), self.cordoned),
             failback=self.fails_back(name) if failback is None else failback,
         )
         reason = decision.reason
@@ -475,7 +475,7 @@ class _Placer:
             tier = chosen.tier_of(cluster)
             if not tier:
                 continue
-            avoided = self.avoid.get(name, {})
+            avoided = cordoning.avoiding(self.avoid.get(name, {}), self.cordoned)
             higher = [found for rank in chosen.tiers[:tier] for found in rank if found.name not in avoided]
             ledger = self.ledger
             if not any(

@@ -2,7 +2,8 @@
 
 - a new group never goes to a cordoned cluster, and its reason says ``Cluster c skipped, cordoned;``;
 - a group the previous render placed there stays (running groups stay), and the plan is a fixed point;
-- a group that must move off its cluster does not move onto a cordoned one;
+- a group that must move off its cluster does not move onto a cordoned one, and one that no longer fits
+  on its cordoned cluster moves off it for good (its reason says "cordoned" for it);
 - a spread policy's new group spreads over the clusters that are not cordoned; one already there keeps it;
 - a pin to a cordoned cluster is honoured, with a warning;
 - a cluster labelled anything but "true" is not cordoned.
@@ -61,6 +62,14 @@ def test_a_group_that_must_move_does_not_move_onto_a_cordoned_cluster() -> None:
     )
     stuck = group_of(plan(*cordoned_both, previous={name: ("c2",)}), "web")
     assert stuck.status == "unschedulable" and "Cluster c1 skipped, cordoned;" in stuck.reason
+
+
+def test_a_group_that_outgrew_its_cordoned_cluster_moves_off_it_for_good() -> None:
+    documents = (*_clusters(cordoned="c2"), policy("p"), deployment("web", replicas=6, cpu="500m"))
+    name = group_of(plan(*documents), "web").name
+    moved = group_of(plan(*documents, previous={name: ("c2",)}), "web")
+    assert moved.clusters == ("c1",) and "Cluster c2 skipped, cordoned;" in moved.reason
+    assert group_of(plan(*documents, previous={name: moved.clusters}), "web").clusters == ("c1",)
 
 
 def test_a_spread_spreads_over_the_clusters_that_are_not_cordoned_and_keeps_those_it_was_on() -> None:

@@ -5,7 +5,7 @@
 - stickiness: re-planning with its own placement changes nothing (pins included), and changing one workload
   (not a pin: pins are placed first) moves no other group;
 - every plan is a fixed point: for generated sources with pins, spread-onto, growth, tiers, Divide,
-  Duplicate and autoscaled clusters, and any previous placement P,
+  Duplicate, autoscaled and cordoned clusters, and any previous placement P,
   ``plan(S, previous=plan(S, previous=P)) == plan(S, previous=P)``.
 """
 
@@ -124,8 +124,8 @@ PIN = "nova.elotl.co/cluster"
 
 @st.composite
 def mixed_sources(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Clusters in two tiers, policies that place single, grouped, divided and duplicated, and workloads
-    with pins (some to a cluster that does not exist) and spread-onto annotations."""
+    """Clusters in two tiers (some cordoned), policies that place single, grouped, divided and duplicated,
+    and workloads with pins (some to a cluster that does not exist) and spread-onto annotations."""
     count = draw(st.integers(1, 4))
     names = [f"c{index}" for index in range(count)]
     clusters = [
@@ -135,7 +135,10 @@ def mixed_sources(draw: st.DrawFn) -> list[dict[str, Any]]:
                 f"{name}-n{node}": {"cpu": f"{draw(st.integers(500, 6000))}m", "memory": "16Gi"}
                 for node in range(draw(st.integers(1, 3)))
             },
-            labels={"tier": draw(st.sampled_from(["gold", "silver"]))},
+            labels={
+                "tier": draw(st.sampled_from(["gold", "silver"])),
+                **({"nova.elotl.co/cordoned": "true"} if draw(st.booleans()) and draw(st.booleans()) else {}),
+            },
             autoscaled=draw(st.booleans()) and draw(st.booleans()),
         )
         for name in names
