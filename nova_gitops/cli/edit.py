@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from nova_gitops.cli import options
+from nova_gitops.cli import completing, options
 
 if TYPE_CHECKING:
     from nova_gitops.workflows.editing import LoadedSource
@@ -78,8 +78,8 @@ def _run(
 
 
 @click.command("pin")
-@click.argument("reference", metavar="KIND/[NS/]NAME")
-@click.argument("cluster", metavar="CLUSTER")
+@click.argument("reference", metavar="KIND/[NS/]NAME", shell_complete=completing.complete_objects)
+@click.argument("cluster", metavar="CLUSTER", shell_complete=completing.complete_clusters)
 @_edit_options
 @click.pass_context
 def pin_command(
@@ -103,7 +103,7 @@ def pin_command(
 
 
 @click.command("unpin")
-@click.argument("reference", metavar="KIND/[NS/]NAME")
+@click.argument("reference", metavar="KIND/[NS/]NAME", shell_complete=completing.complete_objects)
 @_edit_options
 @click.pass_context
 def unpin_command(
@@ -121,7 +121,7 @@ def unpin_command(
 
 
 @click.command("split")
-@click.argument("policy", metavar="POLICY")
+@click.argument("policy", metavar="POLICY", shell_complete=completing.complete_policies)
 @click.argument("assignments", nargs=-1, required=True, metavar="CLUSTER_OR_DOMAIN=PERCENT...")
 @_edit_options
 @click.pass_context
@@ -151,8 +151,8 @@ def split_command(
 
 
 @click.command("move")
-@click.argument("group", metavar="GROUP")
-@click.argument("cluster", metavar="CLUSTER")
+@click.argument("group", metavar="GROUP", shell_complete=completing.complete_groups)
+@click.argument("cluster", metavar="CLUSTER", shell_complete=completing.complete_clusters)
 @_edit_options
 @click.pass_context
 def move_command(
@@ -177,7 +177,7 @@ def move_command(
 
 def _cordon_command(name: str, cordoned: bool, summary: str) -> click.Command:
     @click.command(name, help=summary)
-    @click.argument("cluster", metavar="CLUSTER")
+    @click.argument("cluster", metavar="CLUSTER", shell_complete=completing.complete_clusters)
     @_edit_options
     @click.pass_context
     def command(

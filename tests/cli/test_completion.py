@@ -81,6 +81,18 @@ def test_explain_completes_objects() -> None:
     assert found == ["deployment/shop/blue-cartservice", "deployment/shop/blue-frontend"]
 
 
+def test_the_edit_commands_complete_names_from_their_source() -> None:
+    source = ["--source", str(EXAMPLE)]
+    assert completions(cli, ["split", *source], "web") == ["web-spread"]
+    assert completions(cli, ["pin", *source], "deployment/shop/blue") == [
+        "deployment/shop/blue-cartservice",
+        "deployment/shop/blue-frontend",
+    ]
+    clusters = set(completing.cluster_names(EXAMPLE))
+    assert set(completions(cli, ["cordon", *source], "")) == clusters
+    assert any(group.startswith("web-spread-") for group in completions(cli, ["move", *source], "web"))
+
+
 def test_a_broken_source_gives_no_candidates_and_no_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
