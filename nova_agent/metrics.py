@@ -3,12 +3,13 @@
 prometheus_client does the exposition format, the HTTP endpoint and thread safety, which a hand-written
 exposition would have to get right again; each agent keeps its own registry (tests run several agents in one
 process, and nothing of the library's process-global default leaks in). Label values come from fixed sets
-(outcomes, drift actions), so no series can grow with the cluster's content. Documented in docs/agent.md.
+(outcomes, drift actions), so no series can grow with the cluster's content. Documented in docs/metrics.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
@@ -43,15 +44,29 @@ class AgentMetrics:
             "Objects deleted and created again because a change of an immutable field was refused.",
             registry=self.registry,
         )
+        self.last_in_sync = Gauge(
+            "nova_agent_last_in_sync_timestamp_seconds",
+            "Unix time at which the last pass that left the cluster in sync with git ended (0: none yet).",
+            registry=self.registry,
+        )
         for outcome in OUTCOMES.values():
             self.passes.labels(outcome)
         for mode in (DriftMode.CORRECT, DriftMode.WARN):
             self.drifted.labels(mode.value).set(0)
 
     def record_pass(
-        self, exit_code: int, seconds: float, drifted: Sequence[DriftedObject], replaced: int
+        self,
+        exit_code: int,
+        seconds: float,
+        drifted: Sequence[DriftedObject],
+        replaced: int,
+        *,
+        ended: datetime | None = None,
     ) -> None:
+        """Count one pass; ``ended`` (when it ended, the agent's clock) marks an in-sync pass's time."""
         self.passes.labels(OUTCOMES.get(exit_code, "unexpected")).inc()
+        if exit_code == 0:
+            self.last_in_sync.set((ended or datetime.now(UTC)).timestamp())
         self.pass_seconds.observe(seconds)
         for mode in (DriftMode.CORRECT, DriftMode.WARN):
             self.drifted.labels(mode.value).set(sum(1 for found in drifted if found.mode is mode))

@@ -172,6 +172,7 @@ class Agent:
                 time.perf_counter() - started,
                 result.drifted if result is not None else [],
                 len(result.replaced) if result is not None else 0,
+                ended=self.clock.now(),
             )
         return outcome
 

@@ -1,8 +1,13 @@
-"""``/healthz``, ``/readyz`` and ``/metrics`` (Prometheus text format 0.0.4) on the configured address.
+"""``/healthz``, ``/readyz`` and ``/metrics`` on the configured address.
 
-The metrics are a handful of counters and one histogram kept in a fixed-size structure (no label can grow
-without bound: outcomes and reschedule actions are closed sets), so memory stays flat however long the
-controller runs. The server runs in a daemon thread and only reads these numbers under a lock.
+The metrics are prometheus_client's: it owns the exposition formats (the Prometheus text format, and
+OpenMetrics when a scraper asks for it), escaping, histogram buckets and thread safety, which a hand-written
+exposition had to get right again (as nova_agent/metrics.py already does). Each ``Metrics`` keeps a
+``CollectorRegistry`` of its own, never the library's process-global one, so tests and two controllers in one
+process never share or clash over a series. No label can grow without bound (outcomes and reschedule
+actions are closed sets), so memory stays flat however long the controller runs. Every metric is described
+in docs/metrics.md. The HTTP server stays ours rather than prometheus_client's ``start_http_server``: it also
+answers the probes, and it bounds what a client can hold (below).
 
 - ``/healthz``: 200 while the loop thread (and, with leader election, the election thread) is alive; it is
   restarted by Kubernetes when this fails.
@@ -31,12 +36,14 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import choose_encoder
+
 from nova_gitops.controller.settings import Address
 
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 OUTCOMES = ("published", "unchanged", "superseded", "failed")
 RESCHEDULE_ACTIONS = ("moved", "reported", "stuck")
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 REQUEST_DEADLINE = 10.0  # seconds for a whole request: request line, headers, body and the answer
 MAX_CONNECTIONS = 32  # connections served at once; more are answered 503 and closed without a thread
 MAX_REQUEST_BYTES = 64 * 1024  # what a GET (request line and headers) may send
@@ -47,110 +54,109 @@ OVERLOADED = (
 
 
 class Metrics:
+    """The controller's metrics in a registry of its own (see the module docstring), plus the health and
+    readiness facts ``/healthz`` and ``/readyz`` answer from. Documented in docs/metrics.md."""
+
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.reconciles = dict.fromkeys(OUTCOMES, 0)
-        self.duration_buckets = [0] * len(DURATION_BUCKETS)
-        self.duration_sum = 0.0
-        self.duration_count = 0
-        self.commits = 0
-        self.placement_changes = 0
-        self.unscheduled = 0
-        self.reschedules = dict.fromkeys(RESCHEDULE_ACTIONS, 0)
-        self.failbacks = 0
-        self.triggers = 0
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.reconciles = Counter(
+            "nova_controller_reconciles", "Reconciles, by outcome.", ["outcome"], registry=self.registry
+        )
+        self.duration = Histogram(
+            "nova_controller_reconcile_duration_seconds",
+            "Time of one reconcile.",
+            buckets=DURATION_BUCKETS,
+            registry=self.registry,
+        )
+        self.commits = Counter(
+            "nova_controller_commits", "Commits pushed to the rendered repository.", registry=self.registry
+        )
+        self.placement_changes = Counter(
+            "nova_controller_placement_changes",
+            "Groups moved between clusters by commits.",
+            registry=self.registry,
+        )
+        self.unscheduled = Gauge(
+            "nova_controller_unscheduled_objects",
+            "Objects the last plan could not place.",
+            registry=self.registry,
+        )
+        self.reschedules = Counter(
+            "nova_controller_reschedules",
+            "Reschedule requests by action taken.",
+            ["action"],
+            registry=self.registry,
+        )
+        self.failbacks = Counter(
+            "nova_controller_failbacks", "Groups moved back to a higher tier.", registry=self.registry
+        )
+        self.triggers = Counter(
+            "nova_controller_triggers", "Webhook and watch triggers received.", registry=self.registry
+        )
+        self.rollout_wave = Gauge(
+            "nova_rollout_wave",
+            "Index of the wave the rollout is at (-1: none in progress).",
+            registry=self.registry,
+        )
+        self.rollout_paused = Gauge(
+            "nova_rollout_paused",
+            "1 while the rollout is paused (a failed gate or a request).",
+            registry=self.registry,
+        )
+        self.rollout_seconds = Gauge(
+            "nova_rollout_duration_seconds",
+            "Time since the rollout in progress started.",
+            registry=self.registry,
+        )
+        for outcome in OUTCOMES:  # every series exists from the start: rate() and absent() need no guess
+            self.reconciles.labels(outcome)
+        for action in RESCHEDULE_ACTIONS:
+            self.reschedules.labels(action)
+        self.rollout_wave.set(-1)
         self.ready = False
-        self.rollout_wave = -1  # index of the wave in progress; -1: no rollout (complete, or no strategy)
-        self.rollout_paused = False
-        self.rollout_seconds = 0.0  # since the rollout in progress started
         self.alive: Callable[[], bool] = lambda: True
         self.leading: Callable[[], bool] | None = None  # None: no leader election
 
     def reconciled(
         self, outcome: str, duration: float, *, moved: int = 0, unscheduled: int | None = None
     ) -> None:
-        with self._lock:
-            self.reconciles[outcome if outcome in self.reconciles else "failed"] += 1
-            for index, bound in enumerate(DURATION_BUCKETS):
-                if duration <= bound:
-                    self.duration_buckets[index] += 1
-            self.duration_sum += duration
-            self.duration_count += 1
-            if outcome == "published":
-                self.commits += 1
-                self.placement_changes += moved
-            if unscheduled is not None:
-                self.unscheduled = unscheduled
-            if outcome != "failed":
-                self.ready = True
+        self.reconciles.labels(outcome if outcome in OUTCOMES else "failed").inc()
+        self.duration.observe(duration)
+        if outcome == "published":
+            self.commits.inc()
+            self.placement_changes.inc(moved)
+        if unscheduled is not None:
+            self.unscheduled.set(unscheduled)
+        if outcome != "failed":
+            self.ready = True
 
     def rescheduled(self, action: str, count: int = 1) -> None:
-        with self._lock:
-            self.reschedules[action] += count
+        self.reschedules.labels(action).inc(count)
 
     def failed_back(self, count: int) -> None:
-        with self._lock:
-            self.failbacks += count
+        self.failbacks.inc(count)
 
     def rolled_out(self, wave: int, paused: bool, seconds: float) -> None:
-        with self._lock:
-            self.rollout_wave, self.rollout_paused, self.rollout_seconds = wave, paused, seconds
+        self.rollout_wave.set(wave)
+        self.rollout_paused.set(int(paused))
+        self.rollout_seconds.set(seconds)
 
     def triggered(self) -> None:
-        with self._lock:
-            self.triggers += 1
+        self.triggers.inc()
+
+    def scrape(self, accept: str = "") -> tuple[bytes, str]:
+        """The scrape and its content type, in the format ``accept`` (a request's Accept header) asks for:
+        the Prometheus text format by default, OpenMetrics when the scraper asks for it."""
+        encoder, content_type = choose_encoder(accept)
+        return encoder(self.registry), content_type
 
     def exposition(self) -> str:
-        """The Prometheus text format."""
-        with self._lock:
-            lines = [
-                "# HELP nova_controller_reconciles_total Reconciles, by outcome.",
-                "# TYPE nova_controller_reconciles_total counter",
-                *(
-                    f'nova_controller_reconciles_total{{outcome="{name}"}} {n}'
-                    for name, n in self.reconciles.items()
-                ),
-                "# HELP nova_controller_reconcile_duration_seconds Time of one reconcile.",
-                "# TYPE nova_controller_reconcile_duration_seconds histogram",
-                *(
-                    f'nova_controller_reconcile_duration_seconds_bucket{{le="{bound}"}} {count}'
-                    for bound, count in zip(DURATION_BUCKETS, self.duration_buckets, strict=True)
-                ),
-                f'nova_controller_reconcile_duration_seconds_bucket{{le="+Inf"}} {self.duration_count}',
-                f"nova_controller_reconcile_duration_seconds_sum {self.duration_sum:.6f}",
-                f"nova_controller_reconcile_duration_seconds_count {self.duration_count}",
-                "# HELP nova_controller_commits_total Commits pushed to the rendered repository.",
-                "# TYPE nova_controller_commits_total counter",
-                f"nova_controller_commits_total {self.commits}",
-                "# HELP nova_controller_placement_changes_total Groups moved between clusters by commits.",
-                "# TYPE nova_controller_placement_changes_total counter",
-                f"nova_controller_placement_changes_total {self.placement_changes}",
-                "# HELP nova_controller_unscheduled_objects Objects the last plan could not place.",
-                "# TYPE nova_controller_unscheduled_objects gauge",
-                f"nova_controller_unscheduled_objects {self.unscheduled}",
-                "# HELP nova_controller_reschedules_total Reschedule requests by action taken.",
-                "# TYPE nova_controller_reschedules_total counter",
-                *(
-                    f'nova_controller_reschedules_total{{action="{name}"}} {n}'
-                    for name, n in self.reschedules.items()
-                ),
-                "# HELP nova_controller_failbacks_total Groups moved back to a higher tier.",
-                "# TYPE nova_controller_failbacks_total counter",
-                f"nova_controller_failbacks_total {self.failbacks}",
-                "# HELP nova_controller_triggers_total Webhook and watch triggers received.",
-                "# TYPE nova_controller_triggers_total counter",
-                f"nova_controller_triggers_total {self.triggers}",
-                "# HELP nova_rollout_wave Index of the wave the rollout is at (-1: none in progress).",
-                "# TYPE nova_rollout_wave gauge",
-                f"nova_rollout_wave {self.rollout_wave}",
-                "# HELP nova_rollout_paused 1 while the rollout is paused (a failed gate or a request).",
-                "# TYPE nova_rollout_paused gauge",
-                f"nova_rollout_paused {int(self.rollout_paused)}",
-                "# HELP nova_rollout_duration_seconds Time since the rollout in progress started.",
-                "# TYPE nova_rollout_duration_seconds gauge",
-                f"nova_rollout_duration_seconds {self.rollout_seconds:.3f}",
-            ]
-        return "\n".join(lines) + "\n"
+        """The scrape in the Prometheus text format."""
+        return self.scrape()[0].decode()
+
+    def value(self, name: str, **labels: str) -> float | None:
+        """The current value of one sample (e.g. ``nova_rollout_paused``), None when there is none."""
+        return self.registry.get_sample_value(name, labels)
 
 
 class RequestTooLarge(ConnectionAbortedError):
@@ -230,7 +236,8 @@ def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
-                self._send(200, metrics.exposition(), CONTENT_TYPE)
+                body, content_type = metrics.scrape(self.headers.get("Accept", ""))
+                self._send(200, body, content_type)
             elif path == "/healthz":
                 alive = metrics.alive()
                 self._send(200 if alive else 503, "ok\n" if alive else "loop stopped\n")
@@ -243,8 +250,10 @@ def _handler(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, "not found\n")
 
-        def _send(self, code: int, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
-            body = text.encode()
+        def _send(
+            self, code: int, text: str | bytes, content_type: str = "text/plain; charset=utf-8"
+        ) -> None:
+            body = text if isinstance(text, bytes) else text.encode()
             self.send_response(code)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))

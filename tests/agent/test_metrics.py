@@ -1,6 +1,6 @@
 """``nova-agent run --metrics-address``: Prometheus ``/metrics`` counts passes by outcome, drifted objects by
 action, corrections and replacements (issue 11 item 1: "/metrics counts them"), read over HTTP as Prometheus
-would."""
+would; the time of the last in-sync pass comes from the agent's clock."""
 
 from __future__ import annotations
 
@@ -48,5 +48,6 @@ def test_metrics_count_passes_and_drift(
     assert samples["nova_agent_drift_corrections_total"] == 1
     assert samples["nova_agent_replacements_total"] == 0
     assert samples["nova_agent_pass_duration_seconds_count"] == 2
+    assert samples["nova_agent_last_in_sync_timestamp_seconds"] == plain.clock.now().timestamp()
     agent.pass_once()
     assert scrape(port)['nova_agent_drifted_objects{action="correct"}'] == 0

@@ -106,7 +106,7 @@ def test_a_running_controller_serves_metrics_and_stops_on_sigterm(tmp_path: Path
             time.sleep(0.05)
         assert status == 200
         code, metrics = http_get(port, "/metrics")
-        assert code == 200 and "nova_controller_commits_total 1" in metrics
+        assert code == 200 and "nova_controller_commits_total 1.0" in metrics
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
     finally:

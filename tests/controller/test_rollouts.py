@@ -94,7 +94,7 @@ def test_a_render_reaches_the_canary_first_and_the_rest_after_the_bake(fleet: Fl
     controller.reconcile_once()
     target = fleet.head()
     assert released(fleet) == {"wlc-1": target}  # the canary wave only
-    assert "nova_rollout_wave 0" in controller.metrics.exposition()
+    assert controller.metrics.value("nova_rollout_wave") == 0
     fleet.report(healthy_report("wlc-1", target, labels={"tier": "canary"}), cluster_report("wlc-2"))
     controller.reconcile_once()  # healthy: the bake starts
     clock.advance(minutes=4)
@@ -108,7 +108,7 @@ def test_a_render_reaches_the_canary_first_and_the_rest_after_the_bake(fleet: Fl
     controller.reconcile_once()
     clock.advance(minutes=6)
     controller.reconcile_once()
-    assert "nova_rollout_wave -1" in controller.metrics.exposition()  # complete
+    assert controller.metrics.value("nova_rollout_wave") == -1  # complete
     assert outcome.rollout is not None and outcome.rollout.decision is not None
     record = yaml.safe_load(git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{RECORD_PATH}"))
     assert record["target"] == target
@@ -144,8 +144,8 @@ def test_a_degraded_canary_pauses_the_rollout_and_says_why(fleet: Fleet) -> None
     assert released(fleet) == {"wlc-1": target}
     assert outcome.rollout is not None and outcome.rollout.decision is not None
     assert outcome.rollout.decision.paused
-    exposition = controller.metrics.exposition()
-    assert "nova_rollout_paused 1" in exposition and "nova_rollout_duration_seconds 1800.000" in exposition
+    assert controller.metrics.value("nova_rollout_paused") == 1
+    assert controller.metrics.value("nova_rollout_duration_seconds") == 1800
     record = yaml.safe_load(git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{RECORD_PATH}"))
     assert record["outcome"] == "paused"
     assert "ProgressDeadlineExceeded" in str(record["waves"])

@@ -7,7 +7,8 @@ Behaviours covered:
 - /metrics is the Prometheus text format with reconcile counts by outcome, the duration histogram
   (cumulative buckets, +Inf equals the count), commits, placement changes, unscheduled objects and
   reschedules by action; unknown paths are 404;
-- the exposition keeps a fixed number of lines however many reconciles ran (memory stays flat).
+- the exposition keeps a fixed number of lines however many reconciles ran (memory stays flat);
+- a scraper that asks for OpenMetrics gets it; two controllers in one process keep their own registries.
 """
 
 from __future__ import annotations
@@ -96,21 +97,50 @@ def test_metrics_in_prometheus_text_format(served: tuple[Metrics, Server]) -> No
     status, content_type, text = get(server, "/metrics")
     assert status == 200
     assert content_type.startswith("text/plain; version=0.0.4")
-    samples = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
-    assert samples['nova_controller_reconciles_total{outcome="published"}'] == "1"
-    assert samples['nova_controller_reconciles_total{outcome="unchanged"}'] == "1"
-    assert samples["nova_controller_commits_total"] == "1"
-    assert samples["nova_controller_placement_changes_total"] == "2"
-    assert samples["nova_controller_unscheduled_objects"] == "1"
-    assert samples['nova_controller_reschedules_total{action="moved"}'] == "1"
-    assert samples['nova_controller_reschedules_total{action="reported"}'] == "2"
-    assert samples['nova_controller_reconcile_duration_seconds_bucket{le="0.25"}'] == "1"
-    assert samples['nova_controller_reconcile_duration_seconds_bucket{le="5.0"}'] == "2"
-    assert samples['nova_controller_reconcile_duration_seconds_bucket{le="+Inf"}'] == "2"
-    assert samples["nova_controller_reconcile_duration_seconds_count"] == "2"
+    samples = {
+        name: float(value)
+        for name, value in (line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
+    }
+    assert samples['nova_controller_reconciles_total{outcome="published"}'] == 1
+    assert samples['nova_controller_reconciles_total{outcome="unchanged"}'] == 1
+    assert samples['nova_controller_reconciles_total{outcome="failed"}'] == 0  # every outcome from the start
+    assert samples["nova_controller_commits_total"] == 1
+    assert samples["nova_controller_placement_changes_total"] == 2
+    assert samples["nova_controller_unscheduled_objects"] == 1
+    assert samples['nova_controller_reschedules_total{action="moved"}'] == 1
+    assert samples['nova_controller_reschedules_total{action="reported"}'] == 2
+    assert samples['nova_controller_reconcile_duration_seconds_bucket{le="0.25"}'] == 1
+    assert samples['nova_controller_reconcile_duration_seconds_bucket{le="5.0"}'] == 2
+    assert samples['nova_controller_reconcile_duration_seconds_bucket{le="+Inf"}'] == 2
+    assert samples["nova_controller_reconcile_duration_seconds_count"] == 2
+    assert samples["nova_rollout_wave"] == -1
     for line in text.splitlines():
         if line.startswith("# TYPE"):
             assert line.split()[3] in {"counter", "gauge", "histogram"}
+
+
+def test_openmetrics_when_the_scraper_asks(served: tuple[Metrics, Server]) -> None:
+    metrics, server = served
+    metrics.reconciled("published", 0.2)
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        connection.request(
+            "GET", "/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"}
+        )
+        response = connection.getresponse()
+        text = response.read().decode()
+    finally:
+        connection.close()
+    assert (response.getheader("Content-Type") or "").startswith("application/openmetrics-text")
+    assert "# TYPE nova_controller_reconciles counter" in text and text.endswith("# EOF\n")
+
+
+def test_two_controllers_in_one_process_keep_their_own_numbers() -> None:
+    first, second = Metrics(), Metrics()
+    first.reconciled("published", 0.1, moved=1)
+    assert first.value("nova_controller_commits_total") == 1
+    assert second.value("nova_controller_commits_total") == 0
+    assert "nova_controller_commits_total 0.0" in second.exposition()
 
 
 def test_the_exposition_does_not_grow() -> None:

@@ -86,7 +86,7 @@ def test_a_good_image_goes_wave_by_wave_and_a_failing_one_is_paused_and_rolled_b
             "Deployment web/storefront Degraded on wlc-1 (ProgressDeadlineExceeded"
             in record["waves"][0]["failure"]
         )
-        assert "nova_rollout_paused 1" in rollouts.rollout_metrics(loop)
+        assert "nova_rollout_paused 1.0" in rollouts.rollout_metrics(loop)
         assert rollouts.released(loop) == {"wlc-1": bad, "wlc-2": good}
 
         # The abort: wlc-1's branch goes back, its agent re-applies 2.0; wlc-2 never saw 3.0.
