@@ -33,6 +33,7 @@ EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
 @options.clusters_option
 @options.plan_options
 @options.namespace_option
+@options.quiet_option
 @click.pass_context
 def diff_command(
     context: click.Context,
@@ -49,6 +50,7 @@ def diff_command(
     namespace_follow: bool,
     delegated: bool,
     namespace: str | None,
+    quiet: bool,
 ) -> None:
     """Show placement changes, then the manifest diff, between two renders.
 
@@ -80,24 +82,31 @@ def diff_command(
         import os
         import sys
 
+        from nova_gitops.api import progress as phases
+        from nova_gitops.cli import terminal
         from nova_gitops.rendering import diffformats
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.sources import git as git_sources
         from nova_gitops.workflows import diffing, publishing
 
-        if source:
-            settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
-            caches = cache_dir or git_sources.default_cache_dir(os.environ)
-            result = diffing.diff_revisions(
-                source,
-                base or "",
-                head,
-                render=publishing.default_render(settings, clusters_path, cache_dir=caches),
-                cache_dir=caches,
-                timeout=git_timeout,
-            )
-        else:
-            result = diffing.diff_directories(directories[0], directories[1])
+        with terminal.progress(quiet=quiet) as progress:
+            if source:
+                settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
+                caches = cache_dir or git_sources.default_cache_dir(os.environ)
+                result = diffing.diff_revisions(
+                    source,
+                    base or "",
+                    head,
+                    render=publishing.default_render(
+                        settings, clusters_path, cache_dir=caches, progress=progress
+                    ),
+                    cache_dir=caches,
+                    timeout=git_timeout,
+                    progress=progress,
+                )
+            else:
+                progress.phase(phases.DIFF, f"{directories[0]} → {directories[1]}")
+                result = diffing.diff_directories(directories[0], directories[1])
         if output_format == "text":
             colour = sys.stdout.isatty() if color is None else color
             click.echo(diffformats.to_text(result, colour=colour), nl=False, color=colour)

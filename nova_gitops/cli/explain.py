@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,6 +27,7 @@ from nova_gitops.cli import completing, options
 )
 @options.plan_options
 @options.namespace_option
+@options.quiet_option
 @click.pass_context
 def explain_command(
     context: click.Context,
@@ -38,6 +40,7 @@ def explain_command(
     namespace_follow: bool,
     delegated: bool,
     namespace: str | None,
+    quiet: bool,
 ) -> None:
     """Explain where one object goes and why: its policy, group, candidates, each cluster's fit, the choice.
 
@@ -69,8 +72,55 @@ def explain_command(
                 import yaml
 
                 click.echo(yaml.dump(explanation, Dumper=yaml.CSafeDumper, sort_keys=False), nl=False)
-            else:
+            elif not show_on_terminal(explaining.as_text(explanation), explanation, quiet=quiet):
                 click.echo(explaining.as_text(explanation))
             return 0
 
     options.finish(context, action)
+
+
+PLACED_ON = "Placed on:"
+PLACED_HEADERS = ("CLUSTER", "REPLICAS", "OVERRIDES", "AVAILABLE", "PLACED BY THIS RENDER")
+
+
+def show_on_terminal(text: str, explanation: dict[str, Any], *, quiet: bool) -> bool:
+    """On a decorated terminal (``cli.terminal``): the text's lines with their labels in bold, and where it
+    lists the clusters, a table of them with their replicas, overrides and capacity. False, printing
+    nothing, elsewhere."""
+    import sys
+
+    from nova_gitops.cli import terminal
+
+    if not terminal.decorated(sys.stdout, quiet=quiet):
+        return False
+    from rich.text import Text
+
+    out = terminal.console(stderr=False)
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if line == PLACED_ON:
+            while index < len(lines) and lines[index].startswith("  "):
+                index += 1  # the table below says it all
+            capacity = explanation.get("capacity", {})
+            rows = [
+                (
+                    cluster,
+                    "" if copy["replicas"] is None else str(copy["replicas"]),
+                    "; ".join(copy["overrides"]),
+                    str(capacity.get(cluster, {}).get("available", "")),
+                    str(capacity.get(cluster, {}).get("placedByThisRender", "")),
+                )
+                for cluster, copy in explanation.get("clusters", {}).items()
+            ]
+            out.print(Text(line, style="bold"), soft_wrap=True)
+            terminal.print_table(PLACED_HEADERS, rows)
+            continue
+        label, colon, rest = line.partition(":")
+        if colon and not line.startswith(" "):
+            out.print(Text.assemble((label + colon, "bold"), rest), soft_wrap=True)
+        else:
+            out.print(Text(line), soft_wrap=True)
+    return True

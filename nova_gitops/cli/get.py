@@ -35,6 +35,7 @@ RESOURCES = {
 )
 @options.plan_options
 @options.namespace_option
+@options.quiet_option
 @click.pass_context
 def get_command(
     context: click.Context,
@@ -47,6 +48,7 @@ def get_command(
     namespace_follow: bool,
     delegated: bool,
     namespace: str | None,
+    quiet: bool,
 ) -> None:
     """List RESOURCE (schedulegroups, placements or clusters) as SOURCE's plan decides them.
 
@@ -71,7 +73,8 @@ def get_command(
             if kind == "clusters":
                 clusters = sorted(source_set.clusters, key=lambda cluster: cluster.name)
                 items = [views.cluster_item(cluster) for cluster in clusters]
-                printing.emit(output, items, views.CLUSTER_HEADERS, [views.cluster_row(c) for c in clusters])
+                rows = [views.cluster_row(cluster) for cluster in clusters]
+                printing.emit(output, items, views.CLUSTER_HEADERS, rows, quiet=quiet)
                 return 0
             before = rendering.read_previous(previous, repository_of=Path.cwd(), environ=os.environ)
             plan = rendering.plan_source(
@@ -82,12 +85,11 @@ def get_command(
             if kind == "schedulegroups":
                 items = [views.schedule_group(group) for group in plan.groups]
                 rows = [views.schedule_group_row(group) for group in plan.groups]
-                printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows)
+                printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows, quiet=quiet)
             else:
                 items = views.placement_items(plan)
-                printing.emit(
-                    output, items, views.PLACEMENT_HEADERS, [views.placement_row(item) for item in items]
-                )
+                rows = [views.placement_row(item) for item in items]
+                printing.emit(output, items, views.PLACEMENT_HEADERS, rows, quiet=quiet)
             return 0
 
     options.finish(context, action)

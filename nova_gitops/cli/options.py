@@ -109,6 +109,17 @@ def plan_options(function: F) -> F:
     )(function)
 
 
+def quiet_option(function: F) -> F:
+    """``-q/--quiet``: no progress display and plain tables even on a terminal (see ``cli.terminal``)."""
+    return click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        envvar="NOVA_QUIET",
+        help="No progress display or rich tables, even on a terminal (as when piped, or with NO_COLOR).",
+    )(function)
+
+
 def finish(context: click.Context, action: Callable[[], int]) -> None:
     """Run a command's function through the one error mapping and exit with its code."""
     debug = bool((context.find_root().obj or {}).get("debug"))

@@ -24,6 +24,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def show_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, quiet: bool = False) -> None:
+    """``table`` on stdout; a rich table instead on a terminal, unless ``quiet`` (``cli.terminal``)."""
+    from nova_gitops.cli import terminal
+
+    if not terminal.print_table(headers, rows, quiet=quiet):
+        click.echo(table(headers, rows))
+
+
 def _jsonpath(expression: str, document: dict[str, Any]) -> str:
     from jsonpath_ng.exceptions import JsonPathParserError
     from jsonpath_ng.ext.parser import parse
@@ -40,12 +48,21 @@ def _jsonpath(expression: str, document: dict[str, Any]) -> str:
 
 
 def emit(
-    output: str, items: list[dict[str, Any]], headers: Sequence[str], rows: Sequence[Sequence[str]]
+    output: str,
+    items: list[dict[str, Any]],
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    quiet: bool = False,
 ) -> None:
-    """Print ``items`` in the requested ``output`` format."""
+    """Print ``items`` in the requested ``output`` format (a table is a rich one on a terminal, unless
+    ``quiet``: ``cli.terminal``)."""
     document = {"apiVersion": "v1", "kind": "List", "items": items}
     if output == "table":
-        click.echo(table(headers, rows) if rows else "No resources found.")
+        if rows:
+            show_table(headers, rows, quiet=quiet)
+        else:
+            click.echo("No resources found.")
     elif output == "json":
         click.echo(json.dumps(document, indent=2, sort_keys=False))
     elif output == "yaml":

@@ -41,6 +41,7 @@ from nova_gitops.cli import options
 @options.clusters_option
 @options.plan_options
 @options.namespace_option
+@options.quiet_option
 @click.pass_context
 def publish_command(
     context: click.Context,
@@ -59,6 +60,7 @@ def publish_command(
     namespace_follow: bool,
     delegated: bool,
     namespace: str | None,
+    quiet: bool,
 ) -> None:
     """Render SOURCE and commit the result to --repo: only what changed, nothing when nothing changed.
 
@@ -78,26 +80,31 @@ def publish_command(
     def action() -> int:
         import os
 
+        from nova_gitops.cli import terminal
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.sources import git as git_sources
         from nova_gitops.workflows import publishing
 
         settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         caches = cache_dir or git_sources.default_cache_dir(os.environ)
-        result = publishing.publish(
-            source,
-            repo_url,
-            render=publishing.default_render(settings, clusters_path, cache_dir=caches),
-            cache_dir=caches,
-            options=publishing.PublishOptions(
-                branch=branch,
-                pull_request=pull_request,
-                max_delete_percent=max_delete_percent,
-                allow_mass_delete=allow_mass_delete,
-                attempts=attempts,
-                timeout=git_timeout,
-            ),
-        )
+        with terminal.progress(quiet=quiet) as progress:
+            result = publishing.publish(
+                source,
+                repo_url,
+                render=publishing.default_render(
+                    settings, clusters_path, cache_dir=caches, progress=progress
+                ),
+                cache_dir=caches,
+                options=publishing.PublishOptions(
+                    branch=branch,
+                    pull_request=pull_request,
+                    max_delete_percent=max_delete_percent,
+                    allow_mass_delete=allow_mass_delete,
+                    attempts=attempts,
+                    timeout=git_timeout,
+                ),
+                progress=progress,
+            )
         click.echo(summary(result), err=True)
         if result.pull_request_body is not None:
             if body_file is not None:

@@ -30,6 +30,7 @@ from nova_gitops.cli import options
 @click.option("--source-name", help="How placement.yaml names the source (default: the directory's name).")
 @options.plan_options
 @options.namespace_option
+@options.quiet_option
 @click.pass_context
 def render_command(
     context: click.Context,
@@ -43,6 +44,7 @@ def render_command(
     namespace_follow: bool,
     delegated: bool,
     namespace: str | None,
+    quiet: bool,
 ) -> None:
     """Render SOURCE into per-cluster manifests in DIR.
 
@@ -60,13 +62,15 @@ def render_command(
     def action() -> int:
         import os
 
+        from nova_gitops.cli import terminal
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
         settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         wanted = None if no_previous else previous
         with (
-            rendering.opened_source(source, environ=os.environ) as (root, source_info),
+            terminal.progress(quiet=quiet) as progress,
+            rendering.opened_source(source, environ=os.environ, progress=progress) as (root, source_info),
             rendering.previous_directory(wanted, repository_of=output, environ=os.environ) as previous_dir,
         ):
             result = rendering.render_to_directory(
@@ -78,6 +82,7 @@ def render_command(
                 use_previous=not no_previous,
                 source_name=source_name,
                 source_info=source_info,
+                progress=progress,
             )
         for warning in result.source_warnings:
             click.echo(str(warning), err=True)

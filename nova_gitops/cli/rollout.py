@@ -96,8 +96,9 @@ def rollout_command() -> None:
     show_default=True,
     help="table for a terminal; yaml or json (stable keys, full commit ids) for scripts.",
 )
+@options.quiet_option
 @click.pass_context
-def status_command(context: click.Context, /, output: str, **parameters: Any) -> None:
+def status_command(context: click.Context, /, output: str, quiet: bool, **parameters: Any) -> None:
     """Waves × clusters: each wave's state and reason; each cluster's wave, released and synced commits,
     health for the released commit, and why it is where it is. Reads only; pushes nothing."""
 
@@ -133,9 +134,9 @@ def status_command(context: click.Context, /, output: str, **parameters: Any) ->
         else:
             click.echo(statuses.headline(found))
             click.echo()
-            click.echo(printing.table(statuses.WAVE_HEADERS, statuses.wave_rows(found)))
+            printing.show_table(statuses.WAVE_HEADERS, statuses.wave_rows(found), quiet=quiet)
             click.echo()
-            click.echo(printing.table(statuses.CLUSTER_HEADERS, statuses.cluster_rows(found)))
+            printing.show_table(statuses.CLUSTER_HEADERS, statuses.cluster_rows(found), quiet=quiet)
             for problem in found["refusedReports"]:
                 click.echo(f"warning: report refused: {problem}", err=True)
         return 0

@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from nova_gitops import errors
+from nova_gitops.api import progress as phases
 from nova_gitops.publishing import treecomparing
 from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.reports import SourceInfo
@@ -53,15 +54,18 @@ def diff_revisions(
     render: RenderFiles,
     cache_dir: Path,
     timeout: float = 120.0,
+    progress: phases.Progress = phases.NO_PROGRESS,  # git and diff phases; the renderer tells its own
 ) -> diffs.RenderDiff:
     """Render ``source`` at ``base`` and at ``head`` (the work tree when None) and compare the renders."""
     if head is None and not (Path(source).is_dir() and not git_sources.is_bare_repository(Path(source))):
         raise errors.UserError(f"{source} has no work tree: give --head as well as --base")
     with ExitStack() as stack:
+        progress.phase(phases.GIT, f"checking out {base}")
         base_checkout = stack.enter_context(revision_of(source, base, cache_dir=cache_dir, timeout=timeout))
         if head is None:
             head_checkout = git_sources.open_directory(Path(source))
         else:
+            progress.phase(phases.GIT, f"checking out {head}")
             head_checkout = stack.enter_context(
                 revision_of(source, head, cache_dir=cache_dir, timeout=timeout)
             )
@@ -71,6 +75,7 @@ def diff_revisions(
         if diffs.PLACEMENT_FILE in old:
             previous = reports.parse_previous(old[diffs.PLACEMENT_FILE].decode("utf-8"))
         new = render(head_checkout.root, SourceInfo(repo, head_checkout.revision), previous)
+    progress.phase(phases.DIFF)
     changes = diffs.changed_files(old, new)
     result = diffs.diff_renders(changes)
     waves = new.waves if isinstance(new, RenderedFiles) else ()

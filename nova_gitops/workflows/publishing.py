@@ -28,6 +28,7 @@ from pathlib import Path
 
 from nova_gitops import api, errors
 from nova_gitops import rendering as rendering_package
+from nova_gitops.api import progress as phases
 from nova_gitops.publishing import gitwriting, guard, messages, placementcache, renderindex
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
@@ -97,11 +98,17 @@ class SourceRenderer:
     before with the same bytes are not parsed again (``sources.parsecache``)."""
 
     def __init__(
-        self, settings: PlanSettings, clusters_path: Path | None = None, *, cache_dir: Path | None = None
+        self,
+        settings: PlanSettings,
+        clusters_path: Path | None = None,
+        *,
+        cache_dir: Path | None = None,
+        progress: phases.Progress = phases.NO_PROGRESS,
     ) -> None:
         self.settings = settings
         self.clusters_path = clusters_path
         self.cache_dir = cache_dir
+        self.progress = progress  # told of the load, plan and render phases
 
     def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         from nova_gitops.workflows import rendering
@@ -113,6 +120,7 @@ class SourceRenderer:
             settings=self.settings,
             clusters_path=self.clusters_path,
             parse_cache=self._parse_cache(source),
+            progress=self.progress,
         )
         files = RenderedFiles(tree.files)
         files.placement = reports.previous_of(tree.plan)
@@ -129,10 +137,13 @@ class SourceRenderer:
         """Read, validate and plan in full; render only what changed since ``base`` (all when None)."""
         from nova_gitops.workflows import rendering
 
+        self.progress.phase(phases.LOAD)
         source_set, digests = rendering.load_source_with_digests(
             root, self.clusters_path, parse_cache=self._parse_cache(source), namespace=self.settings.namespace
         )
+        self.progress.phase(phases.PLAN)
         plan = rendering.plan_source(source_set, previous=previous, settings=self.settings)
+        self.progress.phase(phases.RENDER)
         delta = increments.render_delta(
             plan,
             source,
@@ -149,10 +160,14 @@ class SourceRenderer:
 
 
 def default_render(
-    settings: PlanSettings, clusters_path: Path | None = None, *, cache_dir: Path | None = None
+    settings: PlanSettings,
+    clusters_path: Path | None = None,
+    *,
+    cache_dir: Path | None = None,
+    progress: phases.Progress = phases.NO_PROGRESS,
 ) -> SourceRenderer:
-    """The real renderer (``SourceRenderer``)."""
-    return SourceRenderer(settings, clusters_path, cache_dir=cache_dir)
+    """The real renderer (``SourceRenderer``), telling ``progress`` of its load, plan and render phases."""
+    return SourceRenderer(settings, clusters_path, cache_dir=cache_dir, progress=progress)
 
 
 @functools.cache
@@ -167,11 +182,14 @@ def renderer_digest() -> str:
 
 
 @contextmanager
-def opened_source(spec: str, *, cache_dir: Path, timeout: float) -> Iterator[git_sources.Checkout]:
+def opened_source(
+    spec: str, *, cache_dir: Path, timeout: float, progress: phases.Progress = phases.NO_PROGRESS
+) -> Iterator[git_sources.Checkout]:
     """SOURCE as a directory (read as it is) or ``git-url[@ref]`` (fetched into the cache, one revision)."""
     if not git_sources.is_git_spec(spec):
         yield git_sources.open_directory(Path(spec))
         return
+    progress.phase(phases.GIT, f"fetching {spec}")
     with git_sources.checkout(git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout) as checkout:
         yield checkout
 
@@ -333,15 +351,26 @@ def publish(
     options: PublishOptions = PublishOptions(),
     environ: Mapping[str, str] | None = None,
     on_committed: Callable[[str], None] | None = None,  # None except in tests (e.g. a kill before push)
+    progress: phases.Progress = phases.NO_PROGRESS,  # git and write phases; the renderer tells its own
 ) -> PublishResult:
     """Render ``source_spec`` and publish it to ``options.branch`` of ``repo_url`` (see the module doc)."""
     environ = os.environ if environ is None else environ
     repo = RenderedRepo(gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout)
-    with opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout) as checkout, repo.locked():
+    opened = opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout, progress=progress)
+    with opened as checkout, repo.locked():
         source = SourceInfo(checkout.repo, checkout.revision)
         for attempt in range(1, options.attempts + 1):
             result = publish_once(
-                repo, checkout, source, render, options, environ, on_committed, attempt, cache_dir=cache_dir
+                repo,
+                checkout,
+                source,
+                render,
+                options,
+                environ,
+                on_committed,
+                attempt,
+                cache_dir=cache_dir,
+                progress=progress,
             )
             if result is not None:
                 return result
@@ -374,8 +403,10 @@ def publish_once(
     attempt: int,
     *,
     cache_dir: Path,
+    progress: phases.Progress = phases.NO_PROGRESS,
 ) -> PublishResult | None:
     """One fetch → render → commit → push round; None when the push lost a race and must be redone."""
+    progress.phase(phases.GIT, f"fetching {options.branch}")
     head = repo.fetch(options.branch)
     target = messages.pull_request_branch(source.revision) if options.pull_request else options.branch
     if not options.pull_request and (newer := superseded_by(repo, head, checkout)) is not None:
@@ -405,6 +436,7 @@ def publish_once(
     message = messages.commit_message(
         diff, source_repo=source.repo, source_revision=source.revision, allow_mass_prune=bool(allowed)
     )
+    progress.phase(phases.WRITE, f"committing {len(changes.written)} written, {len(changes.deleted)} deleted")
     commit = repo.commit(head, changes, message, environ=environ)
     if on_committed is not None:
         on_committed(commit)
@@ -413,11 +445,13 @@ def publish_once(
         body = messages.pull_request_body(
             diff, source_repo=source.repo, source_revision=source.revision, branch=options.branch
         )
+        progress.phase(phases.GIT, f"pushing {target}")
         existing = repo.fetch(target, into=PULL_REQUEST_REF)
         if existing is not None and repo.same_content(existing, commit):  # a re-run: no new force-push
             return PublishResult(Outcome.UNCHANGED, target, existing, diff, source, message, body, attempt)
         outcome = repo.push(commit, target, lease=True, expect=existing)
     else:
+        progress.phase(phases.GIT, f"pushing {target}")
         outcome = repo.push(commit, target)
     if outcome is PushOutcome.REJECTED:
         return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nova_gitops.api import inputs
+from nova_gitops.api import progress as phases
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, errors
 from nova_gitops.errors import InputError, RepoError, UserError
@@ -111,10 +112,15 @@ def render_source(
     settings: PlanSettings,
     clusters_path: Path | None = None,
     parse_cache: ParseCache | None = None,
+    progress: phases.Progress = phases.NO_PROGRESS,
 ) -> RenderedTree:
-    """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory."""
+    """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory;
+    each phase is reported to ``progress``."""
+    progress.phase(phases.LOAD)
     source_set = load_source(root, clusters_path, parse_cache=parse_cache, namespace=settings.namespace)
+    progress.phase(phases.PLAN)
     plan = plan_source(source_set, previous=previous, settings=settings)
+    progress.phase(phases.RENDER)
     return renders.render(
         plan, source, policy_locations=policy_locations(source_set), waves=rollout_waves(source_set)
     )
@@ -221,13 +227,18 @@ def _check_previous(text: str, where: str) -> None:
 
 @contextmanager
 def opened_source(
-    spec: str, *, environ: Mapping[str, str], timeout: float = 120.0
+    spec: str,
+    *,
+    environ: Mapping[str, str],
+    timeout: float = 120.0,
+    progress: phases.Progress = phases.NO_PROGRESS,
 ) -> Iterator[tuple[Path, SourceInfo | None]]:
     """SOURCE as a local directory (``SourceInfo`` left to the caller) or ``git-url[@ref]``: fetched into
     the clone cache and exported at one revision for the block, recorded by URL and commit."""
     if not git_sources.is_git_spec(spec):
         yield Path(spec), None
         return
+    progress.phase(phases.GIT, f"fetching {spec}")
     cache_dir = git_sources.default_cache_dir(environ)
     with git_sources.checkout(git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout) as checkout:
         yield checkout.root, SourceInfo(checkout.repo, checkout.revision)
@@ -256,6 +267,7 @@ def render_to_directory(
     use_previous: bool = True,
     source_name: str | None = None,
     source_info: SourceInfo | None = None,
+    progress: phases.Progress = phases.NO_PROGRESS,
 ) -> DirectoryRender:
     """Render ``root`` into ``output``. Everything is computed and validated in memory first, so a failed
     render never touches ``output``; then only files whose bytes changed are written.
@@ -263,16 +275,21 @@ def render_to_directory(
     Stickiness comes from ``previous`` (a directory holding a render), by default from ``output`` itself
     when it holds one, so re-rendering into the same directory does not reshuffle placements.
     """
+    progress.phase(phases.LOAD)
     source_set = load_source(root, clusters_path, namespace=settings.namespace)
     before = PreviousPlacement.empty()
     if use_previous:
         before = previous_from_directory(previous if previous is not None else output)
+    progress.phase(phases.PLAN)
+    plan = plan_source(source_set, previous=before, settings=settings)
+    progress.phase(phases.RENDER)
     tree = renders.render(
-        plan_source(source_set, previous=before, settings=settings),
+        plan,
         source_info or local_source_info(root, source_name),
         policy_locations=policy_locations(source_set),
         waves=rollout_waves(source_set),
     )
+    progress.phase(phases.WRITE, f"{len(tree.files)} files into {output}")
     stats = directories.write_tree(output, tree.files)
     return DirectoryRender(tree, stats, source_set.warnings)
 

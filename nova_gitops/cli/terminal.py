@@ -1,0 +1,121 @@
+"""What a person at a terminal sees beyond the plain output: rich progress on stderr and rich tables.
+
+Decoration is on only when the stream it goes to is a terminal, ``NO_COLOR`` is unset (no-color.org: any
+value), ``TERM`` is not ``dumb`` and the command was not given ``--quiet``; ``-o json|yaml`` never gets it
+(the commands decide that). Anything else prints exactly what it printed before: scripts, pipes and CI logs
+never see a spinner or a box. ``NOVA_FORCE_TERMINAL=1`` decorates as on a terminal whatever the stream is
+(tests, screen recordings); ``NO_COLOR`` and ``--quiet`` still win.
+
+Progress goes to stderr, so ``nova-gitops diff … > comment.md`` keeps a clean file while the terminal shows
+the phases (``nova_gitops.api.progress``: load, plan, render, write, git). rich is imported only here and
+only when a terminal is decorated, so ``--help`` and piped runs never pay for it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+from nova_gitops.api import progress as phases
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+FORCE_TERMINAL = "NOVA_FORCE_TERMINAL"
+
+
+def decorated(stream: TextIO, *, quiet: bool = False, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether output to ``stream`` may be decorated (see the module docstring)."""
+    environ = os.environ if environ is None else environ
+    if quiet or environ.get("NO_COLOR") or environ.get("TERM") == "dumb":
+        return False
+    if environ.get(FORCE_TERMINAL, "") not in ("", "0"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def console(*, stderr: bool, width: int | None = None) -> Console:
+    """A rich console on the process's current stdout or stderr (looked up at each write, as click does);
+    ``width``: at least that wide, whatever the terminal's width."""
+    from rich.console import Console
+
+    forced = os.environ.get(FORCE_TERMINAL, "") not in ("", "0")
+    made = Console(stderr=stderr, force_terminal=True if forced else None, highlight=False)
+    if width is not None and width > made.width:
+        made.width = width
+    return made
+
+
+class RichProgress:
+    """``api.progress.Progress`` as rich shows it: one line per phase, a spinner while it runs, a tick and
+    its time when it is over."""
+
+    def __init__(self, shown_on: Console) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.display = Progress(
+            SpinnerColumn(finished_text="[green]✓[/]"),
+            TextColumn("[bold]{task.fields[phase]:<6}[/] {task.description}"),
+            TimeElapsedColumn(),
+            console=shown_on,
+        )
+        self._current: Any = None
+
+    def phase(self, name: str, detail: str = "") -> None:
+        from rich.markup import escape
+
+        self._end_current()
+        self._current = self.display.add_task(escape(detail), total=1, phase=escape(name))
+
+    def _end_current(self) -> None:
+        if self._current is not None:
+            self.display.update(self._current, completed=1)
+            self._current = None
+
+    def __enter__(self) -> RichProgress:
+        self.display.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end_current()
+        self.display.stop()
+
+
+@contextmanager
+def progress(*, quiet: bool = False) -> Iterator[phases.Progress]:
+    """Rich progress on stderr when stderr is a decorated terminal, else ``NO_PROGRESS``; for the block."""
+    if not decorated(sys.stderr, quiet=quiet):
+        yield phases.NO_PROGRESS
+        return
+    started = time.monotonic()
+    with RichProgress(console(stderr=True)) as shown:
+        yield shown
+    shown.display.console.print(f"[dim]done in {time.monotonic() - started:.1f}s[/]")
+
+
+def print_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None, quiet: bool = False
+) -> bool:
+    """A rich table on stdout when stdout is a decorated terminal; False (nothing printed) otherwise, and
+    the caller prints its plain table."""
+    if not decorated(sys.stdout, quiet=quiet):
+        return False
+    from rich import box
+    from rich.measure import Measurement
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(*headers, title=title, box=box.SIMPLE_HEAD, header_style="bold", title_justify="left")
+    for row in rows:
+        table.add_row(*(Text(str(cell)) for cell in row))  # cells are data, never markup
+    out = console(stderr=False)
+    # never squeeze columns to "wl…": a table wider than the terminal is as wide as it needs, as kubectl's
+    needed = Measurement.get(out, out.options.update_width(10_000), table).maximum
+    console(stderr=False, width=needed).print(table)
+    return True
+
