@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 FORCE_TERMINAL = "NOVA_FORCE_TERMINAL"
+DRAWN_AROUND = 16  # columns a progress line takes besides the phase's name and detail
 
 
 def decorated(stream: TextIO, *, quiet: bool = False, environ: Mapping[str, str] | None = None) -> bool:
@@ -70,6 +71,9 @@ class RichProgress:
         from rich.markup import escape
 
         self._end_current()
+        room = max(10, self.display.console.width - len(name) - DRAWN_AROUND)
+        if len(detail) > room:  # rich would squeeze out the tick and the time instead: keep the end
+            detail = "…" + detail[-(room - 1) :]
         self._current = self.display.add_task(escape(detail), total=1, phase=escape(name))
 
     def _end_current(self) -> None:
@@ -118,4 +122,3 @@ def print_table(
     needed = Measurement.get(out, out.options.update_width(10_000), table).maximum
     console(stderr=False, width=needed).print(table)
     return True
-
