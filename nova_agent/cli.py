@@ -21,7 +21,7 @@ import signal
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,6 +32,9 @@ from nova_gitops import errors
 from nova_gitops.api import durations
 from nova_gitops.clients import gitfailures
 from nova_gitops.clients.kuberest import KubeApiError
+
+if TYPE_CHECKING:
+    from nova_agent.running import Agent, PassOutcome
 
 EXIT_UNEXPECTED = errors.EXIT_UNEXPECTED
 
@@ -218,12 +221,6 @@ def _execute(options: dict[str, Any], loop: bool) -> int:
         port = metrics.serve(options["metrics_address"])
         logging.getLogger("nova_agent").info("serving /metrics on port %d", port)
     agent = Agent(settings, ApiClientKube(api_client), clock, metrics)
-    if not loop:
-        outcome = agent.pass_once()
-        log_outcome(outcome)
-        if outcome.error is not None and options["debug"]:
-            raise outcome.error  # the report is written; now the traceback
-        return outcome.exit_code
     interrupted: list[int] = []
 
     def stop(number: int, frame: Any) -> None:
@@ -231,12 +228,92 @@ def _execute(options: dict[str, Any], loop: bool) -> int:
             interrupted.append(number)
         clock.stop()
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, stop)
-    code = agent.run(stopping=lambda: bool(interrupted))
+    if loop:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, stop)
+    outcome = first_pass(agent, quiet=options["quiet"])  # shown on a terminal (the loop's first pass too)
+    if not loop:
+        log_outcome(outcome)
+        if outcome.error is not None and options["debug"]:
+            raise outcome.error  # the report is written; now the traceback
+        return outcome.exit_code
+    if not (interrupted and outcome.exit_code != errors.EXIT_OK):
+        log_outcome(outcome)
+    code = agent.run(stopping=lambda: bool(interrupted), first=outcome)
     if interrupted:
         raise KeyboardInterrupt
     return code
+
+
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is at each write: while rich draws progress it is rich's, which prints log
+    lines above the drawing instead of through it."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+class TerminalProgress:
+    """The first sync's phases (git, apply, prune, report) drawn by rich on stderr: a spinner while a phase
+    runs, a tick and its time when it is over. The agent's own copy of nova_gitops.cli.terminal's display,
+    which the agent may not import; only this module of the agent imports rich."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        from nova_gitops.clients import terminals
+
+        forced = True if terminals.forced() else None
+        self.display = Progress(
+            SpinnerColumn(finished_text="[green]✓[/]"),
+            TextColumn("[bold]{task.fields[phase]:<6}[/] {task.description}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True, force_terminal=forced, highlight=False),
+        )
+        self._current: Any = None
+        self._handlers: list[logging.StreamHandler[Any]] = []
+
+    def phase(self, name: str, detail: str = "") -> None:
+        from rich.markup import escape
+
+        self._end_current()
+        room = max(10, self.display.console.width - len(name) - 16)
+        detail = detail if len(detail) <= room else "…" + detail[-(room - 1) :]
+        self._current = self.display.add_task(escape(detail), total=1, phase=escape(name))
+
+    def _end_current(self) -> None:
+        if self._current is not None:
+            self.display.update(self._current, completed=1)
+            self._current = None
+
+    def __enter__(self) -> TerminalProgress:
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr:
+                handler.setStream(_CurrentStderr())
+                self._handlers.append(handler)
+        self.display.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end_current()
+        self.display.stop()
+        for handler in self._handlers:
+            handler.setStream(sys.stderr)
+
+
+def first_pass(agent: Agent, *, quiet: bool = False) -> PassOutcome:
+    """The first pass, its phases shown on stderr when that is a terminal (``clients.terminals``: not when
+    piped, with ``--quiet`` or ``NO_COLOR``); exactly as any other pass otherwise."""
+    from nova_gitops.clients import terminals
+
+    if not terminals.decorated(sys.stderr, quiet=quiet):
+        return agent.pass_once()
+    with TerminalProgress() as progress:
+        return agent.pass_once(progress)
 
 
 def _main(options: dict[str, Any], loop: bool) -> None:
@@ -274,8 +351,18 @@ def main() -> None:
     """Pull this cluster's directory of the rendered repo, apply it, prune safely, report status."""
 
 
+def quiet_option(function: Any) -> Any:
+    return click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="No progress display of the first sync, even on a terminal (as when piped, or with NO_COLOR).",
+    )(function)
+
+
 @main.command()
 @common_options
+@quiet_option
 @click.option(
     "--metrics-address",
     default="",
@@ -289,6 +376,7 @@ def run(**options: Any) -> None:
 
 @main.command()
 @common_options
+@quiet_option
 def sync(**options: Any) -> None:
     """One pass; the exit code says what happened (0 in sync, 1 object failures, 2 refused, 4 unreachable)."""
     _main(options, loop=False)

@@ -40,6 +40,7 @@ from nova_agent.settings import SETTLE_WINDOW, AgentSettings
 from nova_agent.statuspushing import StatusBranch
 from nova_agent.syncing import NothingReleased, SyncRefused, SyncResult, read_inventory, sync_once
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api import progress as phases
 from nova_gitops.clients.kuberest import KubeApiError, KubeUnavailable
 
 if TYPE_CHECKING:  # prometheus_client is imported only when metrics are served
@@ -101,12 +102,19 @@ class Agent:
                 repository_id(settings.repo, settings.directory),
             )
 
-    def _sync(self) -> PassOutcome:
+    def _sync(self, progress: phases.Progress) -> PassOutcome:
         if not self.settings.orchestration_enabled:
+            progress.phase(phases.GIT, f"reading {self.settings.directory}")
             return self._read_delegated()
         try:
             result = sync_once(
-                self.settings, self.repo, self.kube, self.clock, self.state.failures, self.state.drift_seen
+                self.settings,
+                self.repo,
+                self.kube,
+                self.clock,
+                self.state.failures,
+                self.state.drift_seen,
+                progress=progress,
             )
         except SyncRefused as refused:
             return PassOutcome(EXIT_REFUSED, str(refused))
@@ -160,11 +168,12 @@ class Agent:
         )
         return outcome, owned
 
-    def pass_once(self) -> PassOutcome:
-        """One pass: sync (unless delegated), then observe and report. Whatever fails, the report is still
-        written (with ``lastError``) when git allows it; nothing but an interrupt raises."""
+    def pass_once(self, progress: phases.Progress = phases.NO_PROGRESS) -> PassOutcome:
+        """One pass: sync (unless delegated), then observe and report, telling ``progress`` of each phase.
+        Whatever fails, the report is still written (with ``lastError``) when git allows it; nothing but an
+        interrupt raises."""
         started = time.perf_counter()
-        outcome = self._pass()
+        outcome = self._pass(progress)
         if self.metrics is not None:
             result = outcome.sync
             self.metrics.record_pass(
@@ -176,11 +185,11 @@ class Agent:
             )
         return outcome
 
-    def _pass(self) -> PassOutcome:
+    def _pass(self, progress: phases.Progress) -> PassOutcome:
         self.kube.new_pass()
         before = (self.state.synced_revision, self.state.delegated.revision)
         try:
-            outcome = self._sync()
+            outcome = self._sync(progress)
         except Exception as error:
             outcome = self._failed(error)
         outcome, workloads = self._workloads(outcome)
@@ -188,6 +197,7 @@ class Agent:
         if applied or before != (self.state.synced_revision, self.state.delegated.revision):
             self.state.settling_until = self.clock.now() + SETTLE_WINDOW
         if self.settings.report_enabled:
+            progress.phase(phases.REPORT)
             try:
                 self._report(outcome, workloads)
             except Exception as error:
@@ -245,16 +255,18 @@ class Agent:
         backoff = pass_backoff(self.settings.interval)
         return max(self.settings.interval, backoff.delay(self.state.consecutive_errors, self._jitter))
 
-    def run(self, stopping: Callable[[], bool] = lambda: False) -> int:
+    def run(self, stopping: Callable[[], bool] = lambda: False, first: PassOutcome | None = None) -> int:
         """Pass after pass until the clock is stopped (SIGTERM/SIGINT). A pass that fails once ``stopping``
         says an interrupt arrived is not logged: Ctrl-C on a terminal kills its git commands too, and
-        the failures that follow are the interrupt's, not the network's."""
+        the failures that follow are the interrupt's, not the network's. ``first``: a pass already made and
+        logged (the command line's first sync, shown with progress on a terminal); the loop waits after it."""
+        outcome = first
         while True:
+            if outcome is not None and not self.clock.sleep(self.next_delay(outcome)):
+                return EXIT_OK
             outcome = self.pass_once()
             if not (stopping() and outcome.exit_code != EXIT_OK):
                 log_outcome(outcome)
-            if not self.clock.sleep(self.next_delay(outcome)):
-                return EXIT_OK
 
 
 def log_outcome(outcome: PassOutcome) -> None:

@@ -37,6 +37,7 @@ from nova_agent.resources import Body, BodyError, ObjectKey, ObjectRef, ref_of
 from nova_agent.retrying import FailureTable, may_retry
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api import progress as phases
 from nova_gitops.clients.kuberest import KubeApiError
 
 RENDERED_REF = "refs/nova/rendered"
@@ -201,11 +202,13 @@ def sync_once(
     clock: Clock,
     failures: FailureTable,
     drift_seen: MutableMapping[ObjectKey, datetime] | None = None,
+    progress: phases.Progress = phases.NO_PROGRESS,
 ) -> SyncResult:
     """One pass. Raises :class:`GitError` / kube errors for pass-level failures, :class:`SyncRefused` for
     refusals; per-object failures are in the result. ``drift_seen`` carries when each drift was first seen
-    from one pass to the next."""
+    from one pass to the next; ``progress`` is told of the git, apply and prune phases."""
     result = SyncResult()
+    progress.phase(phases.GIT, f"fetching {settings.source_branch}")
     revision = repo.fetch(settings.source_branch, RENDERED_REF)
     if revision is None:
         if settings.follow_release:
@@ -251,6 +254,7 @@ def sync_once(
             live.values(), inventory, cluster=settings.cluster, repository=repository
         )
         return result
+    progress.phase(phases.APPLY, f"{len(desired)} objects of {settings.directory}")
     desired = _autoscaled_keep_live_replicas(kube, desired, live)
     now = clock.now().timestamp()
     to_send, result.unchanged = changed_objects(desired, inventory, set(live), failures, now)
@@ -317,6 +321,7 @@ def sync_once(
     updated = inventory.with_entries(
         applied_entries + new_entries_failed(new_entries, outcome.failed), revision=revision
     )
+    progress.phase(phases.PRUNE, f"{len(plan.deletions)} objects git no longer has")
     deletions = deleting.carry_out(
         kube,
         plan.deletions,

@@ -17,6 +17,9 @@ RENDER: Final = "render"  # turn the plan into manifests in memory
 WRITE: Final = "write"  # write files, or a commit
 GIT: Final = "git"  # fetch, check out, push
 DIFF: Final = "diff"  # compare two renders
+APPLY: Final = "apply"  # nova-agent: server-side apply what changed or drifted
+PRUNE: Final = "prune"  # nova-agent: delete what git no longer has
+REPORT: Final = "report"  # nova-agent: observe health and capacity, push the status report
 
 
 class Progress(Protocol):

@@ -90,8 +90,9 @@ def show_on_terminal(text: str, explanation: dict[str, Any], *, quiet: bool) -> 
     import sys
 
     from nova_gitops.cli import terminal
+    from nova_gitops.clients import terminals
 
-    if not terminal.decorated(sys.stdout, quiet=quiet):
+    if not terminals.decorated(sys.stdout, quiet=quiet):
         return False
     from rich.text import Text
 

@@ -1,10 +1,8 @@
 """What a person at a terminal sees beyond the plain output: rich progress on stderr and rich tables.
 
-Decoration is on only when the stream it goes to is a terminal, ``NO_COLOR`` is unset (no-color.org: any
-value), ``TERM`` is not ``dumb`` and the command was not given ``--quiet``; ``-o json|yaml`` never gets it
-(the commands decide that). Anything else prints exactly what it printed before: scripts, pipes and CI logs
-never see a spinner or a box. ``NOVA_FORCE_TERMINAL=1`` decorates as on a terminal whatever the stream is
-(tests, screen recordings); ``NO_COLOR`` and ``--quiet`` still win.
+When that is (a terminal, no ``NO_COLOR``, no ``--quiet``; ``NOVA_FORCE_TERMINAL=1`` for tests) is the rule
+of ``clients.terminals``, shared with nova-agent; ``-o json|yaml`` never gets decoration (the commands decide
+that). Anything else prints exactly what it printed before.
 
 Progress goes to stderr, so ``nova-gitops diff … > comment.md`` keeps a clean file while the terminal shows
 the phases (``nova_gitops.api.progress``: load, plan, render, write, git). rich is imported only here and
@@ -13,31 +11,19 @@ only when a terminal is decorated, so ``--help`` and piped runs never pay for it
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from nova_gitops.api import progress as phases
+from nova_gitops.clients import terminals
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-FORCE_TERMINAL = "NOVA_FORCE_TERMINAL"
 DRAWN_AROUND = 16  # columns a progress line takes besides the phase's name and detail
-
-
-def decorated(stream: TextIO, *, quiet: bool = False, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether output to ``stream`` may be decorated (see the module docstring)."""
-    environ = os.environ if environ is None else environ
-    if quiet or environ.get("NO_COLOR") or environ.get("TERM") == "dumb":
-        return False
-    if environ.get(FORCE_TERMINAL, "") not in ("", "0"):
-        return True
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
 
 
 def console(*, stderr: bool, width: int | None = None) -> Console:
@@ -45,8 +31,7 @@ def console(*, stderr: bool, width: int | None = None) -> Console:
     ``width``: at least that wide, whatever the terminal's width."""
     from rich.console import Console
 
-    forced = os.environ.get(FORCE_TERMINAL, "") not in ("", "0")
-    made = Console(stderr=stderr, force_terminal=True if forced else None, highlight=False)
+    made = Console(stderr=stderr, force_terminal=True if terminals.forced() else None, highlight=False)
     if width is not None and width > made.width:
         made.width = width
     return made
@@ -93,7 +78,7 @@ class RichProgress:
 @contextmanager
 def progress(*, quiet: bool = False) -> Iterator[phases.Progress]:
     """Rich progress on stderr when stderr is a decorated terminal, else ``NO_PROGRESS``; for the block."""
-    if not decorated(sys.stderr, quiet=quiet):
+    if not terminals.decorated(sys.stderr, quiet=quiet):
         yield phases.NO_PROGRESS
         return
     started = time.monotonic()
@@ -107,7 +92,7 @@ def print_table(
 ) -> bool:
     """A rich table on stdout when stdout is a decorated terminal; False (nothing printed) otherwise, and
     the caller prints its plain table."""
-    if not decorated(sys.stdout, quiet=quiet):
+    if not terminals.decorated(sys.stdout, quiet=quiet):
         return False
     from rich import box
     from rich.measure import Measurement

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from nova_gitops.api import progress as phases
-from nova_gitops.cli import terminal
 from nova_gitops.cli.main import cli
+from nova_gitops.clients import terminals
 from nova_gitops.scheduling.plans import PlanSettings
 from nova_gitops.workflows import diffing, publishing, rendering
 
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "examples" / "repo-layout" / "source"
 GROUP_REFERENCE = "deployment/shop/blue-frontend"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-TERMINAL = {terminal.FORCE_TERMINAL: "1"}
+TERMINAL = {terminals.FORCE_TERMINAL: "1"}
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -186,9 +186,9 @@ def test_decoration_needs_a_terminal() -> None:
             return self.tty
 
     tty, pipe = Stream(True), Stream(False)
-    assert terminal.decorated(tty, environ={})  # type: ignore[arg-type]
-    assert not terminal.decorated(pipe, environ={})  # type: ignore[arg-type]
-    assert not terminal.decorated(tty, quiet=True, environ={})  # type: ignore[arg-type]
-    assert not terminal.decorated(tty, environ={"NO_COLOR": "1"})  # type: ignore[arg-type]
-    assert terminal.decorated(pipe, environ={terminal.FORCE_TERMINAL: "1"})  # type: ignore[arg-type]
-    assert not terminal.decorated(pipe, environ={terminal.FORCE_TERMINAL: "0"})  # type: ignore[arg-type]
+    assert terminals.decorated(tty, environ={})  # type: ignore[arg-type]
+    assert not terminals.decorated(pipe, environ={})  # type: ignore[arg-type]
+    assert not terminals.decorated(tty, quiet=True, environ={})  # type: ignore[arg-type]
+    assert not terminals.decorated(tty, environ={"NO_COLOR": "1"})  # type: ignore[arg-type]
+    assert terminals.decorated(pipe, environ={terminals.FORCE_TERMINAL: "1"})  # type: ignore[arg-type]
+    assert not terminals.decorated(pipe, environ={terminals.FORCE_TERMINAL: "0"})  # type: ignore[arg-type]
