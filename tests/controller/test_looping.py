@@ -112,14 +112,14 @@ def test_run_reconciles_on_start_and_on_triggers_survives_errors_and_stops(fleet
     thread = threading.Thread(target=controller.run, args=(stop,))
     thread.start()
     try:
-        wait_for(lambda: controller.metrics.commits == 1)
+        wait_for(lambda: controller.metrics.value("nova_controller_commits_total") == 1)
         (fleet.source / "broken.yaml").write_text("kind: [\n")
         controller.triggers.put("test")
-        wait_for(lambda: controller.metrics.reconciles["failed"] == 1)
+        wait_for(lambda: controller.metrics.value("nova_controller_reconciles_total", outcome="failed") == 1)
         (fleet.source / "broken.yaml").unlink()
         fleet.write_source("web.yaml", deployment(replicas=3))
         controller.triggers.put("test")
-        wait_for(lambda: controller.metrics.commits == 2)
+        wait_for(lambda: controller.metrics.value("nova_controller_commits_total") == 2)
         assert thread.is_alive()
         assert controller.metrics.alive()
     finally:
@@ -161,9 +161,9 @@ def test_only_the_leader_reconciles(fleet: Fleet) -> None:
     try:
         controller.triggers.put("test")
         time.sleep(0.3)  # gives a follower the chance to misbehave; no timing is asserted
-        assert controller.metrics.reconciles["published"] == 0
+        assert controller.metrics.value("nova_controller_reconciles_total", outcome="published") == 0
         leading.set()
-        wait_for(lambda: controller.metrics.commits == 1)
+        wait_for(lambda: controller.metrics.value("nova_controller_commits_total") == 1)
     finally:
         stop.set()
         thread.join(timeout=10)

@@ -184,7 +184,10 @@ def test_healthz_fails_when_the_election_thread_is_dead(tmp_path: Path, kube: Ku
     )
     thread.start()
     try:
-        while controller.metrics.reconciles["published"] == 0 and thread.is_alive():
+        while (
+            controller.metrics.value("nova_controller_reconciles_total", outcome="published") == 0
+            and thread.is_alive()
+        ):
             stop.wait(0.05)
         assert _healthz(server.port) == 200
         campaign.stop.set()  # the election thread ends while the loop goes on
