@@ -89,4 +89,5 @@ def test_a_reconcile_the_stop_cut_short_is_no_failure(tmp_path: Path) -> None:
         ("info", "reconcile cut short by the stop"),
         ("info", "stopped"),
     ]
-    assert controller.metrics.reconciles.get("failed", 0) == 1  # counted, but not blamed in the log
+    failed = controller.metrics.value("nova_controller_reconciles_total", outcome="failed")
+    assert failed == 1  # counted, but not blamed in the log
