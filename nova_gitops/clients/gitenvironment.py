@@ -18,13 +18,25 @@ Kept, and why:
   way to hand git an ``http.extraHeader`` or ``url.insteadOf`` without a config file), as pre-commit keeps
   them.
 
-And one default: ``GIT_TERMINAL_PROMPT=0`` unless the environment sets it. A daemon (or a CI job) has no one
-to answer a password prompt; without it a remote asking for credentials hangs the process instead of
-failing with a message. An operator who wants the prompt sets ``GIT_TERMINAL_PROMPT=1``.
+And the policy's own settings, which make git do nothing but move objects and refs:
 
-The agent runs git through ``subprocess`` with :func:`git_environment`; the controller's sources and
-publishing run it through GitPython, which always starts from ``os.environ`` and cannot unset a variable,
-so they put :func:`env_prefix` (``env -u NAME … NAME=VALUE``) in front of the command. Pure: it decides on
+- no configuration but the repository's and the command line's: ``GIT_CONFIG_NOSYSTEM=1`` and
+  ``GIT_CONFIG_GLOBAL=/dev/null`` unless the environment sets them (an operator who wants ``~/.gitconfig``,
+  say for a laptop's credential helper, sets ``GIT_CONFIG_GLOBAL=$HOME/.gitconfig``). A hostile or merely
+  surprising ``~/.gitconfig`` (``url.*.insteadOf``, ``core.sshCommand``, ``init.templateDir`` with hooks)
+  cannot redirect or run anything; credentials reach git through the kept variables above;
+- no hooks and no file-system monitor, whoever configured them (a source repository's own ``.git/config``
+  included): ``core.hooksPath=/dev/null`` and ``core.fsmonitor=false`` appended to ``GIT_CONFIG_COUNT``,
+  so they beat every configuration file and an operator's own ``GIT_CONFIG_KEY_n``;
+- no prompts: ``GIT_TERMINAL_PROMPT=0`` unless set. A daemon (or a CI job) has no one to answer a password
+  prompt; without it a remote asking for credentials hangs the process instead of failing with a message;
+- only the transports we use: ``GIT_ALLOW_PROTOCOL=file:git:ssh:https`` unless set, so ``ext::`` (which runs a
+  command) and the other remote helpers are refused by git itself, submodules included.
+
+Deadlines are the runners' part (``nova_gitops.clients.gitrunning`` and the agent's ``run_git``): every
+network command gets one. nova-agent's plumbing runs git through ``subprocess`` with :func:`git_environment`;
+GitPython, which always starts from ``os.environ`` and cannot unset a variable, runs under :func:`policy`
+(``env -u NAME …`` in front of the command, the rest as the call's environment). Pure: it decides on
 mappings; the callers run git.
 """
 
@@ -45,6 +57,7 @@ KEPT_GIT_VARIABLES: Final = frozenset(
         # transport policy, prompts and system configuration
         "GIT_ALLOW_PROTOCOL",
         "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_GLOBAL",
         "GIT_TERMINAL_PROMPT",
         "GIT_EXEC_PATH",
         # credentials and network settings (as pre-commit keeps them)
@@ -57,8 +70,16 @@ KEPT_GIT_VARIABLES: Final = frozenset(
         "GIT_CONFIG_COUNT",
     }
 )
-DEFAULTS: Final[Mapping[str, str]] = {"GIT_TERMINAL_PROMPT": "0"}
+ALLOWED_PROTOCOLS: Final = "file:git:ssh:https"
+DEFAULTS: Final[Mapping[str, str]] = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+}
 """Set for git unless the environment already says otherwise."""
+FORCED_CONFIG: Final = (("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"))
+"""Configuration git always gets, after any the environment gives (``GIT_CONFIG_KEY_n``), so it wins."""
 
 
 def is_kept(name: str) -> bool:
@@ -78,21 +99,40 @@ def added_defaults(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in DEFAULTS.items() if name not in environ}
 
 
+def forced_config(environ: Mapping[str, str]) -> dict[str, str]:
+    """:data:`FORCED_CONFIG` as ``GIT_CONFIG_KEY_n``/``VALUE_n`` after the entries ``environ`` already has."""
+    count_text = environ.get("GIT_CONFIG_COUNT", "")
+    first = int(count_text) if count_text.isdigit() else 0
+    config = {"GIT_CONFIG_COUNT": str(first + len(FORCED_CONFIG))}
+    for index, (key, value) in enumerate(FORCED_CONFIG, start=first):
+        config[f"GIT_CONFIG_KEY_{index}"] = key
+        config[f"GIT_CONFIG_VALUE_{index}"] = value
+    return config
+
+
+def policy_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """What the policy sets on top of ``environ``: the missing defaults and the forced configuration."""
+    return {**added_defaults(environ), **forced_config(environ)}
+
+
 def git_environment(environ: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The whole environment for a git subprocess: ``environ`` kept as the policy says, the defaults added,
-    then ``extra`` (a call's own variables, which win)."""
+    """The whole environment for a git subprocess: ``environ`` kept as the policy says, the policy's own
+    variables added, then ``extra`` (a call's own variables, which win)."""
     env = {name: value for name, value in environ.items() if is_kept(name)}
-    env.update(added_defaults(environ))
+    env.update(policy_variables(environ))
     env.update(extra or {})
     return env
 
 
-def env_prefix(environ: Mapping[str, str], passed: Collection[str] = ()) -> list[str]:
-    """``env -u NAME … NAME=VALUE`` to put in front of ``git`` when the runner cannot set the environment
-    itself (GitPython); empty when there is nothing to change. Names in ``passed`` are left to the caller,
-    which sets them for this one call (a private index, say)."""
+def policy(environ: Mapping[str, str], passed: Collection[str] = ()) -> tuple[list[str], dict[str, str]]:
+    """For a runner that starts from ``environ`` and can only add variables (GitPython): the names to unset
+    (``env -u NAME`` in front of ``git``) and the variables to set. Names in ``passed`` are left to the
+    caller, which sets them for this one call (a private index, say)."""
     unset = [name for name in stripped_variables(environ) if name not in passed]
-    assign = [f"{name}={value}" for name, value in added_defaults(environ).items() if name not in passed]
-    if not unset and not assign:
-        return []
-    return ["env", *[part for name in unset for part in ("-u", name)], *assign]
+    assign = {name: value for name, value in policy_variables(environ).items() if name not in passed}
+    return unset, assign
+
+
+def unset_prefix(names: Collection[str]) -> list[str]:
+    """``env -u NAME …`` (empty for no names)."""
+    return ["env", *[part for name in names for part in ("-u", name)]] if names else []

@@ -150,13 +150,23 @@ def write_requests(
 
 def author_environment(repo: RenderedRepo, environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` with the user's git identity as the author: ``GIT_AUTHOR_*`` when set, else
-    ``user.name``/``user.email`` from git's configuration, so ``git log`` of the requests names who asked."""
+    ``user.name``/``user.email`` from git's configuration, so ``git log`` of the requests names who asked.
+
+    The configuration is read by GitPython's parser (the user's ``~/.gitconfig`` and the cache's own), not by
+    running git: git itself runs without global configuration (``clients.gitenvironment``), and reading two
+    values runs nothing a configuration file could name."""
     found = dict(environ)
-    for variable, key in (("GIT_AUTHOR_NAME", "user.name"), ("GIT_AUTHOR_EMAIL", "user.email")):
-        if not found.get(variable):
-            configured = repo.git.run("config", "--get", key, check=False).stdout.decode().strip()
-            if configured:
-                found[variable] = configured
+    missing = [
+        pair
+        for pair in (("GIT_AUTHOR_NAME", "name"), ("GIT_AUTHOR_EMAIL", "email"))
+        if not found.get(pair[0])
+    ]
+    if missing:
+        with repo.repo.config_reader() as config:
+            for variable, key in missing:
+                configured = str(config.get_value("user", key, default="")).strip()
+                if configured:
+                    found[variable] = configured
     return found
 
 

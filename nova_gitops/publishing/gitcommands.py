@@ -1,16 +1,14 @@
-"""The one way publishing runs git: through GitPython, with a cleaned environment and a deadline.
+"""Publishing's git plumbing (``ls-tree``, ``cat-file``, ``fast-import``, ``rev-list``...): through
+GitPython's ``Git`` under the one environment policy, with a deadline for network commands.
 
-Why a cleaned environment: see ``nova_gitops.clients.gitenvironment``, which decides what is kept (for the
-agent too). GitPython always starts a child's environment from ``os.environ`` and cannot unset a variable,
-so the policy's ``env -u … GIT_TERMINAL_PROMPT=0`` goes in front of the command.
-
-Why a deadline: a remote that accepts the connection and never answers would hang a publish forever; every
-network command gets ``timeout`` seconds and then fails with a message that names the remote.
+Clone, fetch, push and refs go through GitPython's ``Repo``/``Remote`` API
+(``nova_gitops.clients.gitrunning``); this is the plumbing left where speed needs it or GitPython has
+no API (docs/publishing.md, "Git"). Why a cleaned environment: see ``nova_gitops.clients.gitenvironment``,
+which decides what is kept (for the agent too); ``gitrunning.PolicyGit`` applies it to every command.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +17,10 @@ from typing import IO, Any
 
 import git
 
-from nova_gitops.clients.gitenvironment import env_prefix
+from nova_gitops.clients import gitrunning
+from nova_gitops.clients.gitrunning import GitFailed
+
+__all__ = ["GitCommands", "GitFailed", "GitResult", "RunningGit", "write_all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,20 +28,6 @@ class GitResult:
     status: int
     stdout: bytes
     stderr: str
-
-
-class GitFailed(Exception):
-    """A git command failed; ``stderr`` is git's own explanation."""
-
-    def __init__(self, command: Sequence[str], status: int, stderr: str) -> None:
-        self.command = tuple(command)
-        self.status = status
-        self.stderr = stderr.strip()
-        super().__init__(f"git {' '.join(self.command)} exited {status}: {self.stderr}")
-
-    @property
-    def timed_out(self) -> bool:
-        return self.status == -9 or "did not complete in" in self.stderr
 
 
 class GitCommands:
@@ -51,11 +38,10 @@ class GitCommands:
     ) -> None:
         self.git_dir = git_dir
         self.timeout = timeout
-        self._prefix = env_prefix(os.environ if environ is None else environ)
-        self._git = git.Git(str(git_dir) if git_dir.exists() else None)
+        self._git = gitrunning.PolicyGit(str(git_dir) if git_dir.exists() else None, environ)
 
     def _command(self, args: Sequence[str]) -> list[str]:
-        return [*self._prefix, "git", f"--git-dir={self.git_dir}", *args]
+        return ["git", f"--git-dir={self.git_dir}", *args]
 
     def run(
         self, *args: str, stdin: bytes | None = None, check: bool = True, network: bool = False

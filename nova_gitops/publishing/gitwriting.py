@@ -6,6 +6,9 @@ milliseconds. Why hash in memory: a render regenerates the whole tree, but only 
 (``sha1(b"blob <len>\\0" + bytes)``) differs from the parent tree's listing are sent to git, so an
 incremental publish neither re-writes nor re-compresses what did not change.
 
+Fetch and push go through GitPython's ``Remote`` API (``nova_gitops.clients.gitrunning``: refspecs, leases,
+per-ref outcomes, progress), under the same environment policy and deadline as the plumbing.
+
 Nothing here is ever partial on the remote: a commit is built in the local cache under a private ref and
 only becomes visible to others when ``push`` succeeds. A process killed at any point leaves the remote as
 it was and, at worst, a dangling private ref in the cache, which the next run overwrites.
@@ -23,6 +26,7 @@ from enum import Enum
 from pathlib import Path
 
 from nova_gitops import errors
+from nova_gitops.clients import gitrunning
 from nova_gitops.publishing.gitcommands import GitCommands, GitFailed
 from nova_gitops.rendering.increments import blob_id
 
@@ -94,12 +98,24 @@ def identity(environ: Mapping[str, str], role: str) -> tuple[str, str]:
 class RenderedRepo:
     """A bare clone of the rendered repository kept under the cache directory, one per URL."""
 
-    def __init__(self, path: Path, url: str, *, timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        url: str,
+        *,
+        timeout: float = 120.0,
+        progress: gitrunning.ProgressHook | None = None,  # sees fetches and pushes advance
+    ) -> None:
         self.path = path
         self.url = url
-        if not (path / "HEAD").exists():
-            path.mkdir(parents=True, exist_ok=True)
-            GitCommands(path, timeout=timeout).run("init", "--bare", "--quiet")
+        try:
+            self.repo = gitrunning.open_bare(path)
+        except GitFailed as failure:
+            raise errors.RepoError(
+                f"cannot create the cache {path} of {url}: {last_line(failure.stderr)}; check the cache "
+                "directory (--cache-dir) is writable"
+            ) from None
+        self.remote = gitrunning.Remote(self.repo, url, timeout=timeout, progress=progress)
         self.git = GitCommands(path, timeout=timeout)
 
     @contextmanager
@@ -132,14 +148,10 @@ class RenderedRepo:
         has no such branch."""
         head = self.remote_head(branch)
         if head is not None and not self.has_commit(head):
-            self._network(
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                self.url,
-                f"+refs/heads/{branch}:{into}",
-                action="fetch",
-            )
+            try:
+                self.remote.fetch([f"+refs/heads/{branch}:{into}"], no_tags=True)
+            except GitFailed as failure:
+                raise remote_error(self.url, "fetch", failure) from None
         return head
 
     def has_commit(self, sha: str) -> bool:
@@ -232,21 +244,19 @@ class RenderedRepo:
         With ``lease`` (for branches nova-gitops owns, like PR branches) the update is forced, provided the
         branch is still at ``expect`` (None: does not exist); otherwise it is an ordinary fast-forward push.
         """
-        args = ["push", "--porcelain", "--quiet"]
-        if lease:
-            args.append(f"--force-with-lease=refs/heads/{branch}:{expect or ''}")
-        args += [self.url, f"{commit}:refs/heads/{branch}"]
-        result = self.git.run(*args, check=False, network=True)
-        lines = result.stdout.decode(errors="replace").splitlines()
-        rejected = [line for line in lines if line.startswith("!")]
-        if result.status == 0 and not rejected:
-            return (
-                PushOutcome.UP_TO_DATE if any(line.startswith("=") for line in lines) else PushOutcome.PUSHED
-            )
+        options = {"force_with_lease": f"refs/heads/{branch}:{expect or ''}"} if lease else {}
+        try:
+            result = self.remote.push({f"refs/heads/{branch}": commit}, **options)
+        except GitFailed as failure:
+            raise remote_error(self.url, "push to", failure) from None
+        rejected = [update.line() for update in result.rejected]
+        if not result.error and not rejected:
+            up_to_date = any(update.flag == "=" for update in result.updates)
+            return PushOutcome.UP_TO_DATE if up_to_date else PushOutcome.PUSHED
         if rejected and all(is_retryable(line) for line in rejected):
             return PushOutcome.REJECTED
-        failure = GitFailed(("push", self.url), result.status, "\n".join(rejected) or result.stderr)
-        raise remote_error(self.url, "push to", failure)
+        refused = GitFailed(("push", self.url), 1, "\n".join(rejected) or result.error)
+        raise remote_error(self.url, "push to", refused)
 
 
 def is_retryable(rejection: str) -> bool:

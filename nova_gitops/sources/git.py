@@ -37,7 +37,7 @@ from typing import IO, cast
 import git
 
 from nova_gitops import errors
-from nova_gitops.clients.gitenvironment import env_prefix
+from nova_gitops.clients import gitenvironment, gitrunning
 from nova_gitops.sources import directory, exporting
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
@@ -93,14 +93,13 @@ class Repository:
     def __init__(self, git_dir: Path, *, timeout: float = 120.0) -> None:
         self.git_dir = git_dir.absolute()
         self.timeout = timeout
-        self._environ = dict(os.environ)  # as the repository was opened, like the publishing side
-        self._git = git.Git(str(git_dir.parent))
+        self._git = gitrunning.PolicyGit(str(git_dir.parent))
 
     def run(
         self, *args: str, network: bool = False, check: bool = True, env: Mapping[str, str] | None = None
     ) -> str:
         status, out, err = self._git.execute(
-            self.command(args, env),
+            self.command(args),
             with_extended_output=True,
             with_exceptions=False,
             kill_after_timeout=self.timeout if network else None,
@@ -156,11 +155,9 @@ class Repository:
         """Whether ``theirs`` is a strictly newer revision than ``ours`` (a descendant of it)."""
         return theirs != ours and self.is_ancestor(ours, theirs) is True
 
-    def command(self, args: Iterable[str], env: Mapping[str, str] | None = None) -> list[str]:
-        """git with ``args`` on this repository, inherited ``GIT_*`` variables unset (but those in ``env``:
-        one a call passes, like a private index, must reach git)."""
-        prefix = env_prefix(self._environ, env or ())
-        return [*prefix, "git", f"--git-dir={self.git_dir}", *args]
+    def command(self, args: Iterable[str]) -> list[str]:
+        """git with ``args`` on this repository (``PolicyGit`` applies the environment policy)."""
+        return ["git", f"--git-dir={self.git_dir}", *args]
 
     def run_bytes(self, *args: str) -> bytes:
         """``run`` for output that is not text (file names in a ``-z`` listing may be any bytes)."""
@@ -184,6 +181,7 @@ class Repository:
             asked.seek(0)
             process = subprocess.Popen(
                 self.command(["cat-file", "--batch", "--buffer"]),
+                env=gitenvironment.git_environment(os.environ),
                 stdin=asked,
                 stdout=PIPE,
                 stderr=PIPE,

@@ -1,11 +1,13 @@
 """The one git environment policy: inherited variables that say *which* repository (``GIT_DIR``,
 ``GIT_INDEX_FILE``, ``GIT_CONFIG_PARAMETERS`` of a parent ``git -c``) are dropped, those that say *how* git
-talks to the world (identity, credentials, transport) are kept, and ``GIT_TERMINAL_PROMPT`` defaults to 0.
-That the agent's and the controller's git really run this way is tests/test_git_environment.py."""
+talks to the world (identity, credentials, transport) are kept; prompts, system and global configuration are
+off and the protocol allow-list is set unless the environment says otherwise; hooks and fsmonitor are always
+off, after any configuration the environment passes. That the agent's and the controller's git really run
+this way is tests/test_git_environment.py."""
 
 from __future__ import annotations
 
-from nova_gitops.clients.gitenvironment import env_prefix, git_environment, stripped_variables
+from nova_gitops.clients.gitenvironment import git_environment, policy, stripped_variables, unset_prefix
 
 INHERITED = {
     "PATH": "/usr/bin",
@@ -29,7 +31,7 @@ def test_location_variables_are_dropped_identity_and_credentials_kept() -> None:
     assert stripped_variables(INHERITED) == DROPPED
     env = git_environment(INHERITED)
     assert not set(DROPPED) & set(env)
-    for name in INHERITED.keys() - set(DROPPED):
+    for name in INHERITED.keys() - set(DROPPED) - {"GIT_CONFIG_COUNT"}:  # the count grows: see below
         assert env[name] == INHERITED[name]
 
 
@@ -44,14 +46,36 @@ def test_a_calls_own_variables_win() -> None:
     assert env["GIT_TERMINAL_PROMPT"] == "1"
 
 
-def test_the_env_prefix_unsets_and_defaults_what_the_environment_form_does() -> None:
-    prefix = env_prefix(INHERITED)
+def test_system_and_global_configuration_are_off_and_protocols_listed_unless_set() -> None:
+    env = git_environment(INHERITED)
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1"
+    assert env["GIT_CONFIG_GLOBAL"] == "/dev/null"
+    assert env["GIT_ALLOW_PROTOCOL"] == "file:git:ssh:https"
+    chosen = {"GIT_CONFIG_GLOBAL": "/home/ann/.gitconfig", "GIT_ALLOW_PROTOCOL": "https"}
+    assert git_environment(chosen).items() >= chosen.items()
+
+
+def test_hooks_and_fsmonitor_are_off_after_the_environments_own_configuration() -> None:
+    env = git_environment(INHERITED)
+    assert env["GIT_CONFIG_COUNT"] == "3"
+    assert env["GIT_CONFIG_VALUE_0"] == "Authorization: Bearer x"
+    assert (env["GIT_CONFIG_KEY_1"], env["GIT_CONFIG_VALUE_1"]) == ("core.hooksPath", "/dev/null")
+    assert (env["GIT_CONFIG_KEY_2"], env["GIT_CONFIG_VALUE_2"]) == ("core.fsmonitor", "false")
+    bare = git_environment({})
+    assert (bare["GIT_CONFIG_COUNT"], bare["GIT_CONFIG_KEY_0"]) == ("2", "core.hooksPath")
+
+
+def test_the_policy_for_gitpython_unsets_and_sets_what_the_environment_form_does() -> None:
+    unset, assign = policy(INHERITED)
+    assert unset == DROPPED
+    kept = {name: value for name, value in INHERITED.items() if name not in DROPPED}
+    assert {**kept, **assign} == git_environment(INHERITED)
+    prefix = unset_prefix(unset)
     assert prefix[0] == "env"
     assert [prefix[i + 1] for i, part in enumerate(prefix) if part == "-u"] == DROPPED
-    assert prefix[-1] == "GIT_TERMINAL_PROMPT=0"
+    assert unset_prefix([]) == []
 
 
-def test_the_env_prefix_leaves_a_calls_own_variables_alone() -> None:
-    prefix = env_prefix(INHERITED, passed={"GIT_INDEX_FILE", "GIT_TERMINAL_PROMPT"})
-    assert "GIT_INDEX_FILE" not in prefix and "GIT_TERMINAL_PROMPT=0" not in prefix
-    assert env_prefix({"PATH": "/usr/bin", "GIT_TERMINAL_PROMPT": "0"}) == []
+def test_the_policy_leaves_a_calls_own_variables_alone() -> None:
+    unset, assign = policy(INHERITED, passed={"GIT_INDEX_FILE", "GIT_TERMINAL_PROMPT"})
+    assert "GIT_INDEX_FILE" not in unset and "GIT_TERMINAL_PROMPT" not in assign
