@@ -19,8 +19,12 @@ commits are then local for the tree comparisons and for the push (a push needs t
 remote already has it, as a ``main`` commit, so nothing but the ref update goes over the wire).
 
 Why tree ids to tell which clusters a change touches: git stores ``clusters/<cluster>`` as one tree whose id
-is a hash of everything under it, so one non-recursive ``git ls-tree`` of ``clusters/`` per commit answers
-for every cluster at once, whatever the number of files (no diff, no blob is read).
+is a hash of everything under it, so reading the one tree object ``clusters/`` of a commit answers for every
+cluster at once, whatever the number of files (no diff, no blob is read).
+
+Through GitPython: the fetch and the atomic push (``Remote``, ``clients.gitrunning``), the refs read back
+from the cache (``Reference``), ancestry (``Repo.is_ancestor``) and the cluster trees (commit and tree
+objects, two small reads from GitPython's persistent ``cat-file``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+import git
+
 from nova_gitops import errors
+from nova_gitops.clients import gitrunning
 from nova_gitops.publishing import gitwriting
 from nova_gitops.publishing.gitcommands import GitFailed
 from nova_gitops.publishing.gitwriting import RenderedRepo
@@ -91,24 +98,23 @@ class Releases:
         into the cache (for ``changed_clusters`` and ``move``)."""
         clusters = f"+refs/heads/{RELEASE_BRANCH_PREFIX}*:{LOCAL_PREFIX}clusters/*"
         main = f"+refs/heads/{self.branch}:{LOCAL_PREFIX}main"
-        fetch = ["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", self.repo.url]
         try:
-            self.repo.git.run(*fetch, main, clusters, network=True)
+            self.repo.remote.fetch([main, clusters], no_tags=True, prune=True)
         except GitFailed as failure:
             if "couldn't find remote ref" not in failure.stderr:
                 raise gitwriting.remote_error(self.repo.url, "read the release refs of", failure) from None
             # nothing published yet: read the release refs alone (a rollout may be aborting the last ones)
             self.repo.git.run("update-ref", "-d", f"{LOCAL_PREFIX}main")
             try:
-                self.repo.git.run(*fetch, clusters, network=True)
+                self.repo.remote.fetch([clusters], no_tags=True, prune=True)
             except GitFailed as again:
                 raise gitwriting.remote_error(self.repo.url, "read the release refs of", again) from None
-        listed = self.repo.git.run("for-each-ref", "--format=%(objectname) %(refname)", LOCAL_PREFIX)
         head: str | None = None
         released: dict[str, str] = {}
-        for line in listed.stdout.decode().splitlines():
-            sha, _, ref = line.partition(" ")
-            name = ref.removeprefix(LOCAL_PREFIX)
+        repo = self.repo.repo
+        for reference in git.Reference.iter_items(repo, common_path=LOCAL_PREFIX.rstrip("/")):
+            sha = git.SymbolicReference.dereference_recursive(repo, reference.path)
+            name = reference.path.removeprefix(LOCAL_PREFIX)
             if name == "main":
                 head = sha
             elif CLUSTER_NAME.match(cluster := name.removeprefix("clusters/")) and cluster != name:
@@ -128,24 +134,29 @@ class Releases:
         if not wanted:
             return MoveOutcome.NOTHING
         self._check_on_main({move.target for move in wanted.values() if move.target is not None})
-        leases = [f"--force-with-lease={release_ref(c)}:{m.expected or ''}" for c, m in wanted.items()]
-        updates = [f"{m.target or ''}:{release_ref(c)}" for c, m in wanted.items()]
-        push = ["push", "--porcelain", "--atomic", *leases, self.repo.url, *updates]
-        result = self.repo.git.run(*push, check=False, network=True)
-        lines = result.stdout.decode(errors="replace").splitlines()
-        rejected = [line for line in lines if line.startswith("!")]
-        if result.status == 0 and not rejected:
+        leases = [f"{release_ref(c)}:{m.expected or ''}" for c, m in wanted.items()]
+        try:
+            result = self.repo.remote.push(
+                {release_ref(c): m.target for c, m in wanted.items()}, atomic=True, force_with_lease=leases
+            )
+        except GitFailed as failure:
+            raise gitwriting.remote_error(self.repo.url, "move the release refs of", failure) from None
+        rejected = [update.line() for update in result.rejected]
+        if not result.error and not rejected:
             return MoveOutcome.MOVED
         if rejected and all(is_lost_race(line) for line in rejected):
             return MoveOutcome.LOST
-        failure = GitFailed(("push", self.repo.url), result.status, "\n".join(rejected) or result.stderr)
-        raise gitwriting.remote_error(self.repo.url, "move the release refs of", failure)
+        refused = GitFailed(("push", self.repo.url), 1, "\n".join(rejected) or result.error)
+        raise gitwriting.remote_error(self.repo.url, "move the release refs of", refused)
 
     def _check_on_main(self, targets: set[str]) -> None:
-        main = f"{LOCAL_PREFIX}main"
+        repo = self.repo.repo
         for target in sorted(targets):
-            is_ancestor = self.repo.git.run("merge-base", "--is-ancestor", target, main, check=False)
-            if is_ancestor.status != 0:
+            try:
+                on_main = repo.is_ancestor(repo.commit(target), repo.commit(f"{LOCAL_PREFIX}main"))
+            except (ValueError, git.BadName, git.GitCommandError):  # a commit the cache does not have
+                on_main = False
+            if not on_main:
                 raise errors.RepoError(
                     f"refusing to release {target} from {self.repo.url}: it is not a commit of "
                     f"{self.branch} as last read (read the release state again; was {self.branch} rewritten?)"
@@ -158,13 +169,14 @@ class Releases:
         if commit not in self._trees:
             if len(self._trees) >= TREES_KEPT:
                 self._trees.clear()
-            listed = self.repo.git.run("ls-tree", "-z", "-d", commit, f"{CLUSTERS_DIRECTORY}/").stdout
-            trees: dict[str, str] = {}
-            for entry in listed.split(b"\0"):
-                info, _, path = entry.decode().partition("\t")
-                parts = info.split()
-                if len(parts) == 3 and parts[1] == "tree":
-                    trees[path.removeprefix(f"{CLUSTERS_DIRECTORY}/")] = parts[2]
+            try:
+                directory = self.repo.repo.commit(commit).tree / CLUSTERS_DIRECTORY
+            except KeyError:  # no clusters/ at all
+                directory = None
+            except (ValueError, git.BadName, git.GitCommandError) as error:
+                failed = gitrunning.failure(("ls-tree", commit, CLUSTERS_DIRECTORY), error)
+                raise gitwriting.remote_error(self.repo.url, "read the cluster trees of", failed) from None
+            trees = {tree.name: tree.hexsha for tree in directory.trees} if directory is not None else {}
             self._trees[commit] = trees
         return self._trees[commit]
 

@@ -19,6 +19,10 @@ lease fails, and we fetch, check the record again, rebuild on the new head and p
 jittered back-off, a bounded number of times. An agent losing to us does the same on its side
 (``nova_agent.statuspushing``), so both land.
 
+The record is read through GitPython's objects (commit, tree, blob: its size from the object's header before
+its bytes are read); the commit is written with ``fast-import`` and pushed through GitPython's ``Remote``
+(``gitwriting.RenderedRepo``).
+
 The status branch is written by every agent, so the record is untrusted input like a status report: it is
 size-bounded here, and the caller validates it and never lets it stand against the release refs.
 """
@@ -31,7 +35,10 @@ import time
 from collections.abc import Callable, Mapping
 from enum import Enum
 
+import git
+
 from nova_gitops import errors
+from nova_gitops.clients import gitrunning
 from nova_gitops.clients.backoff import Backoff
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo, TreeChanges
 
@@ -100,14 +107,21 @@ class RolloutRecords:
     def _record_at(self, commit: str | None) -> bytes | None:
         if commit is None:
             return None
-        listed = self.repo.git.run("ls-tree", "-l", "-z", commit, "--", self.path).stdout
-        info, _, _ = listed.rstrip(b"\0").decode().partition("\t")
-        parts = info.split()  # "100644 blob <id> <size>"; nothing when there is no record
-        if len(parts) != 4 or parts[1] != "blob":
+        try:
+            found = self.repo.repo.commit(commit).tree / self.path
+        except KeyError:  # no record (or no rollout/ directory) yet
             return None
-        if int(parts[3]) > MAX_RECORD_BYTES:
+        except (ValueError, git.BadName, git.GitCommandError) as error:
+            failed = gitrunning.failure(("cat-file", commit, self.path), error)
             raise errors.RepoError(
-                f"{self.path} on {self.repo.url} {self.branch} is {parts[3]} bytes, over the "
+                f"cannot read {self.path} of {commit} from the cache of {self.repo.url}: {failed.stderr}; "
+                "remove the cache directory if it is damaged"
+            ) from None
+        if not isinstance(found, git.Blob):
+            return None
+        if found.size > MAX_RECORD_BYTES:  # read from the object's header, before its bytes
+            raise errors.RepoError(
+                f"{self.path} on {self.repo.url} {self.branch} is {found.size} bytes, over the "
                 f"{MAX_RECORD_BYTES} limit: not a record a controller wrote; check who pushed it"
             )
-        return self.repo.read_blobs([parts[2]])[parts[2]]
+        return bytes(found.data_stream.read())
