@@ -34,17 +34,22 @@ from typing import Any, Final
 import git
 import git.exc
 
+from nova_gitops import errors
 from nova_gitops.clients import gitenvironment
 
 
-class GitFailed(Exception):
-    """A git command failed; ``stderr`` is git's own explanation (GitPython's refusals included)."""
+class GitFailed(errors.RepoError):
+    """A git command failed; ``stderr`` is git's own explanation (GitPython's refusals included).
+
+    A ``RepoError``, so one that no caller turned into a message of its own still reaches the user as what
+    it is, a repository that could not be read or written, never as an unexpected crash."""
 
     def __init__(self, command: Sequence[str], status: int, stderr: str) -> None:
         self.command = tuple(command)
         self.status = status
         self.stderr = stderr.strip()
-        super().__init__(f"git {' '.join(self.command)} exited {status}: {self.stderr}")
+        shown = " ".join(scrub(part) for part in self.command)
+        super().__init__(f"git {shown} exited {status}: {scrub(self.stderr)}")
 
     @property
     def timed_out(self) -> bool:
@@ -53,8 +58,15 @@ class GitFailed(Exception):
 
 def failure(command: Sequence[str], error: Exception) -> GitFailed:
     """``error`` (anything GitPython raises) as a :class:`GitFailed` for ``command``."""
-    if isinstance(error, git.exc.UnsafeProtocolError | git.exc.UnsafeOptionError):
-        return GitFailed(command, 128, f"fatal: refused by policy: {error}")
+    if isinstance(error, git.exc.UnsafeProtocolError):
+        return GitFailed(
+            command,
+            128,
+            "fatal: refused: a URL of this kind (a remote helper such as ext::) can run commands on this "
+            "machine; use a file://, git://, ssh:// or https:// URL",
+        )
+    if isinstance(error, git.exc.UnsafeOptionError):
+        return GitFailed(command, 128, f"fatal: refused: {error}".split(", use `allow_unsafe")[0])
     if isinstance(error, git.exc.GitCommandError):
         status = error.status if isinstance(error.status, int) else 128
         stderr = error.stderr if isinstance(error.stderr, str) else str(error.stderr)
@@ -282,9 +294,19 @@ def scrub(text: str) -> str:
     return _CREDENTIALS_IN_URL.sub(r"\1***@", text)
 
 
+QUIETED: Final = ("Git informed while fetching", "Error lines received while")
+"""GitPython's warnings about lines it could not parse and about a failed fetch or push: the port reports
+the outcome itself (a rejected push is routine under a race), so these are kept only when GitPython's
+loggers are set to DEBUG."""
+
+
 class _ScrubCredentials(logging.Filter):
+    """Masks credentials in GitPython's log records, and drops its duplicates of what we report."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg, record.args = scrub(record.getMessage()), None
+        if record.levelno > logging.DEBUG and record.msg.startswith(QUIETED):
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
 
 

@@ -12,15 +12,19 @@ than checked out, because a checkout makes the tree's symbolic links real, and `
 pushed to a source would have the renderer read a file of the machine it runs on (a CI runner, the
 controller's pod). :mod:`nova_gitops.sources.exporting` says what a link becomes instead.
 
-git runs through GitPython with inherited ``GIT_*`` variables removed as
-``nova_gitops.clients.gitenvironment`` decides (the policy publishing and the agent use too), except the one
-``cat-file`` whose output is streamed, which ``subprocess`` runs with the same command line. The git
+The cache is created (``Repo.init``) and fetched (``Remote.fetch`` with refspecs) through GitPython's API
+(``nova_gitops.clients.gitrunning``); the export is plumbing (``ls-tree`` and one streamed ``cat-file
+--batch``), because GitPython's object layer answers one object at a time. Every command runs under
+``nova_gitops.clients.gitenvironment``'s policy (the one publishing and the agent use too): through
+``gitrunning.PolicyGit``, and for the streamed ``cat-file``, which ``subprocess`` runs, with the same
+environment. The git
 directory is held as an absolute path: git runs in the repository's parent directory, where a path relative
 to ours would name another (``diff --source fleet`` once found "no branch named main").
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -38,6 +42,7 @@ import git
 
 from nova_gitops import errors
 from nova_gitops.clients import gitenvironment, gitrunning
+from nova_gitops.clients.gitrunning import GitFailed
 from nova_gitops.sources import directory, exporting
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
@@ -98,15 +103,18 @@ class Repository:
     def run(
         self, *args: str, network: bool = False, check: bool = True, env: Mapping[str, str] | None = None
     ) -> str:
-        status, out, err = self._git.execute(
-            self.command(args),
-            with_extended_output=True,
-            with_exceptions=False,
-            kill_after_timeout=self.timeout if network else None,
-            env=dict(env) if env else None,
-        )
+        try:
+            status, out, err = self._git.execute(
+                self.command(args),
+                with_extended_output=True,
+                with_exceptions=False,
+                kill_after_timeout=self.timeout if network else None,
+                env=dict(env) if env else None,
+            )
+        except git.GitCommandError as error:  # the deadline raises even without exceptions enabled
+            raise gitrunning.failure(args, error) from None
         if check and status != 0:
-            raise git.GitCommandError([*args], status, str(err))
+            raise GitFailed(args, int(status), str(err))
         return str(out)
 
     def resolve(self, ref: str | None) -> str | None:
@@ -169,7 +177,7 @@ class Repository:
             strip_newline_in_stdout=False,
         )
         if status != 0:
-            raise git.GitCommandError([*args], status, str(err))
+            raise GitFailed(args, int(status), str(err))
         return bytes(out)
 
     def blobs(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
@@ -208,19 +216,32 @@ class Repository:
             stdout.close()
             stderr.close()
         if status != 0:
-            raise git.GitCommandError(["cat-file", "--batch"], status, message)
+            raise GitFailed(["cat-file", "--batch"], status, message)
 
 
 class SourceCache(Repository):
     """The bare clone of one source URL under the cache directory: fetched, never re-cloned."""
 
-    def __init__(self, url: str, cache_dir: Path, *, timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        cache_dir: Path,
+        *,
+        timeout: float = 120.0,
+        progress: gitrunning.ProgressHook | None = None,  # sees fetches advance
+    ) -> None:
         self.url = url
         path = cache_dir / "sources" / hashlib.sha256(url.encode()).hexdigest()
         path.mkdir(parents=True, exist_ok=True)
         super().__init__(path, timeout=timeout)
-        if not (path / "HEAD").exists():
-            self.run("init", "--bare", "--quiet")
+        try:
+            self.repo = gitrunning.open_bare(path)
+        except GitFailed as failure:
+            raise errors.RepoError(
+                f"cannot create the source cache {path}: {failure.stderr}; check that the cache directory "
+                "(--cache-dir) is writable"
+            ) from None
+        self.remote = gitrunning.Remote(self.repo, url, timeout=timeout, progress=progress)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -236,17 +257,17 @@ class SourceCache(Repository):
         commit id that no branch or tag reaches)."""
         refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+HEAD:refs/nova/remote-head"]
         try:
-            self.run(
-                "fetch", "--quiet", "--prune", "--no-write-fetch-head", self.url, *refspecs, network=True
-            )
-        except git.GitCommandError as failure:
-            message = str(failure.stderr)
-            if "couldn't find remote ref HEAD" in message:  # an empty repository or no default branch
-                self.run("fetch", "--quiet", "--prune", self.url, *refspecs[:2], network=True)
-            else:
+            self.remote.fetch(refspecs, prune=True)
+        except GitFailed as failure:
+            if "couldn't find remote ref HEAD" not in failure.stderr:
                 raise source_error(self.url, failure) from None
+            try:  # an empty repository, or no default branch
+                self.remote.fetch(refspecs[:2], prune=True)
+            except GitFailed as again:
+                raise source_error(self.url, again) from None
         if ref is not None and self.resolve(ref) is None and re.fullmatch(r"[0-9a-f]{7,40}", ref):
-            self.run("fetch", "--quiet", self.url, ref, network=True, check=False)
+            with contextlib.suppress(GitFailed):  # not advertised: resolve() then says it names nothing
+                self.remote.fetch([ref])
 
     def resolve(self, ref: str | None) -> str | None:
         return super().resolve("refs/nova/remote-head" if ref is None else ref)
@@ -258,9 +279,9 @@ class SourceCache(Repository):
         return super().supersedes(ours, theirs)
 
 
-def source_error(url: str, failure: git.GitCommandError) -> errors.RepoError:
-    text = str(failure.stderr)
-    if failure.status == -9 or "did not complete in" in text:
+def source_error(url: str, failure: GitFailed) -> errors.RepoError:
+    text = failure.stderr
+    if failure.timed_out:
         return errors.RepoError(
             f"cannot fetch the source {url}: no answer in time; check that the host is up"
         )
@@ -275,9 +296,15 @@ def source_error(url: str, failure: git.GitCommandError) -> errors.RepoError:
 
 
 @contextmanager
-def checkout(spec: GitSpec, *, cache_dir: Path, timeout: float = 120.0) -> Iterator[Checkout]:
+def checkout(
+    spec: GitSpec,
+    *,
+    cache_dir: Path,
+    timeout: float = 120.0,
+    progress: gitrunning.ProgressHook | None = None,
+) -> Iterator[Checkout]:
     """Fetch ``spec`` into the cache and export its revision to a temporary directory for the block."""
-    cache = SourceCache(spec.url, cache_dir, timeout=timeout)
+    cache = SourceCache(spec.url, cache_dir, timeout=timeout, progress=progress)
     with cache.locked():
         cache.fetch(spec.ref)
         revision = cache.resolve(spec.ref)
@@ -330,13 +357,40 @@ def open_directory(path: Path) -> Checkout:
     except errors.RepoError:
         return Checkout(path, path.resolve().name, None)
     origin = repository.run("config", "--get", "remote.origin.url", check=False).strip()
+    # the user's global ignore file, which git no longer finds itself (no global configuration)
+    own_excludes = repository.run("config", "--get", "core.excludesFile", check=False).strip()
+    excludes = None if own_excludes else user_excludes_file(os.environ)
     # --no-optional-locks: asking whether the tree is clean must not rewrite the user's index (a refresh)
     status = repository.run(
-        "--no-optional-locks", f"--work-tree={path.absolute()}", "status", "--porcelain", check=False
+        "--no-optional-locks",
+        *(["-c", f"core.excludesFile={excludes}"] if excludes else []),
+        f"--work-tree={path.absolute()}",
+        "status",
+        "--porcelain",
+        check=False,
     )
     head = repository.resolve(None)
     repo = public_url(origin) if origin else path.resolve().name
     return Checkout(path, repo, head if not status.strip() else None, repository)
+
+
+def user_excludes_file(environ: Mapping[str, str]) -> str | None:
+    """The user's global ignore file: ``core.excludesFile`` of their global configuration, else git's
+    default ``$XDG_CONFIG_HOME/git/ignore``; None when there is none. git runs without global configuration
+    (``clients.gitenvironment``), so asking whether a work tree is clean would otherwise count files the
+    user ignores everywhere (``.DS_Store``, editor files) as changes. Read with GitPython's parser: a path
+    of patterns, nothing that runs."""
+    home = Path(environ.get("HOME") or "~").expanduser()
+    xdg = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+    configured = ""
+    for config in (xdg / "git" / "config", home / ".gitconfig"):  # the later one wins, as in git
+        if config.is_file():
+            with contextlib.suppress(Exception), git.GitConfigParser(str(config), read_only=True) as parser:
+                configured = str(parser.get_value("core", "excludesfile", default="")) or configured
+    chosen = Path(configured.replace("~", str(home), 1) if configured.startswith("~") else configured)
+    if not configured:
+        chosen = xdg / "git" / "ignore"
+    return str(chosen) if chosen.is_file() else None
 
 
 def public_url(url: str) -> str:

@@ -5,7 +5,9 @@ Behaviours covered:
 - a checkout exports exactly one revision (branch, tag or commit) and the cache is fetched, never
   re-cloned: a second checkout after a new push sees the new commit in the same cache repository;
 - credentials in a URL never reach what is recorded (``public_url``);
-- a directory source gets HEAD as its revision only when its work tree is clean;
+- a directory source gets HEAD as its revision only when its work tree is clean; files the user ignores
+  everywhere (their global ignore file, or ``core.excludesFile`` of ``~/.gitconfig``) do not make it dirty,
+  although git runs without global configuration;
 - an empty source repository (no default branch) is a clear RepoError that says so.
 """
 
@@ -78,6 +80,27 @@ def test_directory_revision_only_when_clean(source_repo: SourceRepo) -> None:
     clean = git_sources.open_directory(source_repo.work)
     assert clean.revision == revision and clean.repo == source_repo.url
     (source_repo.work / "c1/web.yaml").write_text(workload("web", 9))
+    assert git_sources.open_directory(source_repo.work).revision is None
+
+
+@pytest.mark.parametrize("configured", [False, True], ids=["xdg-default", "core.excludesFile"])
+def test_files_the_user_ignores_everywhere_leave_the_tree_clean(
+    source_repo: SourceRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, configured: bool
+) -> None:
+    revision = source_repo.commit({"c1/web.yaml": workload("web")})
+    home = tmp_path / "user-home"
+    if configured:
+        (home / "ignores").parent.mkdir(parents=True)
+        (home / "ignores").write_text(".DS_Store\n")
+        (home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/ignores\n")
+    else:
+        (home / ".config" / "git").mkdir(parents=True)
+        (home / ".config" / "git" / "ignore").write_text(".DS_Store\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (source_repo.work / ".DS_Store").write_bytes(b"\0")
+    assert git_sources.open_directory(source_repo.work).revision == revision
+    (source_repo.work / "notes.txt").write_text("not ignored\n")
     assert git_sources.open_directory(source_repo.work).revision is None
 
 
