@@ -4,25 +4,35 @@ The agent never checks out a work tree. It keeps a bare cache repository, fetche
 and reads ``clusters/<cluster>/`` with ``git ls-tree`` + ``git cat-file --batch`` from the commit it resolved,
 so a push that lands while the agent reads cannot hand it a mix of two revisions.
 
-Git runs as a subprocess with inherited repository-location variables stripped (``GIT_DIR`` and friends, as
-pre-commit's ``no_git_env`` does) and ``GIT_TERMINAL_PROMPT=0`` by default: a hook or CI environment must
-not redirect the agent's git calls. The controller applies the same policy:
-``nova_gitops.clients.gitenvironment``.
+The cache is created and fetched through GitPython's ``Repo`` and ``Remote``
+(``nova_gitops.clients.gitrunning``, shared with the controller: a deadline on every network call, an
+optional progress hook); reading the tree stays plumbing (``ls-tree`` and one ``cat-file --batch`` for
+every file of the directory, where GitPython's object layer would ask one object at a time), run as a
+subprocess. Both run under the controller's one environment policy (``nova_gitops.clients.gitenvironment``):
+inherited repository-location variables stripped (``GIT_DIR`` and friends, as pre-commit's ``no_git_env``
+does), no system or global configuration, no hooks, no prompts, only the file/git/ssh/https transports, so
+a hook, CI environment or hostile ``~/.gitconfig`` cannot redirect the agent's git calls or run anything
+through them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from nova_gitops.clients.gitenvironment import git_environment
+import git
 
+from nova_gitops.clients import gitrunning
+from nova_gitops.clients.gitenvironment import git_environment
+from nova_gitops.clients.gitrunning import GitFailed
+
+GIT_TIMEOUT: Final = 120.0
+"""Seconds a network git command may take before it is killed (a remote that accepts and never answers)."""
 MAX_FILE_BYTES: Final = 1024 * 1024
 """A rendered manifest larger than this is refused (Kubernetes itself stops at about 1.5 MB per object)."""
 
@@ -45,7 +55,9 @@ def run_git(
     stdin: bytes | None = None,
     extra_env: Mapping[str, str] | None = None,
     check: bool = True,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
+    """One plumbing command under the environment policy; ``timeout`` for those that talk to a remote."""
     command = ["git", "-c", "user.name=nova-agent", "-c", "user.email=nova-agent@localhost", *args]
     try:
         result = subprocess.run(
@@ -55,9 +67,14 @@ def run_git(
             capture_output=True,
             env=git_environment(os.environ, extra_env),
             check=False,
+            timeout=timeout,
         )
     except FileNotFoundError as error:
         raise GitError("git is not installed or not on PATH") from error
+    except subprocess.TimeoutExpired as error:
+        raise GitUnavailable(
+            f"git {args[0]} gave no answer in {timeout:g} s; check that the host is up"
+        ) from error
     if check and result.returncode != 0:
         message = result.stderr.decode(errors="replace").strip().splitlines()
         raise GitError(
@@ -66,12 +83,14 @@ def run_git(
     return result
 
 
-_CREDENTIALS_IN_URL: Final = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+scrub = gitrunning.scrub  # ``text`` with the ``user:token@`` part of any URL in it masked
 
 
-def scrub(text: str) -> str:
-    """``text`` with the ``user:token@`` part of any URL in it masked."""
-    return _CREDENTIALS_IN_URL.sub(r"\1***@", text)
+def last_line(text: str) -> str:
+    """git's last line of explanation (its ``fatal:``/``error:`` line when there is one)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    meaningful = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (meaningful or lines or ["git failed"])[-1]
 
 
 def redact(url: str) -> str:
@@ -91,20 +110,40 @@ class TreeFile:
 class RepoCache:
     """A bare repository under ``cache_dir`` for one remote URL."""
 
-    def __init__(self, url: str, cache_dir: Path) -> None:
+    def __init__(
+        self,
+        url: str,
+        cache_dir: Path,
+        *,
+        timeout: float = GIT_TIMEOUT,
+        progress: gitrunning.ProgressHook | None = None,  # sees fetches and pushes advance
+    ) -> None:
         self.url = url
         digest = hashlib.sha256(url.encode()).hexdigest()[:16]
         self.path = cache_dir / f"repo-{digest}.git"
+        self.timeout = timeout
+        self.progress = progress
+        self._remote: gitrunning.Remote | None = None
+
+    @property
+    def remote(self) -> gitrunning.Remote:
+        """The remote, through GitPython, on the cache (created on first use)."""
+        if self._remote is None:
+            try:
+                repo = gitrunning.open_bare(self.path)
+            except GitFailed as failure:
+                raise GitError(f"cannot create the cache {self.path}: {last_line(failure.stderr)}") from None
+            self._remote = gitrunning.Remote(repo, self.url, timeout=self.timeout, progress=self.progress)
+        return self._remote
 
     def ensure(self) -> None:
-        if not (self.path / "HEAD").exists():
-            self.path.mkdir(parents=True, exist_ok=True)
-            run_git(["init", "--quiet", "--bare", str(self.path)], self.path)
+        self.remote  # noqa: B018 - creates the cache
 
     def fetch(self, branch: str, local_ref: str) -> str | None:
         """Fetch ``branch`` (shallow) into ``local_ref``; its commit, or None when there is no such branch."""
         self.ensure()
-        listing = run_git(["ls-remote", "--heads", self.url, f"refs/heads/{branch}"], self.path, check=False)
+        asked = ["ls-remote", "--heads", self.url, f"refs/heads/{branch}"]
+        listing = run_git(asked, self.path, check=False, timeout=self.timeout)
         if listing.returncode != 0:
             detail = listing.stderr.decode(errors="replace").strip().splitlines()
             raise GitUnavailable(
@@ -114,17 +153,16 @@ class RepoCache:
         if not listing.stdout.strip():
             return None
         try:
-            run_git(
-                ["fetch", "--quiet", "--no-tags", "--depth=1", self.url, f"+refs/heads/{branch}:{local_ref}"],
-                self.path,
-            )
-        except GitError as error:  # the remote went away, or failed, between ls-remote and fetch
+            self.remote.fetch([f"+refs/heads/{branch}:{local_ref}"], no_tags=True, depth=1)
+        except GitFailed as failure:  # the remote went away, or failed, between ls-remote and fetch
             raise GitUnavailable(
-                f"cannot fetch {branch!r} from {redact(self.url)}: {error}; check the network and the remote"
-            ) from error
-        return (
-            run_git(["rev-parse", "--verify", f"{local_ref}^{{commit}}"], self.path).stdout.decode().strip()
-        )
+                f"cannot fetch {branch!r} from {redact(self.url)}: git fetch failed: "
+                f"{last_line(failure.stderr)}; check the network and the remote"
+            ) from None
+        try:
+            return str(self.remote.repo.commit(local_ref).hexsha)
+        except (ValueError, git.BadName, git.GitCommandError) as error:
+            raise GitError(f"cannot read {local_ref} in the cache {self.path}: {error}") from None
 
     def read_tree(self, commit: str, directory: str) -> list[TreeFile]:
         """Every file under ``directory`` in ``commit``, read from the object store (never a work tree)."""

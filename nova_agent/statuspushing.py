@@ -3,7 +3,9 @@
 Every agent pushes to the same branch, but each one touches only its own file, so a rejected push is never a
 real conflict: the agent fetches the new head, rebuilds its one-file change on top of it with git plumbing
 (``read-tree`` into a temporary index, ``update-index --cacheinfo``, ``write-tree``, ``commit-tree``) and
-pushes again, a bounded number of times with backoff. No work tree, no merge, no rebase machinery.
+pushes again, a bounded number of times with backoff. No work tree, no merge, no rebase machinery. The push
+goes through GitPython's ``Remote`` (``nova_gitops.clients.gitrunning``), whose per-ref answer tells a lost
+race (``[rejected]``) from the reason to report.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nova_agent.clocks import Clock
-from nova_agent.gitrepos import GitError, RepoCache, redact, run_git
+from nova_agent.gitrepos import GitError, RepoCache, last_line, redact, run_git
 from nova_agent.retrying import STATUS_PUSH_BACKOFF
+from nova_gitops.clients.gitrunning import GitFailed
 
 STATUS_REF = "refs/nova/status"
 
@@ -65,15 +68,14 @@ class StatusBranch:
             commit = self._commit_on(parent, path, data, message)
             if commit is None:
                 return False
-            pushed = run_git(
-                ["push", "--quiet", self.cache.url, f"{commit}:refs/heads/{self.branch}"],
-                self.cache.path,
-                check=False,
-            )
-            if pushed.returncode == 0:
-                return True
-            detail = pushed.stderr.decode(errors="replace").strip().splitlines()
-            last_error = detail[-1] if detail else f"exit {pushed.returncode}"
+            try:
+                pushed = self.cache.remote.push({f"refs/heads/{self.branch}": commit})
+            except GitFailed as failure:
+                last_error = last_line(failure.stderr)
+            else:
+                if not pushed.rejected and not pushed.error:
+                    return True
+                last_error = pushed.rejected[0].line() if pushed.rejected else last_line(pushed.error)
             if attempt == self.attempts or not self.clock.sleep(STATUS_PUSH_BACKOFF.delay(attempt)):
                 break
             parent = self.cache.fetch(self.branch, STATUS_REF)
