@@ -305,7 +305,9 @@ def checkout(
 ) -> Iterator[Checkout]:
     """Fetch ``spec`` into the cache and export its revision to a temporary directory for the block."""
     cache = SourceCache(spec.url, cache_dir, timeout=timeout, progress=progress)
-    with cache.locked():
+    # closing: GitPython's Repo sits in reference cycles, and its helper processes must not wait for the
+    # garbage collector (which a render may hold off)
+    with cache.locked(), contextlib.closing(cache.repo):
         cache.fetch(spec.ref)
         revision = cache.resolve(spec.ref)
         if revision is None:
