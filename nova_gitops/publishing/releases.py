@@ -22,9 +22,10 @@ Why tree ids to tell which clusters a change touches: git stores ``clusters/<clu
 is a hash of everything under it, so reading the one tree object ``clusters/`` of a commit answers for every
 cluster at once, whatever the number of files (no diff, no blob is read).
 
-Through GitPython: the fetch and the atomic push (``Remote``, ``clients.gitrunning``), the refs read back
-from the cache (``Reference``), ancestry (``Repo.is_ancestor``) and the cluster trees (commit and tree
-objects, two small reads from GitPython's persistent ``cat-file``).
+Through GitPython: the fetch and the atomic push (``Remote``, ``clients.gitrunning``), ancestry
+(``Repo.is_ancestor``) and the cluster trees (commit and tree objects, two small reads from GitPython's
+persistent ``cat-file``). The refs are read back from the cache with one ``for-each-ref``, 3–4 times faster
+than GitPython's ``Reference`` at a hundred refs.
 """
 
 from __future__ import annotations
@@ -109,12 +110,14 @@ class Releases:
                 self.repo.remote.fetch([clusters], no_tags=True, prune=True)
             except GitFailed as again:
                 raise gitwriting.remote_error(self.repo.url, "read the release refs of", again) from None
+        # for-each-ref, not GitPython's Reference.iter_items: one process lists 100 refs in ~3.5 ms, where
+        # reading them in Python (loose files and packed-refs) takes ~12 ms
+        listed = self.repo.git.run("for-each-ref", "--format=%(objectname) %(refname)", LOCAL_PREFIX)
         head: str | None = None
         released: dict[str, str] = {}
-        repo = self.repo.repo
-        for reference in git.Reference.iter_items(repo, common_path=LOCAL_PREFIX.rstrip("/")):
-            sha = git.SymbolicReference.dereference_recursive(repo, reference.path)
-            name = reference.path.removeprefix(LOCAL_PREFIX)
+        for line in listed.stdout.decode().splitlines():
+            sha, _, ref = line.partition(" ")
+            name = ref.removeprefix(LOCAL_PREFIX)
             if name == "main":
                 head = sha
             elif CLUSTER_NAME.match(cluster := name.removeprefix("clusters/")) and cluster != name:
