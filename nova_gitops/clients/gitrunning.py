@@ -22,7 +22,6 @@ that masks credentials in them.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
@@ -224,7 +223,9 @@ class PushResult:
 
 PUSH_SOURCE_PREFIX: Final = "refs/nova/push/"
 """Local refs that name what a push sends: GitPython reads a push's answer per ref only when the source
-side is a ref, not a bare commit id."""
+side is a ref, not a bare commit id. Each stays at the last commit pushed to its remote ref (like a
+remote-tracking ref) and is moved by the next push: deleting it after each push would cost one more git
+process per push, which bench/releases.py showed."""
 
 
 def update_refs(repo: git.Repo, refs: Mapping[str, str | None]) -> None:
@@ -290,9 +291,6 @@ class Remote:
             )
         except (git.exc.GitError, OSError, ValueError) as error:
             raise failure(("push", self.url), error) from None
-        finally:
-            with contextlib.suppress(GitFailed):
-                update_refs(self.repo, dict.fromkeys(sources))
         result = PushResult(
             tuple(RefUpdate(info.remote_ref_string, _flag(info), info.summary.strip()) for info in infos),
             "" if infos.error is None else failure(("push", self.url), infos.error).stderr,
