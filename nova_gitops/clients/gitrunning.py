@@ -22,10 +22,10 @@ that masks credentials in them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,28 +222,12 @@ class PushResult:
 
 
 PUSH_SOURCE_PREFIX: Final = "refs/nova/push/"
-"""Local refs that name what a push sends: GitPython reads a push's answer per ref only when the source
-side is a ref, not a bare commit id. Each stays at the last commit pushed to its remote ref (like a
-remote-tracking ref) and is moved by the next push: deleting it after each push would cost one more git
-process per push, which bench/releases.py showed."""
-
-
-def update_refs(repo: git.Repo, refs: Mapping[str, str | None]) -> None:
-    """Point each ref at its commit (None: delete it) in one ``git update-ref --stdin`` transaction.
-
-    Plumbing rather than GitPython's ``Reference.create``/``delete``: those write one loose ref at a time
-    in Python, resolving each commit through ``cat-file``, ~0.6 ms a ref (65 ms for a 100-cluster release
-    batch, created and deleted) against ~3 ms for one transaction of any size."""
-    if not refs:
-        return
-    lines = "".join(f"update {ref} {sha}\n" if sha else f"delete {ref}\n" for ref, sha in refs.items())
-    command = ["git", f"--git-dir={repo.git_dir}", "update-ref", "--stdin"]
-    handle = repo.git.execute(command, as_process=True, istream=subprocess.PIPE)
-    process = handle.proc
-    assert process is not None  # as_process always starts one
-    _, stderr = process.communicate(lines.encode())
-    if process.returncode != 0:
-        raise GitFailed(command[2:], process.returncode, stderr.decode(errors="replace"))
+"""Local refs (``refs/nova/push/<commit>``) that name what a push sends, for the push only: GitPython reads
+a push's answer per ref only when the source side is a ref, not a bare commit id. One per distinct commit,
+not per remote ref (a release batch moves 100 refs to one commit: writing 100 refs showed in
+bench/releases.py), and named by the commit, so that two pushes from one cache at once (agents of one
+machine sharing it) can never send each other's commit. Written and removed by GitPython in-process (no
+git process)."""
 
 
 class Remote:
@@ -276,21 +260,22 @@ class Remote:
         """Push each ``{remote ref: commit}`` (None deletes the ref) in one ``git push``; ``options`` as
         GitPython's keywords (``atomic=True``, ``force_with_lease=[...]``). A rejected ref is part of the
         result, not an error; a push that reached no ref raises :class:`GitFailed`."""
-        refspecs: list[str] = []
-        sources: dict[str, str] = {}
-        for ref, commit in updates.items():
-            if commit is None:
-                refspecs.append(f":{ref}")
-            else:
-                sources[PUSH_SOURCE_PREFIX + ref.removeprefix("refs/")] = commit
-                refspecs.append(f"{PUSH_SOURCE_PREFIX + ref.removeprefix('refs/')}:{ref}")
-        update_refs(self.repo, sources)
+        sources = {commit: PUSH_SOURCE_PREFIX + commit for commit in updates.values() if commit is not None}
+        refspecs = [f"{sources[commit]}:{ref}" if commit else f":{ref}" for ref, commit in updates.items()]
+        created: list[str] = []
         try:
+            for commit, source in sources.items():
+                git.Reference.create(self.repo, source, commit, force=True)
+                created.append(source)
             infos = self._remote.push(
                 refspecs, progress=reporter(self.progress), kill_after_timeout=self.timeout, **options
             )
         except (git.exc.GitError, OSError, ValueError) as error:
             raise failure(("push", self.url), error) from None
+        finally:
+            for source in created:
+                with contextlib.suppress(OSError, ValueError):
+                    git.Reference.delete(self.repo, source)
         result = PushResult(
             tuple(RefUpdate(info.remote_ref_string, _flag(info), info.summary.strip()) for info in infos),
             "" if infos.error is None else failure(("push", self.url), infos.error).stderr,
