@@ -20,7 +20,7 @@ import git
 from nova_gitops.clients import gitrunning
 from nova_gitops.clients.gitrunning import GitFailed
 
-__all__ = ["GitCommands", "GitFailed", "GitResult", "RunningGit", "write_all"]
+__all__ = ["GitCommands", "GitFailed", "GitResult", "RunningGit"]
 
 
 @dataclass(frozen=True, slots=True)
