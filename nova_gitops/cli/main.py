@@ -3,6 +3,8 @@ only when they run, so ``nova-gitops --help`` starts in well under 0.2 s."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from nova_gitops import __version__
@@ -44,6 +46,34 @@ def cli(context: click.Context, debug: bool) -> None:
       nova-gitops validate examples/repo-layout/source --strict
     """
     context.obj = {"debug": debug}
+    if context.invoked_subcommand not in DAEMONS:
+        context.call_on_close(_keep_persons_git_configuration())
+
+
+DAEMONS = frozenset({"controller"})
+"""Sub-commands that run unattended: git runs under the policy alone (no system or global configuration)."""
+
+
+def _keep_persons_git_configuration() -> Callable[[], None]:
+    """Commands a person runs use their own git configuration (credential helpers, ``insteadOf``), as git
+    in their shell would (docs/publishing.md, "Git"): set before any git runs, for the command's duration
+    (the returned function puts the environment back, for tests that run many commands in one process)."""
+    import os
+    from pathlib import Path
+
+    from nova_gitops.clients import gitenvironment
+
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config"
+    found = next((str(path) for path in (home / ".gitconfig", xdg) if path.is_file()), None)
+    chosen = gitenvironment.person_configuration(os.environ, found)
+    os.environ.update(chosen)
+
+    def restore() -> None:
+        for name in chosen:
+            os.environ.pop(name, None)
+
+    return restore
 
 
 cli.add_command(render.render_command)

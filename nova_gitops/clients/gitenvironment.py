@@ -136,3 +136,18 @@ def policy(environ: Mapping[str, str], passed: Collection[str] = ()) -> tuple[li
 def unset_prefix(names: Collection[str]) -> list[str]:
     """``env -u NAME …`` (empty for no names)."""
     return ["env", *[part for name in names for part in ("-u", name)]] if names else []
+
+
+def person_configuration(environ: Mapping[str, str], global_file: str | None) -> dict[str, str]:
+    """What a command a person runs on their own machine sets so that git reads *their* configuration —
+    the system file (the macOS keychain helper lives there) and ``global_file`` (their ``~/.gitconfig``,
+    the one that exists, found by the caller): credential helpers and ``url.*.insteadOf`` work as in their
+    shell. Hooks, fsmonitor and the protocol allow-list stay as :data:`FORCED_CONFIG` and :data:`DEFAULTS`
+    say. The daemons (``nova-gitops controller``, ``nova-agent``) never call this: in a cluster no one's
+    configuration is theirs to follow. Whatever the environment already sets wins."""
+    chosen: dict[str, str] = {}
+    if "GIT_CONFIG_NOSYSTEM" not in environ:
+        chosen["GIT_CONFIG_NOSYSTEM"] = "0"
+    if "GIT_CONFIG_GLOBAL" not in environ and global_file is not None:
+        chosen["GIT_CONFIG_GLOBAL"] = global_file
+    return chosen
