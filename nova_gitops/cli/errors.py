@@ -47,6 +47,10 @@ def run(action: Callable[[], int], *, debug: bool = False) -> int:
         report_problems(error, limit=None if debug else MAX_PRINTED_PROBLEMS)
         return error.exit_code
     except UserError as error:
+        failure = gitfailures.git_failure(error)  # a git command nothing put into words of its own
+        if failure is not None:
+            report(f"error: {failure.message}")
+            return failure.exit_code
         report(f"error: {error}")
         return exit_code_of(error)
     except KeyboardInterrupt:
