@@ -37,6 +37,7 @@ from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
+from nova_gitops.workflows.gitprogress import git_progress
 
 RenderFiles = Callable[[Path, SourceInfo, PreviousPlacement], Mapping[str, bytes]]
 README_FILE = "README.md"
@@ -190,7 +191,10 @@ def opened_source(
         yield git_sources.open_directory(Path(spec))
         return
     progress.phase(phases.GIT, f"fetching {spec}")
-    with git_sources.checkout(git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout) as checkout:
+    hook = git_progress(progress, f"fetching {spec}")
+    with git_sources.checkout(
+        git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout, progress=hook
+    ) as checkout:
         yield checkout
 
 
@@ -355,7 +359,12 @@ def publish(
 ) -> PublishResult:
     """Render ``source_spec`` and publish it to ``options.branch`` of ``repo_url`` (see the module doc)."""
     environ = os.environ if environ is None else environ
-    repo = RenderedRepo(gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout)
+    repo = RenderedRepo(
+        gitwriting.cache_path(cache_dir, repo_url),
+        repo_url,
+        timeout=options.timeout,
+        progress=git_progress(progress, f"git {repo_url}"),
+    )
     opened = opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout, progress=progress)
     with opened as checkout, repo.locked():
         source = SourceInfo(checkout.repo, checkout.revision)

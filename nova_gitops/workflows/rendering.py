@@ -29,6 +29,7 @@ from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
+from nova_gitops.workflows.gitprogress import git_progress
 
 
 def _is_cluster(document: Document) -> bool:
@@ -240,7 +241,10 @@ def opened_source(
         return
     progress.phase(phases.GIT, f"fetching {spec}")
     cache_dir = git_sources.default_cache_dir(environ)
-    with git_sources.checkout(git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout) as checkout:
+    source = git_sources.parse_spec(spec)
+    with git_sources.checkout(
+        source, cache_dir=cache_dir, timeout=timeout, progress=git_progress(progress, f"fetching {spec}")
+    ) as checkout:
         yield checkout.root, SourceInfo(checkout.repo, checkout.revision)
 
 
