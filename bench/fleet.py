@@ -3,6 +3,12 @@ under policies that mix single placement, groups, Divide over 2–4 clusters and
 
 At the reference size (100 clusters, 2,000 workloads) about 100,000 objects are rendered. Deterministic for
 a given seed, so two runs measure the same work.
+
+``scale=K`` writes K copies of the reference fleet side by side in one source (K × the clusters, workloads and
+policies; ~K × 100,000 rendered objects): shard ``s`` has clusters ``wlc-{s*100}`` on, workloads
+``svc-{s*2000}`` on and its own policies, which select only the shard's clusters and workloads (label
+``fleet-shard``), so every group has the reference's number of candidates and a Duplicate spreads over 100
+clusters, not K × 100. ``scale=1`` writes exactly the reference fleet, byte for byte (no shard labels).
 """
 
 from __future__ import annotations
@@ -24,13 +30,22 @@ def _dump_all(path: Path, documents: list[dict[str, object]]) -> None:
     path.write_text(yaml.dump_all(documents, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
 
 
-def _cluster(index: int) -> dict[str, object]:
+SHARD_LABEL = "fleet-shard"
+
+
+def _shard_labels(shard: str | None) -> dict[str, str]:
+    """The label that keeps a shard's policies to its own clusters and workloads (none at scale 1)."""
+    return {} if shard is None else {SHARD_LABEL: shard}
+
+
+def _cluster(index: int, shard: str | None = None) -> dict[str, object]:
     name = f"wlc-{index:03d}"
     nodes = {f"{name}-node-{n}": {"cpu": "32", "memory": "128Gi", "pods": "110"} for n in range(8)}
+    labels = {"spread-set": f"set-{index // 4:02d}", "fleet": "reference", **_shard_labels(shard)}
     return {
         "apiVersion": "cluster.elotl.co/v1alpha1",
         "kind": "Cluster",
-        "metadata": {"name": name, "labels": {"spread-set": f"set-{index // 4:02d}", "fleet": "reference"}},
+        "metadata": {"name": name, "labels": labels},
         "spec": {
             "name": name,
             "provider": PROVIDERS[index % len(PROVIDERS)],
@@ -47,34 +62,63 @@ def _cluster(index: int) -> dict[str, object]:
     }
 
 
-def _policies(clusters: int) -> list[dict[str, object]]:
+def _sharded(spec: dict[str, object], shard: str | None) -> dict[str, object]:
+    """A policy spec kept to one shard: its clusters (clusterSelector) and its workloads (one more label)."""
+    if shard is None:
+        return spec
+    selectors = spec["resourceSelectors"]
+    assert isinstance(selectors, dict)
+    labels = [
+        {"matchLabels": {**entry["matchLabels"], SHARD_LABEL: shard}} for entry in selectors["labelSelectors"]
+    ]
+    return {
+        "clusterSelector": {"matchLabels": {SHARD_LABEL: shard}},
+        **spec,
+        "resourceSelectors": {"labelSelectors": labels},
+    }
+
+
+def _policies(
+    clusters: int, shard: str | None = None, first_cluster: int = 0, first_set: int = 0
+) -> list[dict[str, object]]:
+    suffix = "" if shard is None else f"-{shard}"
     policies: list[dict[str, object]] = [
         {
-            "name": "single",
-            "spec": {"resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "single"}}]}},
+            "name": f"single{suffix}",
+            "spec": _sharded(
+                {"resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "single"}}]}}, shard
+            ),
         },
         {
-            "name": "grouped",
-            "spec": {
-                "groupBy": {"labelKey": "app-group"},
-                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "grouped"}}]},
-            },
-        },
-        {
-            "name": "duplicate",
-            "spec": {
-                "groupBy": {"labelKey": "app"},
-                "spreadConstraints": {
-                    "spreadMode": "Duplicate",
-                    "topologyKey": "kubernetes.io/metadata.name",
+            "name": f"grouped{suffix}",
+            "spec": _sharded(
+                {
+                    "groupBy": {"labelKey": "app-group"},
+                    "resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "grouped"}}]},
                 },
-                "resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "duplicate"}}]},
-            },
+                shard,
+            ),
+        },
+        {
+            "name": f"duplicate{suffix}",
+            "spec": _sharded(
+                {
+                    "groupBy": {"labelKey": "app"},
+                    "spreadConstraints": {
+                        "spreadMode": "Duplicate",
+                        "topologyKey": "kubernetes.io/metadata.name",
+                    },
+                    "resourceSelectors": {"labelSelectors": [{"matchLabels": {"style": "duplicate"}}]},
+                },
+                shard,
+            ),
         },
     ]
-    for set_index in range((clusters + 3) // 4):
+    for local_set in range((clusters + 3) // 4):
+        set_index = first_set + local_set  # divide sets name their clusters: no shard label needed
+        first = first_cluster + local_set * 4
         members = [
-            f"wlc-{i:03d}" for i in range(set_index * 4, min(clusters, set_index * 4 + 2 + set_index % 3))
+            f"wlc-{i:03d}" for i in range(first, min(first_cluster + clusters, first + 2 + local_set % 3))
         ]
         weights = [100 // len(members)] * len(members)
         weights[0] += 100 - sum(weights)
@@ -115,7 +159,9 @@ def _policies(clusters: int) -> list[dict[str, object]]:
     ]
 
 
-def _workload(index: int, style: str, spread_set: int, rng: random.Random) -> list[dict[str, object]]:
+def _workload(
+    index: int, style: str, spread_set: int, rng: random.Random, shard: str | None = None
+) -> list[dict[str, object]]:
     name = f"svc-{index:05d}"
     namespace = f"team-{index % NAMESPACES:02d}"
     labels = {
@@ -123,6 +169,7 @@ def _workload(index: int, style: str, spread_set: int, rng: random.Random) -> li
         "style": style,
         "app-group": f"group-{index // 5:04d}",
         "spread-set": f"set-{spread_set:02d}",
+        **_shard_labels(shard),
     }
     replicas = rng.randint(2, 6)
     deployment = {
@@ -173,11 +220,31 @@ def _workload(index: int, style: str, spread_set: int, rng: random.Random) -> li
     return [deployment, service, config]
 
 
-def generate_fleet(root: Path, clusters: int = 100, workloads: int = 2000, seed: int = 0) -> None:
-    """Write a source directory for the reference fleet into ``root``."""
+def generate_fleet(
+    root: Path, clusters: int = 100, workloads: int = 2000, seed: int = 0, *, scale: int = 1
+) -> None:
+    """Write a source directory for ``scale`` × the reference fleet into ``root`` (see the module doc)."""
+    if scale < 1:
+        raise ValueError(f"scale must be at least 1, not {scale}")
     rng = random.Random(seed)
-    _dump_all(root / "clusters.yaml", [_cluster(index) for index in range(clusters)])
-    _dump_all(root / "policies.yaml", _policies(clusters))
+    sets = (clusters + 3) // 4
+    shards = [None] if scale == 1 else [f"shard-{s}" for s in range(scale)]
+    _dump_all(
+        root / "clusters.yaml",
+        [
+            _cluster(s * clusters + index, shard)
+            for s, shard in enumerate(shards)
+            for index in range(clusters)
+        ],
+    )
+    _dump_all(
+        root / "policies.yaml",
+        [
+            policy
+            for s, shard in enumerate(shards)
+            for policy in _policies(clusters, shard, first_cluster=s * clusters, first_set=s * sets)
+        ],
+    )
     _dump_all(
         root / "namespaces.yaml",
         [
@@ -186,7 +253,10 @@ def generate_fleet(root: Path, clusters: int = 100, workloads: int = 2000, seed:
         ],
     )
     styles = [style for style, share in STYLES for _ in range(share)]
-    sets = (clusters + 3) // 4
-    for index in range(workloads):
-        documents = _workload(index, styles[index % len(styles)], index % sets, rng)
-        _dump_all(root / "workloads" / f"team-{index % NAMESPACES:02d}" / f"svc-{index:05d}.yaml", documents)
+    for s, shard in enumerate(shards):
+        for local in range(workloads):
+            index = s * workloads + local
+            spread_set = s * sets + local % sets
+            documents = _workload(index, styles[local % len(styles)], spread_set, rng, shard)
+            path = root / "workloads" / f"team-{index % NAMESPACES:02d}" / f"svc-{index:05d}.yaml"
+            _dump_all(path, documents)

@@ -11,10 +11,14 @@ Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
   (interpreter start-up and imports included);
 - ``diff_s``: ``diff OLD_DIR NEW_DIR`` of two renders on disk that differ in that one workload.
 
+``--scale K`` publishes K copies of the fleet side by side (``bench/fleet.py``: K × the clusters, workloads
+and policies, ~K × 100k rendered objects; ``--clusters`` and ``--workloads`` are per copy).
+
 ``--synthetic`` skips the renderer and publishes an in-memory tree of the same shape (``--clusters`` ×
 ``--files-per-cluster`` files of ~1.5 KB), which isolates the git side. Prints a JSON object as its last line.
 
     python bench/publish.py                           # reference fleet: 100 clusters, 2,000 workloads
+    python bench/publish.py --scale 5                 # 500 clusters, 10,000 workloads
     python bench/publish.py --synthetic               # 100 clusters × 1,000 files, no renderer
 """
 
@@ -95,11 +99,14 @@ def main() -> None:
     )
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--workloads", type=int, default=2000)
+    parser.add_argument("--scale", type=int, default=1, help="K copies of the fleet (K x clusters, ...)")
     parser.add_argument("--synthetic", action="store_true")
     parser.add_argument("--files-per-cluster", type=int, default=1000)
     arguments = parser.parse_args()
     os.environ.update(ENV)
     figures: dict[str, object] = {"mode": "synthetic" if arguments.synthetic else "fleet"}
+    if not arguments.synthetic:
+        figures["scale"] = arguments.scale
     with tempfile.TemporaryDirectory(prefix="nova-bench-") as scratch:
         work = Path(scratch)
         remote = work / "rendered.git"
@@ -118,7 +125,7 @@ def main() -> None:
         else:
             from bench.fleet import generate_fleet
 
-            generate_fleet(source, arguments.clusters, arguments.workloads, seed=0)
+            generate_fleet(source, arguments.clusters, arguments.workloads, seed=0, scale=arguments.scale)
             render = publishing.default_render(PlanSettings(), cache_dir=cache)
             uncached_render = publishing.default_render(PlanSettings())
         git("add", "-A", cwd=source)

@@ -7,7 +7,11 @@ render: source dir → files), ``emit_floor_s`` (PyYAML's C dumper alone on ever
 same run, measured before the render) and ``peak_rss_mb`` (of the whole run, which includes holding
 every rendered object as a dict for the floor; the render itself needs less).
 
+``--scale K`` renders K copies of the fleet side by side (``bench/fleet.py``: K × the clusters, workloads and
+policies; ``--clusters`` and ``--workloads`` are per copy).
+
     python bench/render.py                      # reference size: 100 clusters, 2,000 workloads
+    python bench/render.py --scale 5            # 500 clusters, 10,000 workloads, ~500k rendered objects
     python bench/render.py --clusters 20 --workloads 200
 """
 
@@ -58,13 +62,14 @@ def main() -> None:
     )
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--workloads", type=int, default=2000)
+    parser.add_argument("--scale", type=int, default=1, help="K copies of the fleet (K x clusters, ...)")
     parser.add_argument("--keep", type=Path, help="Render into this directory and keep it.")
     arguments = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="nova-bench-") as scratch:
         source = Path(scratch) / "source"
         output = arguments.keep or Path(scratch) / "rendered"
-        generate_fleet(source, arguments.clusters, arguments.workloads)
+        generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
 
         load_started = time.perf_counter()
         source_set = rendering.load_source(source)
@@ -98,8 +103,9 @@ def main() -> None:
             if path.startswith("clusters/") and not path.endswith("/kustomization.yaml")
         )
         figures = {
-            "clusters": arguments.clusters,
-            "workloads": arguments.workloads,
+            "scale": arguments.scale,
+            "clusters": arguments.clusters * arguments.scale,
+            "workloads": arguments.workloads * arguments.scale,
             "source_objects": source_objects,
             "rendered_objects": rendered_objects,
             "files_written": result.stats.written,
