@@ -34,12 +34,16 @@ class SourceSnapshot:
     """A source read at one revision: either ``root`` (a directory to load) or ``documents``.
 
     ``texts`` maps file names of ``documents`` to their text, so problems can point at lines (may be empty).
+    ``digest`` identifies the content: two snapshots with the same digest hold the same bytes (a git
+    revision, a hash of a directory's files taken *before* they are read). None: unknown, and the reconcile
+    never skips on it (``controller.skipping``).
     """
 
     root: Path | None
     documents: tuple[Document, ...] | None
     texts: Mapping[str, str]
     source: SourceInfo
+    digest: str | None = None
 
 
 class SourceReader(Protocol):
@@ -85,6 +89,7 @@ class ClusterReport:
     workloads: tuple[Mapping[str, Any], ...] = ()
     reschedule_requests: tuple[RescheduleRequest, ...] = ()
     synced_revision: str = ""
+    plan_digest: str = ""  # of what planning reads from the report (``statusreading.plan_fingerprint``)
 
     @property
     def name(self) -> str:
@@ -146,6 +151,14 @@ class Publication:
 
 class Publisher(Protocol):
     def publish(self, render: RenderOnto, source: SourceInfo) -> Publication: ...
+
+
+@runtime_checkable
+class HeadReader(Protocol):
+    """A publisher that can tell its branch's head cheaply (``git ls-remote``): a reconcile with nothing
+    changed checks that nobody else moved the branch instead of rendering again (``controller.skipping``)."""
+
+    def head(self) -> str | None: ...
 
 
 class Clock(Protocol):

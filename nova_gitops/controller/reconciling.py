@@ -15,7 +15,9 @@ Two rules of judgement live here, not in the planner:
   planner is asked more than once only when some group would move at all.
 
 The reconciler keeps two small memories between calls (exclusions and the failback hold), both bounded by
-the number of groups; nothing else accumulates.
+the number of groups, and the basis of the last reconcile that changed nothing (its inputs' digests and its
+plan): a reconcile whose inputs are those again skips planning, rendering and publishing
+(``controller.skipping`` says when that is exact) and only runs the rollout step. Nothing else accumulates.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from dataclasses import dataclass, field
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, errors
-from nova_gitops.controller import rescheduling, statusreading
+from nova_gitops.controller import rescheduling, skipping, statusreading
 from nova_gitops.controller.ports import (
     Clock,
     ClusterReport,
+    HeadReader,
     PlanObserver,
     Publisher,
     Rendered,
@@ -38,6 +41,7 @@ from nova_gitops.controller.ports import (
     SourceReader,
     SourceSnapshot,
     StatusReader,
+    StatusSnapshot,
 )
 from nova_gitops.controller.rolling import RolloutDriver, StepResult
 from nova_gitops.controller.settings import ControllerSettings
@@ -73,6 +77,8 @@ class ReconcileOutcome:
     source_warnings: tuple[Problem, ...] = ()
     duration: float = 0.0
     rollout: StepResult | None = None  # the rollout step after the publish (None: no rollout, no refs)
+    skipped: bool = False  # nothing that determines the render changed: not planned, rendered or published
+    replanned_because: str = ""  # why a reconcile that was not skipped planned (``skipping.why_not``)
 
 
 @dataclass(slots=True)
@@ -177,34 +183,98 @@ class Reconciler:
         self.observers = tuple(observers)
         self.memory = rescheduling.RescheduleMemory()
         self.hold = rescheduling.FailbackHold()
+        self.basis: skipping.Basis | None = None  # the last reconcile that found its render on the branch
+        self.skips = 0  # reconciles skipped since the start
 
     def reconcile(self) -> ReconcileOutcome:
         started = self.clock.now()
         status = self.status.read()
         with self.source.read() as snapshot:
-            inputs_set, reports, refused = source_set(
-                snapshot, status.reports, namespace=self.settings.namespace
-            )
-            requests = [request for report in reports.values() for request in report.reschedule_requests]
-            capacities = {name: report.capacity for name, report in reports.items()}
-            update = rescheduling.update(
-                self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
-            )
-            attempt = _Attempt()
+            read = skipping.inputs_of(snapshot, status.reports, self.settings)
+            basis, self.basis = self.basis, None  # kept again only by a skip or an unchanged reconcile
+            reason = skipping.changed_before_head(basis, read)
+            if reason is None and basis is not None and read is not None:
+                skipped = self._skip(basis, read, status, snapshot, started)
+                if isinstance(skipped, ReconcileOutcome):
+                    self.basis = basis
+                    return skipped
+                reason = skipped
+            return self._reconcile(status, snapshot, started, read, reason or "")
 
-            def render(previous: PreviousPlacement) -> Rendered:
-                plan = self._plan(inputs_set, previous, update.memory, started, attempt)
-                tree = renders.render(
-                    plan,
-                    snapshot.source,
-                    policy_locations=rendering.policy_locations(inputs_set),
-                    waves=rendering.rollout_waves(inputs_set),
-                )
-                notes = _notes(previous, plan, update.memory, attempt)
-                rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
-                return Rendered(tree.files, plan, notes, _vacated(previous, plan, attempt), rescheduled_only)
+    def _skip(
+        self,
+        basis: skipping.Basis,
+        read: skipping.Inputs,
+        status: StatusSnapshot,
+        snapshot: SourceSnapshot,
+        started: float,
+    ) -> ReconcileOutcome | str:
+        """The reconcile when the inputs are the basis's: the outcome of a skip, or why it cannot skip."""
+        reports = {**status.reports, **basis.source_reports}  # as ``source_set`` orders them
+        requests = [request for report in reports.values() for request in report.reschedule_requests]
+        capacities = {name: report.capacity for name, report in reports.items()}
+        update = rescheduling.update(
+            self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
+        )
+        head = self.publisher.head if isinstance(self.publisher, HeadReader) else None
+        reason = skipping.why_not(basis, read, update.memory.avoid(), started, head)
+        if reason is not None:
+            return reason
+        plan = basis.plan
+        spread = {group.name for group in plan.groups if group.mode != "single"}
+        self.memory = update.memory.without_groups(spread)
+        self.skips += 1
+        for observer in self.observers:
+            observer.planned(plan, reports)
+        step = None
+        if self.rollout is not None:
+            step = self.rollout.step(basis.strategy, basis.clusters, reports)
+            self._tell_rollout(step, basis.strategy.name if basis.strategy is not None else None)
+        return ReconcileOutcome(
+            outcome=Outcome.UNCHANGED,
+            commit=basis.head,
+            source=snapshot.source,
+            plan=plan,
+            unscheduled=len(plan.unscheduled),
+            reported_only=tuple(request for request in requests if request.group in spread),
+            stuck=basis.stuck,
+            status_problems=(*status.problems, *basis.refused),
+            source_warnings=basis.warnings,
+            duration=self.clock.now() - started,
+            rollout=step,
+            skipped=True,
+        )
 
-            publication = self.publisher.publish(render, snapshot.source)
+    def _reconcile(
+        self,
+        status: StatusSnapshot,
+        snapshot: SourceSnapshot,
+        started: float,
+        read: skipping.Inputs | None,
+        reason: str,
+    ) -> ReconcileOutcome:
+        """The whole reconcile: validate, plan, render, publish, then the rollout step."""
+        inputs_set, reports, refused = source_set(snapshot, status.reports, namespace=self.settings.namespace)
+        requests = [request for report in reports.values() for request in report.reschedule_requests]
+        capacities = {name: report.capacity for name, report in reports.items()}
+        update = rescheduling.update(
+            self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
+        )
+        attempt = _Attempt()
+
+        def render(previous: PreviousPlacement) -> Rendered:
+            plan = self._plan(inputs_set, previous, update.memory, started, attempt)
+            tree = renders.render(
+                plan,
+                snapshot.source,
+                policy_locations=rendering.policy_locations(inputs_set),
+                waves=rendering.rollout_waves(inputs_set),
+            )
+            notes = _notes(previous, plan, update.memory, attempt)
+            rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
+            return Rendered(tree.files, plan, notes, _vacated(previous, plan, attempt), rescheduled_only)
+
+        publication = self.publisher.publish(render, snapshot.source)
         rendered = publication.rendered
         plan = rendered.plan if rendered is not None else None
         spread = {group.name for group in plan.groups if group.mode != "single"} if plan else set()
@@ -218,6 +288,22 @@ class Reconciler:
         if self.rollout is not None and result.outcome is not Outcome.SUPERSEDED:
             step = self.rollout.step(inputs_set.rollout, inputs_set.clusters, reports)
             self._tell_rollout(step, inputs_set.rollout.name if inputs_set.rollout is not None else None)
+        if read is not None and plan is not None and result.outcome is Outcome.UNCHANGED and result.commit:
+            self.basis = skipping.Basis(
+                inputs=read,
+                avoid=update.memory.avoid(),
+                head=result.commit,
+                failback_due=skipping.failback_due(self.hold, self.settings.failback_after),
+                plan=plan,
+                strategy=inputs_set.rollout,
+                clusters=inputs_set.clusters,
+                source_reports={
+                    name: report for name, report in reports.items() if name not in status.reports
+                },
+                refused=refused,
+                warnings=inputs_set.warnings,
+                stuck=attempt.stuck,
+            )
         return ReconcileOutcome(
             outcome=result.outcome,
             commit=result.commit,
@@ -234,6 +320,7 @@ class Reconciler:
             source_warnings=inputs_set.warnings,
             duration=self.clock.now() - started,
             rollout=step,
+            replanned_because=reason,
         )
 
     def _tell_rollout(self, step: StepResult, strategy: str | None) -> None:
@@ -263,9 +350,9 @@ class Reconciler:
         plan = free
         attempt.hold = self.hold.observe((), now)
         attempt.failed_back = ()
+        free_placed = placements(free)
         moving = any(
-            placements(free).get(group, clusters) != tuple(clusters)
-            for group, clusters in previous.groups.items()
+            free_placed.get(group, clusters) != tuple(clusters) for group, clusters in previous.groups.items()
         )
         if moving and self.settings.failback_after > 0:
             held, stuck_held = self._plan_keeping_stuck(source, previous, avoid, failback=False)

@@ -4,27 +4,40 @@ A directory is read as it is on disk, recorded like ``publish`` records it (orig
 tree is clean, else its name and no revision). Its changes come from watchfiles, debounced, so a burst of
 saves from an editor or a ``git pull`` is one render, not twenty.
 
-A git source is fetched into the shared clone cache and exported at one commit for each reconcile, so what is
-rendered is exactly one revision, never a work tree half-way through an update. It has no push channel of its
-own: the loop polls it at ``--interval`` and the webhook receiver wakes the loop early.
+A git source is fetched into the shared clone cache and exported at one commit, so what is rendered is
+exactly one revision, never a work tree half-way through an update. The export is kept until the revision
+changes: a poll that finds the same commit costs a fetch, not an export of every file. It has no push channel
+of its own: the loop polls it at ``--interval`` and the webhook receiver wakes the loop early.
 
 A control plane (``sources.controlplane``) lists documents; ``ControlPlaneReader`` adapts it to the port.
+
+Every snapshot carries a digest of its content, taken before the reconcile reads it (so a file changed
+during a read makes the next digest differ, never the other way round): the commit for a git source, the
+files' bytes for a directory (``sources.fingerprinting``), the listed documents for a control plane. The
+reconciler skips planning when it is the one it last rendered (``controller.skipping``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
 from watchfiles import Change, watch
 
+from nova_gitops import errors
 from nova_gitops.api.objects import Document
 from nova_gitops.controller.ports import SourceSnapshot
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.sources import fingerprinting
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.kustomizing import KUSTOMIZATION_FILES
 
@@ -64,11 +77,16 @@ class DirectorySource:
         self.debounce_ms = debounce_ms
         self.stop = stop or threading.Event()
         self.watch_changes = watch_changes
+        self.fingerprint = fingerprinting.DirectoryFingerprint(root)
 
     @contextmanager
     def read(self) -> Iterator[SourceSnapshot]:
-        checkout = git_sources.open_directory(self.root)
-        yield SourceSnapshot(self.root, None, {}, SourceInfo(checkout.repo, checkout.revision))
+        # git's answer (three commands) and the digest overlap: a poll that finds nothing costs the longer
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nova-source-info") as pool:
+            checkout = pool.submit(git_sources.open_directory, self.root)
+            digest = f"directory:{self.fingerprint.digest()}"  # before the reconcile reads the files
+            info = SourceInfo(checkout.result().repo, checkout.result().revision)
+        yield SourceSnapshot(self.root, None, {}, info, digest)
 
     def changes(self) -> Iterator[None] | None:
         if not self.watch_changes:
@@ -95,6 +113,9 @@ class GitSource:
         self.spec = git_sources.GitSpec(url, ref)
         self.cache_dir = cache_dir
         self.timeout = timeout
+        self._export: tuple[str, Path, weakref.finalize[[Path], GitSource]] | None = (
+            None  # revision, its export, its removal
+        )
 
     @classmethod
     def from_spec(cls, text: str, *, cache_dir: Path, timeout: float = 120.0) -> GitSource:
@@ -104,11 +125,40 @@ class GitSource:
 
     @contextmanager
     def read(self) -> Iterator[SourceSnapshot]:
-        with git_sources.checkout(self.spec, cache_dir=self.cache_dir, timeout=self.timeout) as checkout:
-            yield SourceSnapshot(checkout.root, None, {}, SourceInfo(checkout.repo, checkout.revision))
+        cache = git_sources.SourceCache(self.spec.url, self.cache_dir, timeout=self.timeout)
+        with cache.locked():
+            cache.fetch(self.spec.ref)
+            revision = cache.resolve(self.spec.ref)
+            if revision is None:
+                where = f"ref {self.spec.ref!r}" if self.spec.ref else "default branch (HEAD)"
+                raise errors.RepoError(
+                    f"the source {self.spec.url} has no {where}; name an existing branch, tag or commit"
+                )
+            if self._export is None or self._export[0] != revision:
+                root = Path(tempfile.mkdtemp(prefix="nova-source-"))
+                try:
+                    cache.export(revision, root)
+                except BaseException:
+                    _remove(root)
+                    raise
+                self.close()
+                self._export = (revision, root, weakref.finalize(self, _remove, root))
+        root = self._export[1]
+        info = SourceInfo(git_sources.public_url(self.spec.url), revision)
+        yield SourceSnapshot(root, None, {}, info, f"git:{self.spec.url}@{revision}")
+
+    def close(self) -> None:
+        """Remove the kept export (done when the source is collected, or at exit, otherwise)."""
+        if self._export is not None:
+            self._export[2]()
+            self._export = None
 
     def changes(self) -> Iterator[None] | None:
         return None
+
+
+def _remove(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
 
 
 class SnapshotSource(Protocol):
@@ -142,7 +192,18 @@ class ControlPlaneReader:
     @contextmanager
     def read(self) -> Iterator[SourceSnapshot]:
         snapshot = self.source.snapshot()
-        yield SourceSnapshot(None, tuple(snapshot.documents), dict(snapshot.texts), snapshot.source)
+        documents = tuple(snapshot.documents)
+        digest = documents_digest(documents, snapshot.source)
+        yield SourceSnapshot(None, documents, dict(snapshot.texts), snapshot.source, digest)
 
     def changes(self) -> Iterator[None] | None:
         return self.source.changes()
+
+
+def documents_digest(documents: Sequence[Document], source: SourceInfo) -> str:
+    """A digest of listed documents: their bodies (``repr``: key order and types count, ``1`` is not
+    ``"1"``) and where each was found."""
+    digest = hashlib.sha256(repr(source).encode())
+    for document in documents:
+        digest.update(f"{document.location!r}\0{document.body!r}\0".encode())
+    return f"documents:{digest.hexdigest()}"

@@ -23,7 +23,13 @@ Whatever a report holds, it is either used or refused naming its cluster (issue 
   reports of agents older than the field have none and are read as before).
 
 The branch is read at one commit, fetched into a bare cache of its own (never the rendered repo's cache, whose
-lock the publisher holds).
+lock the publisher holds). A read whose branch head has not moved since the last one returns the last
+snapshot after one ``git ls-remote`` (no fetch, no parse), and a report file whose blob is unchanged is not
+parsed again: a poll with nothing new costs one round trip.
+
+``plan_fingerprint`` digests what planning can read from a report: everything but the fields an agent
+rewrites without the cluster changing (``heartbeat``, ``lastUpdateTime``, ``workloads``' health, ...), so a
+heartbeat does not make the controller plan again (``controller.skipping``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +61,29 @@ MAX_REVISION_CHARS = 256
 MAX_FLOW_DEPTH = 64  # nested [ and { (a report has 2 at most: `nodeTaints: {}`, `workloads: []`)
 MAX_LINE_PREFIX = 256  # indentation plus leading `- `/`? `/`: ` indicators of one line (a report has ~12)
 UNREADABLE = "report refused: it could not be interpreted"
+UNPLANNED_FIELDS = (
+    "syncedRevision",
+    "workloads",
+    "lastError",
+    "adoptedObjects",
+    "driftedObjects",
+    "heartbeat",
+    "lastUpdateTime",
+)
+"""Fields an agent adds to its Cluster that the Cluster parser accepts and never reads (its "report fields"
+but ``rescheduleRequests``, which exclusions are made of): health, heartbeats, errors. Left out of
+``plan_fingerprint``, top level and ``status`` alike."""
 log = logging.getLogger(__name__)
+
+
+def plan_fingerprint(body: Mapping[str, Any]) -> str:
+    """A digest of a report's Cluster document without ``UNPLANNED_FIELDS``: equal for two reports that
+    planning cannot tell apart. Conservative: key order and any field not listed there count."""
+    kept = {key: value for key, value in body.items() if key not in UNPLANNED_FIELDS}
+    status = kept.get("status")
+    if isinstance(status, Mapping):
+        kept["status"] = {key: value for key, value in status.items() if key not in UNPLANNED_FIELDS}
+    return hashlib.sha256(repr(kept).encode()).hexdigest()  # repr keeps 1 and "1" apart; JSON would not
 
 
 def capacity_fingerprint(status: Mapping[str, Any]) -> str:
@@ -158,6 +186,7 @@ def _report_from_document(document: Document, text: str) -> tuple[ClusterReport 
             else (),
             reschedule_requests=requests,
             synced_revision=revision[:MAX_REVISION_CHARS] if isinstance(revision, str) else "",
+            plan_digest=plan_fingerprint(body),
         ),
         request_problems,
     )
@@ -220,7 +249,15 @@ def _requests(
     return tuple(requests), problems
 
 
-def snapshot_of(files: Mapping[str, bytes], revision: str | None = None) -> StatusSnapshot:
+Parsed = tuple[ClusterReport | None, list[Problem]]
+
+
+def snapshot_of(
+    files: Mapping[str, bytes],
+    revision: str | None = None,
+    *,
+    parse: Callable[[str, bytes], Parsed] | None = None,  # None: parse_report
+) -> StatusSnapshot:
     """Reports from ``path → bytes`` of the status tree (paths outside ``status/`` are ignored)."""
     reports: dict[str, ClusterReport] = {}
     problems: list[Problem] = []
@@ -230,7 +267,7 @@ def snapshot_of(files: Mapping[str, bytes], revision: str | None = None) -> Stat
         if len(reports) >= MAX_REPORTS:
             problems.append(Problem(SourceLocation(path, 1), f"more than {MAX_REPORTS} reports; ignored"))
             continue
-        report, found = parse_report(path, files[path])
+        report, found = (parse or parse_report)(path, files[path])
         problems += found
         if report is not None:
             reports[report.name] = report
@@ -246,11 +283,25 @@ class GitStatusReader:
         self.repo = gitwriting.RenderedRepo(
             gitwriting.cache_path(cache_dir / "status", url), url, timeout=timeout
         )
+        self._last: StatusSnapshot | None = None  # the last snapshot read, at its ``revision``
+        self._parsed: dict[tuple[str, str], Parsed] = {}  # (path, blob id) → parse_report of those bytes
 
     def read(self) -> StatusSnapshot:
+        last = self._last
+        remote = self.head()
+        if remote is None:  # no agent has reported yet
+            self._last = None
+            return StatusSnapshot()
+        if last is not None and remote == last.revision:
+            return last  # the branch has not moved: same commit, same reports (one ls-remote, no fetch)
         head = self.repo.fetch(self.branch)
         if head is None:  # no agent has reported yet
+            self._last = None
             return StatusSnapshot()
+        self._last = snapshot = self._read_at(head)
+        return snapshot
+
+    def _read_at(self, head: str) -> StatusSnapshot:
         listing = self.repo.listing(head)
         paths = sorted(path for path in listing if path.startswith(f"{STATUS_DIRECTORY}/"))[: MAX_REPORTS + 1]
         sizes = self._sizes([listing[path] for path in paths])
@@ -263,8 +314,23 @@ class GitStatusReader:
                 problems.append(Problem(SourceLocation(path, 1), message))
             else:
                 wanted.append(path)
-        blobs = self.repo.read_blobs(sorted({listing[path] for path in wanted}))
-        snapshot = snapshot_of({path: blobs[listing[path]] for path in wanted}, head)
+        parsed = {
+            (path, listing[path]): self._parsed[path, listing[path]]
+            for path in wanted
+            if (path, listing[path]) in self._parsed
+        }
+        unparsed = [path for path in wanted if (path, listing[path]) not in parsed]
+        blobs = self.repo.read_blobs(sorted({listing[path] for path in unparsed}))
+
+        def parse(path: str, data: bytes) -> Parsed:
+            key = (path, listing[path])
+            if key not in parsed:
+                parsed[key] = parse_report(path, data)
+            return parsed[key]
+
+        files = {path: blobs.get(listing[path], b"") for path in wanted}
+        snapshot = snapshot_of(files, head, parse=parse)
+        self._parsed = parsed  # only the reports of this commit: bounded by the number of clusters
         return StatusSnapshot(snapshot.reports, (*problems, *snapshot.problems), head)
 
     def head(self) -> str | None:
