@@ -46,16 +46,17 @@ class _Entry:
     digest: bytes
     hashed_at_ns: int
 
-    def vouches(self, key: tuple[int, int, int, int, int, int]) -> bool:
+    def vouches(self, key: tuple[int, int, int, int, int, int], margin_ns: int) -> bool:
         """Whether a file with ``key`` still holds the bytes hashed then (see the module doc)."""
-        return key == self.key and max(key[4], key[5]) < self.hashed_at_ns - RACY_MARGIN_NS
+        return key == self.key and max(key[4], key[5]) < self.hashed_at_ns - margin_ns
 
 
 class DirectoryFingerprint:
     """The digest of one directory over time; not thread-safe (one reconcile at a time uses it)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, racy_margin_ns: int = RACY_MARGIN_NS) -> None:
         self.root = root
+        self.racy_margin_ns = racy_margin_ns  # tests shorten it instead of sleeping
         self._entries: dict[str, _Entry] = {}
         self.files_read = 0  # files whose bytes were read by the last ``digest`` (for tests and benches)
 
@@ -78,7 +79,11 @@ class DirectoryFingerprint:
                     status.st_ctime_ns,
                 )
                 known = self._entries.get(relative)
-                if known is None or stat.S_ISLNK(status.st_mode) or not known.vouches(key):
+                if (
+                    known is None
+                    or stat.S_ISLNK(status.st_mode)
+                    or not known.vouches(key, self.racy_margin_ns)
+                ):
                     hashed_at = time.time_ns()  # before the read: a write during it is seen as racy
                     known = _Entry(key, _hash(reader, relative), hashed_at)
                     self.files_read += 1
