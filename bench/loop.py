@@ -4,7 +4,8 @@ Figures (issue 5): time from ``git push`` of a source change to the agents havin
 p95 <= 6 s over 50 pushes, with the controller and agents polling every 1 s and the webhook announcing each
 push; reschedule latency from the first status report that shows Pending pods (with a reschedule request) to
 the commit that moves the group, <= one controller interval; controller memory flat (+-10 %) over 1,000
-reconciles (RSS after the first and after the last); and the rollout figures of issue 12
+reconciles (RSS after the first and after the last; most of them find nothing new and skip planning, see
+``bench/reconcile.py`` for that figure on the reference fleet); and the rollout figures of issue 12
 (``bench/rollout.py``: wave N healthy for bakeTime → wave N+1 released within one interval, three waves of
 bake 5 s complete within 3 × (bake + 2 intervals)). Prints a table, then one JSON line (last line).
 
@@ -163,13 +164,14 @@ def memory(loop: LocalLoop, reconciles: int) -> dict[str, Any]:
     """RSS after the first and the last of ``reconciles`` reconciles (a source change every 50)."""
     first = last = 0
     durations = []
+    skipped = 0
     for index in range(reconciles):
         if index and index % 50 == 0:
             loop.source.push(
                 {"apps/platform.yaml": platform_with(f"memory-{index}")}, f"bench: memory {index}"
             )
         started = time.monotonic()
-        loop.controller.reconcile_once()
+        skipped += loop.controller.reconcile_once().skipped
         durations.append(time.monotonic() - started)
         if index == 0:
             first = rss_kib()
@@ -180,6 +182,7 @@ def memory(loop: LocalLoop, reconciles: int) -> dict[str, Any]:
         "controller_rss_last_kib": last,
         "controller_rss_growth_pct": round(100 * (last - first) / first, 1) if first else None,
         "reconcile_p50_ms": round(1000 * statistics.median(durations), 1),
+        "reconciles_skipped": skipped,  # nothing changed: not planned (issue 14; bench/reconcile.py)
     }
 
 

@@ -23,6 +23,7 @@ plan): a reconcile whose inputs are those again skips planning, rendering and pu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from nova_gitops.api import inputs
@@ -188,18 +189,26 @@ class Reconciler:
 
     def reconcile(self) -> ReconcileOutcome:
         started = self.clock.now()
-        status = self.status.read()
-        with self.source.read() as snapshot:
-            read = skipping.inputs_of(snapshot, status.reports, self.settings)
-            basis, self.basis = self.basis, None  # kept again only by a skip or an unchanged reconcile
-            reason = skipping.changed_before_head(basis, read)
-            if reason is None and basis is not None and read is not None:
-                skipped = self._skip(basis, read, status, snapshot, started)
-                if isinstance(skipped, ReconcileOutcome):
-                    self.basis = basis
-                    return skipped
-                reason = skipped
-            return self._reconcile(status, snapshot, started, read, reason or "")
+        # the status branch and the source are read at once: when nothing changed, both are a round trip to
+        # a git host (or a directory's digest), and waiting for one after the other is half the reconcile
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nova-status-read") as pool:
+            reading = pool.submit(self.status.read)
+            with self.source.read() as snapshot:
+                return self._reconcile_read(reading.result(), snapshot, started)
+
+    def _reconcile_read(
+        self, status: StatusSnapshot, snapshot: SourceSnapshot, started: float
+    ) -> ReconcileOutcome:
+        read = skipping.inputs_of(snapshot, status.reports, self.settings)
+        basis, self.basis = self.basis, None  # kept again only by a skip or an unchanged reconcile
+        reason = skipping.changed_before_head(basis, read)
+        if reason is None and basis is not None and read is not None:
+            skipped = self._skip(basis, read, status, snapshot, started)
+            if isinstance(skipped, ReconcileOutcome):
+                self.basis = basis
+                return skipped
+            reason = skipped
+        return self._reconcile(status, snapshot, started, read, reason or "")
 
     def _skip(
         self,
