@@ -61,7 +61,16 @@ class DirectoryFingerprint:
         self.files_read = 0  # files whose bytes were read by the last ``digest`` (for tests and benches)
 
     def digest(self) -> str:
-        """A hex digest of the names and bytes of every file the render of ``root`` can read."""
+        """A hex digest of the names and bytes of every file the render of ``root`` can read. Never raises
+        for what it finds: a root that is missing or unreadable has a digest of its own, and reading the
+        source then reports the problem as it always did."""
+        try:
+            return self._digest()
+        except OSError as error:
+            self._entries = {}
+            return f"unreadable:{error.errno}"
+
+    def _digest(self) -> str:
         root = self.root
         if not root.is_dir():  # a single manifest file as the source
             return hashlib.blake2b(_read(root.parent, root.name), digest_size=32).hexdigest()

@@ -4,7 +4,7 @@ Behaviours covered: equal bytes give equal digests and, once a file is older tha
 read again; a change is always seen — a rewrite of the same size within the file-time tick of the last
 digest, a rewrite whose mtime is put back (ctime moves), a new, removed or renamed file, a symbolic link
 pointed elsewhere (its own lstat does not change); what the reader never reads (``.git``, a previous render
-kept in the source) does not count.
+kept in the source) does not count; a missing root or a single file as the source has a digest too.
 """
 
 from __future__ import annotations
@@ -104,4 +104,15 @@ def test_what_the_reader_never_reads_does_not_count(tmp_path: Path) -> None:
     (rendered / "clusters" / "wlc-1" / "x.yaml").write_text("kind: X\n")
     assert fingerprint.digest() == first
     (root / ".env").write_text("KEY=1\n")  # hidden files count: a kustomize generator may read them
+    assert fingerprint.digest() != first
+
+
+def test_a_missing_root_or_a_single_file_has_a_digest(tmp_path: Path) -> None:
+    missing = DirectoryFingerprint(tmp_path / "nowhere" / "source")
+    assert missing.digest() == missing.digest()
+    single = tmp_path / "web.yaml"
+    single.write_text("kind: Deployment\n")
+    fingerprint = DirectoryFingerprint(single)
+    first = fingerprint.digest()
+    single.write_text("kind: Service\n")
     assert fingerprint.digest() != first
