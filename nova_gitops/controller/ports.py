@@ -48,7 +48,7 @@ class SourceSnapshot:
 
 class SourceReader(Protocol):
     def read(self) -> AbstractContextManager[SourceSnapshot]:
-        """One revision of the source, valid inside the block (a temporary export is removed after it)."""
+        """One revision of the source, valid inside the block (an export may be removed after it)."""
         ...
 
     def changes(self) -> Iterator[None] | None:
