@@ -66,7 +66,7 @@ def watch(loop: LocalLoop, target: str, started: float, timeout: float) -> dict[
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and "complete" not in seen:
         now = time.monotonic() - started
-        targets.add(_ref(loop, "main"))
+        targets |= _descendants(loop, target)
         released = rollouts.released(loop)
         for wave, cluster in WAVES:
             if released.get(cluster) in targets:
@@ -126,7 +126,7 @@ def figures(root: Path, interval: float, log: Any) -> dict[str, Any]:
         watch(loop, first, time.monotonic(), 120)
         started = time.monotonic()
         loop.source.push({"apps/storefront.yaml": rollouts.storefront("2.0")}, "bench: storefront 2.0")
-        target = _wait_for_render(loop, first, 60)
+        target = _wait_for_render(loop, first, 60, holding="storefront:2.0")
         seen = watch(loop, target, started, 120)
     finally:
         stop_loop(loop, stop, agent_clock, threads)
@@ -164,14 +164,32 @@ def _rounded(values: Iterable[float]) -> list[float]:
     return [round(value, 3) for value in values]
 
 
-def _wait_for_render(loop: LocalLoop, previous: str, timeout: float) -> str:
+def _wait_for_render(loop: LocalLoop, previous: str, timeout: float, holding: str = "") -> str:
+    """The first head of ``main`` after ``previous`` whose cluster directories hold ``holding`` (any new
+    head when empty): the render of the push, not a capacity-only re-render that came first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         head = _ref(loop, "main")
-        if head and head != previous:
+        if head and head != previous and (not holding or _holds(loop, head, holding)):
             return head
         time.sleep(0.01)
     raise SystemExit(f"no new render within {timeout:.0f} s")
+
+
+def _holds(loop: LocalLoop, commit: str, text: str) -> bool:
+    found = subprocess.run(
+        ["git", "grep", "-q", "-F", text, commit, "--", "clusters/"], cwd=loop.rendered, capture_output=True
+    )
+    return found.returncode == 0
+
+
+def _descendants(loop: LocalLoop, commit: str) -> set[str]:
+    """Every commit of ``main`` after ``commit``: the renders that may go on with its rollout (a watcher
+    polling ``main`` can miss a head that lasted less than its poll)."""
+    done = subprocess.run(
+        ["git", "rev-list", "--ancestry-path", f"{commit}..main"], cwd=loop.rendered, capture_output=True
+    )
+    return set(done.stdout.decode().split())
 
 
 def _ref(loop: LocalLoop, name: str) -> str:
