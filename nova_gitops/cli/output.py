@@ -10,10 +10,6 @@ import click
 
 from nova_gitops.errors import UserError
 
-OUTPUT_HELP = (
-    "Output format: table, yaml, json, or jsonpath=EXPR (kubectl syntax, e.g. '{.items[*].metadata.name}')."
-)
-
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ import git
 import git.exc
 
 from nova_gitops import errors
-from nova_gitops.clients import gitenvironment
+from nova_gitops.clients import gitenvironment, gitfailures
 
 
 class GitFailed(errors.RepoError):
@@ -287,12 +286,7 @@ class Remote:
 
 # { Credentials never reach a log
 
-_CREDENTIALS_IN_URL: Final = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-
-
-def scrub(text: str) -> str:
-    """``text`` with the ``user:token@`` part of any URL in it masked."""
-    return _CREDENTIALS_IN_URL.sub(r"\1***@", text)
+scrub = gitfailures.scrub  # ``text`` with the ``user:token@`` part of any URL in it masked: one rule
 
 
 QUIETED: Final = ("Git informed while fetching", "Error lines received while")
