@@ -17,6 +17,7 @@ through them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -27,7 +28,7 @@ from typing import Final
 
 import git
 
-from nova_gitops.clients import gitrunning
+from nova_gitops.clients import gitfailures, gitrunning
 from nova_gitops.clients.gitenvironment import git_environment
 from nova_gitops.clients.gitrunning import GitFailed
 
@@ -86,11 +87,7 @@ def run_git(
 scrub = gitrunning.scrub  # ``text`` with the ``user:token@`` part of any URL in it masked
 
 
-def last_line(text: str) -> str:
-    """git's last line of explanation (its ``fatal:``/``error:`` line when there is one)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    meaningful = [line for line in lines if line.startswith(("fatal:", "error:"))]
-    return (meaningful or lines or ["git failed"])[-1]
+last_line = functools.partial(gitfailures.last_line, otherwise="git failed")  # git's last line of explanation
 
 
 def redact(url: str) -> str:

@@ -59,11 +59,12 @@ def scrub(text: str) -> str:
     return _CREDENTIALS_IN_URL.sub(r"\1***@", text)
 
 
-def last_line(stderr: str) -> str:
-    """git's explanation: its last ``fatal:``/``error:`` line, or its last line."""
+def last_line(stderr: str, otherwise: str = "") -> str:
+    """git's explanation: its last ``fatal:``/``error:`` line (or a push's ``!`` line), else its last line,
+    else ``otherwise``. The one reading of git's words for nova-gitops and nova-agent alike."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    meaningful = [line for line in lines if line.startswith(("fatal:", "error:"))]
-    return (meaningful or lines or [""])[-1]
+    meaningful = [line for line in lines if line.startswith(("fatal:", "error:", "!"))]
+    return (meaningful or lines or [otherwise])[-1]
 
 
 def git_failure(error: BaseException) -> GitFailure | None:

@@ -124,6 +124,18 @@ def open_bare(path: Path) -> PolicyRepo:
     return open_repo(path)
 
 
+def open_cache(path: Path, what: str) -> PolicyRepo:
+    """:func:`open_bare` for a cache of ours; one that cannot be created is a ``RepoError`` naming ``what``
+    (``the cache … of URL``, ``the source cache …``) and the likely cause."""
+    try:
+        return open_bare(path)
+    except GitFailed as cannot:
+        raise errors.RepoError(
+            f"cannot create {what}: {gitfailures.last_line(cannot.stderr, 'git failed')}; check that the "
+            "cache directory (--cache-dir) is writable"
+        ) from None
+
+
 # { Progress
 
 

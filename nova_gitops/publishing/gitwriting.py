@@ -17,6 +17,7 @@ it was and, at worst, a dangling private ref in the cache, which the next run ov
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,7 +27,7 @@ from enum import Enum
 from pathlib import Path
 
 from nova_gitops import errors
-from nova_gitops.clients import gitrunning
+from nova_gitops.clients import gitfailures, gitrunning
 from nova_gitops.publishing.gitcommands import GitCommands, GitFailed
 from nova_gitops.rendering.increments import blob_id
 
@@ -108,13 +109,7 @@ class RenderedRepo:
     ) -> None:
         self.path = path
         self.url = url
-        try:
-            self.repo = gitrunning.open_bare(path)
-        except GitFailed as failure:
-            raise errors.RepoError(
-                f"cannot create the cache {path} of {url}: {last_line(failure.stderr)}; check the cache "
-                "directory (--cache-dir) is writable"
-            ) from None
+        self.repo = gitrunning.open_cache(path, f"the cache {path} of {url}")
         self.remote = gitrunning.Remote(self.repo, url, timeout=timeout, progress=progress)
         self.git = GitCommands(path, timeout=timeout)
 
@@ -281,10 +276,7 @@ def remote_error(url: str, action: str, failure: GitFailed) -> errors.RepoError:
     return errors.RepoError(f"cannot {action} {url}: {last_line(failure.stderr)}; {hint}")
 
 
-def last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    meaningful = [line for line in lines if line.startswith(("fatal:", "error:", "!"))]
-    return (meaningful or lines or ["git failed"])[-1]
+last_line = functools.partial(gitfailures.last_line, otherwise="git failed")
 
 
 def environment() -> Mapping[str, str]:

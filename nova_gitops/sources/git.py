@@ -234,13 +234,7 @@ class SourceCache(Repository):
         path = cache_dir / "sources" / hashlib.sha256(url.encode()).hexdigest()
         path.mkdir(parents=True, exist_ok=True)
         super().__init__(path, timeout=timeout)
-        try:
-            self.repo = gitrunning.open_bare(path)
-        except GitFailed as failure:
-            raise errors.RepoError(
-                f"cannot create the source cache {path}: {failure.stderr}; check that the cache directory "
-                "(--cache-dir) is writable"
-            ) from None
+        self.repo = gitrunning.open_cache(path, f"the source cache {path}")
         self.remote = gitrunning.Remote(self.repo, url, timeout=timeout, progress=progress)
 
     @contextmanager
