@@ -28,6 +28,7 @@ from nova_gitops.api.clusters import Cluster
 from nova_gitops.scheduling import fitting
 from nova_gitops.scheduling.candidates import Candidates
 from nova_gitops.scheduling.demand import PodDemand
+from nova_gitops.scheduling.memory import BaseRoom
 
 DEFAULT_SCORED_RESOURCES = ("cpu", "memory")
 SCORE_SCALE = 10**12
@@ -168,6 +169,25 @@ class Ledger:
         self._add(cluster, need)
         self._add_base(cluster, need, used=True)
         return fit.shortfall
+
+    def base_of(self, cluster: str) -> BaseRoom:
+        """The cluster's state once the explicit intents took their room, before any single placement."""
+        self._to_base(cluster)
+        return BaseRoom(
+            self._base[cluster],
+            dict(self._free[cluster]),
+            dict(self._base_free[cluster]),
+            dict(self._base_placed[cluster]),
+            dict(self.placed[cluster]),
+        )
+
+    def restore_base(self, cluster: str, room: BaseRoom) -> None:
+        """Put back a state ``base_of`` gave, made by the same explicit intents on the same cluster."""
+        self._to_base(cluster)
+        self._rooms[cluster] = self._base[cluster] = room.rooms
+        self._free[cluster], self._base_free[cluster] = dict(room.free), dict(room.base_free)
+        self._base_placed[cluster], self.placed[cluster] = dict(room.base_placed), dict(room.placed)
+        self._versions[cluster] += 1
 
     def _add_base(self, cluster: str, need: Mapping[str, int], *, used: bool) -> None:
         free, placed = self._base_free[cluster], self._base_placed[cluster]

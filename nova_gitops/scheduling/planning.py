@@ -18,7 +18,7 @@ keeps each placed group's reason and works out the rest, and every warning, from
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from nova_gitops.api import kinds, labels, podshapes
@@ -31,6 +31,7 @@ from nova_gitops.api.problems import Problem
 from nova_gitops.errors import InputError
 from nova_gitops.scheduling import (
     candidates,
+    components,
     cordoning,
     demand,
     distributing,
@@ -38,8 +39,10 @@ from nova_gitops.scheduling import (
     grouping,
     intents,
     matching,
+    memory,
     placing,
 )
+from nova_gitops.scheduling.memory import Key, PlanMemory, StoredGroup
 from nova_gitops.scheduling.placing import Ledger, place_single
 from nova_gitops.scheduling.plans import (
     ClusterCopy,
@@ -79,6 +82,9 @@ def plan(
     settings: PlanSettings | None = None,
     avoid: Mapping[str, Mapping[str, str]] | None = None,
     failback: bool | Collection[str] = True,
+    recalled: PlanMemory | None = None,
+    file_digests: Mapping[str, str] | None = None,
+    partitioned: bool = True,
 ) -> Plan:
     """Decide where every object of ``source`` goes.
 
@@ -86,6 +92,11 @@ def plan(
     reason (reschedule requests); ``failback=False`` keeps sticky groups on a lower tier even when a higher
     one fits (the controller, while it waits out ``--failback-after``), and a collection of group names lets
     only those fail back. Raises ``InputError`` for objects whose resource requests cannot be read.
+
+    With ``file_digests`` (source file name → digest of its bytes) the plan carries the ``memory`` of its
+    parts, and reuses those of ``recalled`` whose inputs are unchanged (``scheduling.memory``): the plan is
+    the same, made for the cost of what changed. ``partitioned=False`` places the whole fleet as one
+    component (the reference the equivalence properties compare with).
     """
     previous = previous or PreviousPlacement.empty()
     settings = settings or PlanSettings()
@@ -112,9 +123,10 @@ def plan(
         else:
             by_policy.setdefault(found.policy.name, []).append(manifest)
 
+    recall = None if file_digests is None else _Recall(recalled or memory.EMPTY, file_digests, source)
     problems: list[Problem] = []
     work = [
-        _measure(group, policy, None, problems, source.pod_shapes)
+        _measure(group, policy, None, problems, source.pod_shapes, recall)
         for policy in sorted(policies, key=lambda policy: policy.name)
         for group in grouping.form_groups(policy.name, policy.group_by_key, by_policy.get(policy.name, ()))
     ]
@@ -125,6 +137,7 @@ def plan(
             intent,
             problems,
             source.pod_shapes,
+            recall,
         )
         for manifest, intent in annotated
     ]
@@ -134,8 +147,9 @@ def plan(
     status: Status = "delegated" if settings.delegated else "scheduled"
     # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
     chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
-    placer = _Placer(clusters, chosen, previous, avoid, failback, status)
-    results = placer.place_all(work)
+    results, usage = _place_components(
+        work, clusters, chosen, previous, avoid, failback, status, recall, partitioned
+    )
     warnings += overlaps
     groups = [results[name] for name in sorted(results)]
     for item, group_plan in zip(sorted(work, key=lambda item: item.group.name), groups, strict=True):
@@ -145,7 +159,6 @@ def plan(
                 Unscheduled(member.key, member.api_version, group_plan.policy, group_plan.reason)
                 for member in item.group.members
             )
-    ledger = placer.ledger
 
     followed = _follow_namespaces(groups, source, clusters, policies) if settings.namespace_follow else []
     followed_keys = {(namespace.manifest.kind, namespace.manifest.name) for namespace in followed}
@@ -158,24 +171,198 @@ def plan(
             and ("Namespace", entry.key.name) in followed_keys
         )
     ]
-    usage = tuple(
-        ClusterUsage(
-            cluster.name,
-            ledger.allocatable[cluster.name],
-            ledger.available[cluster.name],
-            ledger.placed[cluster.name],
-        )
-        for cluster in clusters
-    )
     return Plan(
         groups=tuple(groups),
         unscheduled=tuple(sorted(unscheduled, key=lambda entry: entry.key)),
         followed_namespaces=tuple(followed),
-        clusters=usage,
+        clusters=tuple(usage[cluster.name] for cluster in clusters),
         warnings=tuple(warnings),
         settings=settings,
         policy_overlaps=tuple(overlaps),
+        memory=recall.built() if recall is not None else None,
     )
+
+
+def _place_components(
+    work: Sequence[_Work],
+    clusters: Sequence[Cluster],
+    chosen: Mapping[str, candidates.Candidates],
+    previous: PreviousPlacement,
+    avoid: Mapping[str, Mapping[str, str]],
+    failback: bool | Collection[str],
+    status: Status,
+    recall: _Recall | None,
+    partitioned: bool,
+) -> tuple[dict[str, GroupPlan], dict[str, ClusterUsage]]:
+    """Every group's plan and every cluster's usage, component by component (``components``): a component
+    whose inputs an earlier plan had is taken from ``recall``'s memory."""
+    by_name = {cluster.name: cluster for cluster in clusters}
+    items = {item.group.name: item for item in work}
+    if partitioned:
+        touched = {name: (*found.names, *found.not_ready) for name, found in chosen.items()}
+        parts = components.partition((name, _touches(item, touched, by_name)) for name, item in items.items())
+    else:
+        parts = [components.Component(tuple(by_name), tuple(sorted(items)))]
+    fails_back = _fails_back(failback)
+    results: dict[str, GroupPlan] = {}
+    usage: dict[str, ClusterUsage] = {}
+    for part in parts:
+        part_work = [items[name] for name in part.groups]
+        key = (
+            None
+            if recall is None
+            else recall.component_key(part, part_work, previous, avoid, fails_back, status)
+        )
+        stored = None if recall is None or key is None else recall.component(key)
+        if stored is not None:
+            results.update(
+                (item.group.name, stored.groups[item.group.name].attached(item.group.members))
+                for item in part_work
+            )
+            usage.update(stored.usage)
+            continue
+        placer = _Placer(
+            [by_name[name] for name in part.clusters], chosen, previous, avoid, failback, status, recall
+        )
+        found = placer.place_all(part_work)
+        ledger = placer.ledger
+        part_usage = {
+            name: ClusterUsage(name, ledger.allocatable[name], ledger.available[name], ledger.placed[name])
+            for name in part.clusters
+        }
+        results.update(found)
+        usage.update(part_usage)
+        if recall is not None and key is not None:
+            stored_groups = {name: StoredGroup.of(plan) for name, plan in found.items()}
+            recall.keep_component(key, memory.Placement(stored_groups, part_usage, placer.spreads_key))
+    rest = [by_name[name] for name in components.untouched(list(by_name), parts)]
+    idle = Ledger(rest)
+    usage.update(
+        (name, ClusterUsage(name, idle.allocatable[name], idle.available[name], {}))
+        for name in (cluster.name for cluster in rest)
+    )
+    return results, usage
+
+
+def _touches(
+    item: _Work, touched: Mapping[str, tuple[str, ...]], clusters: Mapping[str, Cluster]
+) -> tuple[str, ...]:
+    """The clusters a group's placement may read or take room on (``components``); ``touched``: those of
+    each policy (its candidates, and the clusters it selects that are not ready, which reasons name)."""
+    if isinstance(item.intent, intents.Pin):
+        return (item.intent.cluster,) if item.intent.cluster in clusters else ()
+    if isinstance(item.intent, intents.SpreadOnto):
+        return tuple(name for name in item.intent.clusters if name in clusters)
+    return () if item.policy is None else touched[item.policy.name]
+
+
+def _fails_back(failback: bool | Collection[str]) -> Callable[[str], bool]:
+    if isinstance(failback, bool):
+        return lambda _: failback
+    return lambda name: name in failback
+
+
+class _Recall:
+    """The memory of earlier plans (``recalled``) and the memory this plan makes (``built``): the keys of
+    its parts, as ``scheduling.memory`` describes them."""
+
+    def __init__(self, recalled: PlanMemory, file_digests: Mapping[str, str], source: SourceSet) -> None:
+        self.recalled, self.file_digests = recalled, file_digests
+        self.measures: dict[Key, tuple[tuple[demand.PodDemand, ...], ...]] = {}
+        self.spreads: dict[Key, memory.Spreads] = {}
+        self.components: dict[Key, memory.Placement] = {}
+        self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
+        self.policy_text = {policy.name: repr(policy) for policy in source.policies}
+        self.shapes = repr(sorted(source.pod_shapes.items()))
+        self._members: dict[str, Key | None] = {}
+
+    def built(self) -> PlanMemory:
+        return PlanMemory(self.measures, self.spreads, self.components)
+
+    def members(self, group: grouping.Group) -> Key | None:
+        """The identities of a group's members; None when one has none (its file has no digest)."""
+        if group.name not in self._members:
+            found = tuple(memory.member_identity(member, self.file_digests) for member in group.members)
+            self._members[group.name] = None if None in found else found
+        return self._members[group.name]
+
+    def measure(self, key: Key) -> tuple[tuple[demand.PodDemand, ...], ...] | None:
+        found = self.measures.get(key) or self.recalled.measures.get(key)
+        if found is not None:
+            self.measures[key] = found
+        return found
+
+    def _group(self, item: _Work) -> Key | None:
+        members = self.members(item.group)
+        if members is None:
+            return None
+        policy = self.policy_text[item.policy.name] if item.policy is not None else None
+        return (item.group.name, item.group.group_by, members, policy, repr(item.intent))
+
+    def spreads_key(
+        self,
+        explicit: Sequence[_Work],
+        closed: Mapping[str, frozenset[str]],
+        clusters: Sequence[Cluster],
+        status: Status,
+    ) -> Key | None:
+        groups = []
+        for item in explicit:
+            group = self._group(item)
+            if group is None:
+                return None
+            groups.append((*group, tuple(sorted(closed[item.group.name]))))
+        texts = tuple(self.cluster_text[cluster.name] for cluster in clusters)
+        return (status, self.shapes, texts, tuple(groups))
+
+    def spread(self, key: Key) -> memory.Spreads | None:
+        found = self.spreads.get(key) or self.recalled.spreads.get(key)
+        if found is not None:
+            self.spreads[key] = found
+        return found
+
+    def keep_spreads(self, key: Key, spreads: memory.Spreads) -> None:
+        self.spreads[key] = spreads
+
+    def component_key(
+        self,
+        part: components.Component,
+        work: Sequence[_Work],
+        previous: PreviousPlacement,
+        avoid: Mapping[str, Mapping[str, str]],
+        fails_back: Callable[[str], bool],
+        status: Status,
+    ) -> Key | None:
+        groups = []
+        for item in work:
+            group = self._group(item)
+            if group is None:
+                return None
+            name = item.group.name
+            groups.append(
+                (
+                    *group,
+                    previous.groups.get(name),
+                    previous.reasons.get(name),
+                    memory.sorted_items(previous.requests.get(name)),
+                    memory.sorted_items(avoid.get(name)),
+                    fails_back(name),
+                )
+            )
+        texts = tuple(self.cluster_text[name] for name in part.clusters)
+        return (status, self.shapes, texts, tuple(groups))
+
+    def component(self, key: Key) -> memory.Placement | None:
+        """A component's stored placement; its spreads are kept too, for when the component changes."""
+        found = self.components.get(key) or self.recalled.components.get(key)
+        if found is not None:
+            self.components[key] = found
+            if found.spreads is not None:
+                self.spread(found.spreads)
+        return found
+
+    def keep_component(self, key: Key, placement: memory.Placement) -> None:
+        self.components[key] = placement
 
 
 def _measure(
@@ -184,10 +371,18 @@ def _measure(
     intent: intents.Pin | intents.SpreadOnto | None,
     problems: list[Problem],
     shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape],
+    recall: _Recall | None,
 ) -> _Work:
     divides = isinstance(intent, intents.SpreadOnto) and intent.mode == "Divide"
     divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
-    per_member = distributing.member_demands(group.members, divides, problems, shapes)
+    members = None if recall is None else recall.members(group)
+    key = None if members is None or recall is None else (divides, recall.shapes, members)
+    per_member = None if key is None or recall is None else recall.measure(key)
+    if per_member is None:
+        known = len(problems)
+        per_member = tuple(distributing.member_demands(group.members, divides, problems, shapes))
+        if recall is not None and key is not None and len(problems) == known:
+            recall.measures[key] = per_member
     pods = tuple(pod for member_pods in per_member for pod in member_pods)
     return _Work(group, policy, intent, pods, demand.total_requests(pods), tuple(per_member))
 
@@ -321,8 +516,9 @@ class _Placer:
         avoid: Mapping[str, Mapping[str, str]],
         failback: bool | Collection[str],
         status: Status,
+        recall: _Recall | None = None,
     ) -> None:
-        self.clusters, self.chosen, self.previous = clusters, chosen, previous
+        self.clusters, self.chosen, self.previous, self.recall = clusters, chosen, previous, recall
         self.cordoned = cordoning.cordoned(clusters)
         self.avoid, self.failback, self.status = avoid, failback, status
         self.ledger = Ledger(clusters)
@@ -332,19 +528,14 @@ class _Placer:
         self.results: dict[str, GroupPlan] = {}
         self.placed: dict[str, str] = {}  # single placements: group -> cluster
         self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
+        self.spreads_key: Key | None = None  # the memory's key of the explicit intents placed here
 
     def fails_back(self, name: str) -> bool:
         return self.failback if isinstance(self.failback, bool) else name in self.failback
 
     def place_all(self, work: Sequence[_Work]) -> dict[str, GroupPlan]:
         ordered = sorted(work, key=lambda item: item.group.name)
-        for item in ordered:  # 1. explicit intents, on the clusters' bare capacity
-            if item.explicit:
-                was_on = self.previous.groups.get(item.group.name, ())
-                closed = cordoning.closed_to_spread(self.cordoned, was_on)
-                self.results[item.group.name] = _place_explicit(
-                    item, self.clusters, self.chosen, self.ledger, self.status, closed
-                )
+        self._place_explicit_all([item for item in ordered if item.explicit])  # 1. on the bare capacity
         unchanged: list[_Work] = []
         grown: list[_Work] = []
         known: list[_Work] = []
@@ -377,6 +568,36 @@ class _Placer:
         for item in ordered:
             self._note(item)
         return self.results
+
+    def _place_explicit_all(self, explicit: Sequence[_Work]) -> None:
+        """Explicit intents, in name order, on the clusters' bare capacity; taken from the memory when it
+        has them placed on the same clusters (and then so is the room they left)."""
+        if not explicit:
+            return
+        closed = {
+            item.group.name: cordoning.closed_to_spread(
+                self.cordoned, self.previous.groups.get(item.group.name, ())
+            )
+            for item in explicit
+        }
+        recall = self.recall
+        key = None if recall is None else recall.spreads_key(explicit, closed, self.clusters, self.status)
+        self.spreads_key = key
+        stored = None if recall is None or key is None else recall.spread(key)
+        if stored is not None:
+            for item in explicit:
+                self.results[item.group.name] = stored.groups[item.group.name].attached(item.group.members)
+            for name, room in stored.rooms.items():
+                self.ledger.restore_base(name, room)
+            return
+        for item in explicit:
+            self.results[item.group.name] = _place_explicit(
+                item, self.clusters, self.chosen, self.ledger, self.status, closed[item.group.name]
+            )
+        if recall is not None and key is not None:
+            groups = {item.group.name: StoredGroup.of(self.results[item.group.name]) for item in explicit}
+            rooms = {cluster.name: self.ledger.base_of(cluster.name) for cluster in self.clusters}
+            recall.keep_spreads(key, memory.Spreads(groups, rooms))
 
     def _note(self, item: _Work) -> None:
         """Say in the reason where the group lands on a Standby cluster (placing there wakes it) and where a

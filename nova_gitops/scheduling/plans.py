@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from nova_gitops.api.objects import Manifest, ObjectKey
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.quantities import ResourceList
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.memory import PlanMemory
 
 Mode = Literal["single", "divide", "duplicate"]
 Status = Literal["scheduled", "delegated", "unschedulable"]
@@ -98,6 +101,8 @@ class Plan:
     warnings: tuple[str, ...]
     settings: PlanSettings = field(default_factory=PlanSettings)
     policy_overlaps: tuple[str, ...] = ()  # also in warnings; kept apart for ``validate --strict``
+    memory: PlanMemory | None = field(default=None, compare=False, repr=False)
+    """What this plan worked out, for the next (``memory.PlanMemory``; None when it was not asked for)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,129 @@
+"""What earlier plans worked out, kept so that a plan pays only for what changed (docs/publishing.md).
+
+A plan is a pure function of its inputs, and most of its work splits into parts whose inputs are known
+before the part runs. A ``PlanMemory`` maps the inputs of such a part — as plain, comparable data, never a
+digest of it — to what the part produced; a part whose inputs are found is not computed again, and any
+input the part reads is in its key, so what is reused is exactly what computing it would give. Three
+parts are kept:
+
+- **measures**: the pods of a group's members (``demand``), keyed by the members' identities and whether the
+  group is divided;
+- **spreads**: the explicit intents of one component of the fleet (pins, spread-onto, spread policies; they
+  are placed first, on the clusters' bare capacity) and each of its clusters' room once they are placed;
+- **components**: the whole placement of one component: every group's plan and its clusters' usage.
+
+A *component* is a set of clusters and the groups that may touch them (``components``): no placement in one
+reads or changes the room of another, so each is planned alone and, when its inputs are those of an earlier
+plan, reused whole. A change to one workload thus re-plans its own component; within it, the spreads are
+reused when no explicit intent and no cluster changed.
+
+A member's identity is its source file's name and content digest, its position, and what the loader
+resolved about it (kind, name, namespace, scope): the same bytes at the same place load to the same object.
+Files without a digest (objects a kustomize build made, whose bytes depend on more than one file) make
+every part they are in computed afresh. The memory holds only data of the pure core; the caller keeps it
+(the controller in memory, ``publish`` in its cache directory, next to the code version it was made by).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from nova_gitops.api.objects import Manifest
+from nova_gitops.scheduling import fitting
+from nova_gitops.scheduling.demand import PodDemand
+from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
+
+Key = tuple[object, ...]
+"""Plain data (strings, numbers, None and tuples of them): compared by value, kept by pickling."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGroup:
+    """A group's plan without its members' manifests (they are the caller's, found again by the key), so
+    that the memory holds no copy of the source."""
+
+    plan: GroupPlan  # with ``objects`` empty
+    copies: tuple[tuple[ClusterCopy, ...], ...]  # per member, in the group's member order
+
+    @classmethod
+    def of(cls, plan: GroupPlan) -> StoredGroup:
+        return cls(replace(plan, objects=()), tuple(found.copies for found in plan.objects))
+
+    def attached(self, members: Sequence[Manifest]) -> GroupPlan:
+        """The stored plan with the group's members as they are now (the same by the key)."""
+        objects = tuple(
+            ObjectPlan(member, copies) for member, copies in zip(members, self.copies, strict=True)
+        )
+        return replace(self.plan, objects=objects)
+
+
+@dataclass(frozen=True, slots=True)
+class BaseRoom:
+    """A cluster's room once the explicit intents took theirs (``placing.Ledger.base_of``)."""
+
+    rooms: tuple[fitting.NodeRoom, ...]
+    free: Mapping[str, int]
+    base_free: Mapping[str, int]
+    base_placed: Mapping[str, int]
+    placed: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Spreads:
+    groups: Mapping[str, StoredGroup]
+    rooms: Mapping[str, BaseRoom]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    groups: Mapping[str, StoredGroup]
+    usage: Mapping[str, ClusterUsage]
+    spreads: Key | None = None  # the key of the component's explicit intents, kept with it
+
+
+@dataclass(frozen=True, slots=True)
+class PlanMemory:
+    """The parts of earlier plans, by their inputs. ``plan`` returns the memory of its own parts; the
+    controller, which plans several times per reconcile, keeps the ``merged`` memory of them."""
+
+    measures: Mapping[Key, tuple[tuple[PodDemand, ...], ...]] = field(default_factory=dict)
+    spreads: Mapping[Key, Spreads] = field(default_factory=dict)
+    components: Mapping[Key, Placement] = field(default_factory=dict)
+
+    def merged(self, other: PlanMemory) -> PlanMemory:
+        """Both memories' parts (``other``'s where both have one: they are equal)."""
+        return PlanMemory(
+            {**self.measures, **other.measures},
+            {**self.spreads, **other.spreads},
+            {**self.components, **other.components},
+        )
+
+    @property
+    def size(self) -> int:
+        return len(self.measures) + len(self.spreads) + len(self.components)
+
+
+EMPTY = PlanMemory()
+
+
+def member_identity(manifest: Manifest, file_digests: Mapping[str, str]) -> Key | None:
+    """What determines a loaded object (module docstring); None when its file has no digest."""
+    digest = file_digests.get(manifest.location.file)
+    if digest is None:
+        return None
+    return (
+        manifest.location.file,
+        digest,
+        manifest.location.line,
+        manifest.api_version,
+        manifest.kind,
+        manifest.name,
+        manifest.namespace,
+        manifest.namespaced,
+        manifest.scope_note,
+    )
+
+
+def sorted_items(mapping: Mapping[str, object] | None) -> Key | None:
+    return None if mapping is None else tuple(sorted(mapping.items()))
