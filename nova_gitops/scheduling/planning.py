@@ -296,8 +296,14 @@ class _Recall:
         members = self.members(item.group)
         if members is None:
             return None
-        policy = self.policy_text[item.policy.name] if item.policy is not None else None
+        policy = item.policy.name if item.policy is not None else None
         return (item.group.name, item.group.group_by, members, policy, repr(item.intent))
+
+    def _context(self, work: Sequence[_Work], clusters: Sequence[str], status: Status) -> Key:
+        """What every group of a part shares: the status, the pod shapes, the clusters, the policies."""
+        names = sorted({item.policy.name for item in work if item.policy is not None})
+        texts = tuple(self.cluster_text[name] for name in clusters)
+        return (status, self.shapes, texts, tuple(self.policy_text[name] for name in names))
 
     def spreads_key(
         self,
@@ -312,8 +318,7 @@ class _Recall:
             if group is None:
                 return None
             groups.append((*group, tuple(sorted(closed[item.group.name]))))
-        texts = tuple(self.cluster_text[cluster.name] for cluster in clusters)
-        return (status, self.shapes, texts, tuple(groups))
+        return (*self._context(explicit, [cluster.name for cluster in clusters], status), tuple(groups))
 
     def spread(self, key: Key) -> memory.Spreads | None:
         found = self.spreads.get(key) or self.recalled.spreads.get(key)
@@ -349,8 +354,7 @@ class _Recall:
                     fails_back(name),
                 )
             )
-        texts = tuple(self.cluster_text[name] for name in part.clusters)
-        return (status, self.shapes, texts, tuple(groups))
+        return (*self._context(work, part.clusters, status), tuple(groups))
 
     def component(self, key: Key) -> memory.Placement | None:
         """A component's stored placement; its spreads are kept too, for when the component changes."""

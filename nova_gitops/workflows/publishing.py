@@ -29,7 +29,7 @@ from pathlib import Path
 from nova_gitops import api, errors
 from nova_gitops import rendering as rendering_package
 from nova_gitops.api import progress as phases
-from nova_gitops.publishing import gitwriting, guard, messages, placementcache, renderindex
+from nova_gitops.publishing import gitwriting, guard, messages, placementcache, planmemory, renderindex
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.reports import SourceInfo
@@ -143,7 +143,12 @@ class SourceRenderer:
             root, self.clusters_path, parse_cache=self._parse_cache(source), namespace=self.settings.namespace
         )
         self.progress.phase(phases.PLAN)
-        plan = rendering.plan_source(source_set, previous=previous, settings=self.settings)
+        recalled = planmemory.load(self.cache_dir, source.repo) if self.cache_dir is not None else None
+        plan = rendering.plan_source(
+            source_set, previous=previous, settings=self.settings, recalled=recalled, file_digests=digests
+        )
+        if self.cache_dir is not None and plan.memory is not None:
+            planmemory.store(self.cache_dir, source.repo, plan.memory, recalled)
         self.progress.phase(phases.RENDER)
         delta = increments.render_delta(
             plan,

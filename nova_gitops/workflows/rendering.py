@@ -25,6 +25,7 @@ from nova_gitops.rendering.renders import RenderedTree
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import waves
 from nova_gitops.scheduling import planning
+from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.sources import git as git_sources
@@ -101,8 +102,14 @@ def plan_source(
     *,
     previous: PreviousPlacement | None = None,
     settings: PlanSettings | None = None,
+    recalled: PlanMemory | None = None,
+    file_digests: Mapping[str, str] | None = None,
 ) -> Plan:
-    return planning.plan(source_set, previous=previous, settings=settings)
+    """The plan; with ``file_digests`` (``load_source_with_digests``) it carries its memory and reuses what
+    ``recalled`` (an earlier plan's memory) has of it (``scheduling.memory``)."""
+    return planning.plan(
+        source_set, previous=previous, settings=settings, recalled=recalled, file_digests=file_digests
+    )
 
 
 def render_source(

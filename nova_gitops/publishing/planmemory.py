@@ -1,0 +1,167 @@
+"""The memory of each source's last plan (``scheduling.memory``), kept in publish's cache directory.
+
+A plan reuses the parts of a memory whose inputs are unchanged, so a memory can never make a plan other than
+the one made afresh, whatever plan it came from; it is only worth reading when it is of the same source and
+was made by the same code. Each part is one file named by a digest of its key (which the file holds too,
+and which must equal the key asked for): reading a memory reads only the parts a plan asks for, and keeping
+one writes only the parts the plan made (a change to one workload writes its component, not the fleet) and
+deletes the parts it did not use. The pods of every group are one small file. Parts live under the source's
+directory and a digest of the planner's code: an upgrade or a local change starts afresh.
+
+Like the other caches it is trusted as much as the clones next to it; an unreadable part is a part not found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from nova_gitops import api, scheduling
+from nova_gitops.scheduling.memory import Key, Placement, PlanMemory, Spreads
+
+KEPT_SOURCES = 4
+"""Sources whose memory a cache directory keeps."""
+MEASURES = "measures.pickle"
+UNREADABLE = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError)
+
+Part = TypeVar("Part", Placement, Spreads)
+
+
+@functools.cache
+def planner_digest() -> str:
+    """A digest of the code a plan's memory depends on (the api and scheduling packages)."""
+    digest = hashlib.sha256()
+    for package in (api, scheduling):
+        for path in sorted(Path(package.__file__ or "").parent.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _directory(cache_dir: Path, source_key: str) -> Path:
+    source = hashlib.sha256(source_key.encode()).hexdigest()[:32]
+    return cache_dir / "plan-memory" / source / planner_digest()[:32]
+
+
+def part_name(kind: str, key: Key) -> str:
+    """The file of a part: its kind and a digest of its key (plain data, so ``repr`` is the same in every
+    process)."""
+    return f"{kind}-{hashlib.sha256(repr(key).encode()).hexdigest()[:40]}.pickle"
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """(Un)pickling makes or walks ~100k objects: the cyclic collector would scan the growing heap again
+    and again (a third of the time), while none of them can be garbage."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read(path: Path) -> object:
+    try:
+        with open(path, "rb") as kept, _collection_paused():
+            return pickle.load(kept)
+    except UNREADABLE:
+        return None
+
+
+class _Parts(Mapping[Key, Part], Generic[Part]):
+    """The parts of one kind kept in a directory, read when asked for."""
+
+    def __init__(self, directory: Path, kind: str, part_type: type[Part]) -> None:
+        self.directory, self.kind = directory, kind
+        self.part_type: type[Part] = part_type
+
+    def __getitem__(self, key: Key) -> Part:
+        found = self._part(self.directory / part_name(self.kind, key))
+        if found is None or found[0] != key:  # none, unreadable, or another key with the same digest
+            raise KeyError(key)
+        return found[1]
+
+    def __iter__(self) -> Iterator[Key]:
+        for path in sorted(self.directory.glob(f"{self.kind}-*.pickle")):
+            found = self._part(path)
+            if found is not None:
+                yield found[0]
+
+    def _part(self, path: Path) -> tuple[Key, Part] | None:
+        found = _read(path)
+        if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], tuple)):
+            return None
+        key, part = found
+        return (key, part) if isinstance(part, self.part_type) else None
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def load(cache_dir: Path, source_key: str) -> PlanMemory:
+    """The memory kept for the source (empty when there is none); its parts are read when a plan asks."""
+    directory = _directory(cache_dir, source_key)
+    measures = _read(directory / MEASURES)
+    return PlanMemory(
+        measures if isinstance(measures, dict) else {},
+        _Parts(directory, "spreads", Spreads),
+        _Parts(directory, "component", Placement),
+    )
+
+
+def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMemory | None = None) -> None:
+    """Keep ``memory`` as the source's: write the parts not kept yet, delete the parts it does not have;
+    never fails a publish. ``recalled``: the memory the plan was given (its measures are not written again
+    when they are the same)."""
+    directory = _directory(cache_dir, source_key)
+    with contextlib.suppress(OSError, pickle.PicklingError, RecursionError), _collection_paused():
+        wanted = {MEASURES}
+        for kind, parts in (("spreads", memory.spreads), ("component", memory.components)):
+            for key, part in parts.items():
+                name = part_name(kind, key)
+                wanted.add(name)
+                if not (directory / name).exists():
+                    data = pickle.dumps((key, part), protocol=pickle.HIGHEST_PROTOCOL)
+                    _write(directory, name, data)
+        if recalled is None or set(recalled.measures) != set(memory.measures):
+            data = pickle.dumps(dict(memory.measures), protocol=pickle.HIGHEST_PROTOCOL)
+            _write(directory, MEASURES, data)
+        directory.mkdir(parents=True, exist_ok=True)
+        for path in directory.iterdir():
+            if path.name not in wanted:
+                path.unlink(missing_ok=True)
+        _prune(directory)
+
+
+def _write(directory: Path, name: str, data: bytes) -> None:
+    """Write a part atomically: a reader sees the whole file or none."""
+    directory.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, directory / name)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _prune(directory: Path) -> None:
+    """Delete the memories of other code for this source, and of all but the newest few sources."""
+    for stale in directory.parent.iterdir():
+        if stale != directory:
+            shutil.rmtree(stale, ignore_errors=True)
+    sources = sorted(directory.parent.parent.iterdir(), key=lambda path: path.stat().st_mtime, reverse=True)
+    for stale in sources[KEPT_SOURCES:]:
+        shutil.rmtree(stale, ignore_errors=True)
+    os.utime(directory.parent)
