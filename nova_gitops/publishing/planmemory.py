@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import hashlib
 import os
 import pickle
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from nova_gitops import api, scheduling
+from nova_gitops.publishing import collection
 from nova_gitops.scheduling.memory import Key, Placement, PlanMemory, Spreads
 
 KEPT_SOURCES = 4
@@ -57,22 +57,9 @@ def part_name(kind: str, key: Key) -> str:
     return f"{kind}-{hashlib.sha256(repr(key).encode()).hexdigest()[:40]}.pickle"
 
 
-@contextlib.contextmanager
-def _collection_paused() -> Iterator[None]:
-    """(Un)pickling makes or walks ~100k objects: the cyclic collector would scan the growing heap again
-    and again (a third of the time), while none of them can be garbage."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _read(path: Path) -> object:
     try:
-        with open(path, "rb") as kept, _collection_paused():
+        with open(path, "rb") as kept, collection.paused():
             return pickle.load(kept)
     except UNREADABLE:
         return None
@@ -124,7 +111,7 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
     never fails a publish. ``recalled``: the memory the plan was given (its measures are not written again
     when they are the same)."""
     directory = _directory(cache_dir, source_key)
-    with contextlib.suppress(OSError, pickle.PicklingError, RecursionError), _collection_paused():
+    with contextlib.suppress(OSError, pickle.PicklingError, RecursionError), collection.paused():
         wanted = {MEASURES}
         for kind, parts in (("spreads", memory.spreads), ("component", memory.components)):
             for key, part in parts.items():

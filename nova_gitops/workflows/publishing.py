@@ -29,7 +29,15 @@ from pathlib import Path
 from nova_gitops import api, errors
 from nova_gitops import rendering as rendering_package
 from nova_gitops.api import progress as phases
-from nova_gitops.publishing import gitwriting, guard, messages, placementcache, planmemory, renderindex
+from nova_gitops.publishing import (
+    collection,
+    gitwriting,
+    guard,
+    messages,
+    placementcache,
+    planmemory,
+    renderindex,
+)
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.reports import SourceInfo
@@ -135,7 +143,18 @@ class SourceRenderer:
         previous: PreviousPlacement,
         base: increments.RenderIndex | None,
     ) -> IncrementalRender:
-        """Read, validate and plan in full; render only what changed since ``base`` (all when None)."""
+        """Read and validate in full, plan what changed (``scheduling.memory``), render only what changed
+        since ``base`` (all when None)."""
+        with collection.paused():
+            return self._render_delta(root, source, previous, base)
+
+    def _render_delta(
+        self,
+        root: Path,
+        source: SourceInfo,
+        previous: PreviousPlacement,
+        base: increments.RenderIndex | None,
+    ) -> IncrementalRender:
         from nova_gitops.workflows import rendering
 
         self.progress.phase(phases.LOAD)
