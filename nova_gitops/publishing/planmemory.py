@@ -5,8 +5,8 @@ the one made afresh, whatever plan it came from; it is only worth reading when i
 was made by the same code. Each part is one file named by a digest of its key (which the file holds too,
 and which must equal the key asked for): reading a memory reads only the parts a plan asks for, and keeping
 one writes only the parts the plan made (a change to one workload writes its component, not the fleet) and
-deletes the parts it did not use. The pods of every group are one small file. Parts live under the source's
-directory and a digest of the planner's code: an upgrade or a local change starts afresh.
+deletes the parts it did not use. What is kept per workload and group is one small file. Parts live under
+the source's directory and a digest of the planner's code: an upgrade or a local change starts afresh.
 
 Like the other caches it is trusted as much as the clones next to it; an unreadable part is a part not found.
 """
@@ -30,7 +30,8 @@ from nova_gitops.scheduling.memory import Key, Placement, PlanMemory, Spreads
 
 KEPT_SOURCES = 4
 """Sources whose memory a cache directory keeps."""
-MEASURES = "measures.pickle"
+WORKLOADS = "workloads.pickle"
+"""The parts of every workload and group (decisions, groupings, measures): small, read and kept whole."""
 UNREADABLE = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError)
 
 Part = TypeVar("Part", Placement, Spreads)
@@ -98,11 +99,20 @@ class _Parts(Mapping[Key, Part], Generic[Part]):
 def load(cache_dir: Path, source_key: str) -> PlanMemory:
     """The memory kept for the source (empty when there is none); its parts are read when a plan asks."""
     directory = _directory(cache_dir, source_key)
-    measures = _read(directory / MEASURES)
+    workloads = _read(directory / WORKLOADS)
+    if not (
+        isinstance(workloads, tuple)
+        and len(workloads) == 3
+        and all(isinstance(part, dict) for part in workloads)
+    ):
+        workloads = ({}, {}, {})
+    decisions, groupings, measures = workloads
     return PlanMemory(
-        measures if isinstance(measures, dict) else {},
+        measures,
         _Parts(directory, "spreads", Spreads),
         _Parts(directory, "component", Placement),
+        decisions,
+        groupings,
     )
 
 
@@ -112,7 +122,7 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
     when they are the same)."""
     directory = _directory(cache_dir, source_key)
     with contextlib.suppress(OSError, pickle.PicklingError, RecursionError), collection.paused():
-        wanted = {MEASURES}
+        wanted = {WORKLOADS}
         for kind, parts in (("spreads", memory.spreads), ("component", memory.components)):
             for key, part in parts.items():
                 name = part_name(kind, key)
@@ -120,9 +130,9 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
                 if not (directory / name).exists():
                     data = pickle.dumps((key, part), protocol=pickle.HIGHEST_PROTOCOL)
                     _write(directory, name, data)
-        if recalled is None or set(recalled.measures) != set(memory.measures):
-            data = pickle.dumps(dict(memory.measures), protocol=pickle.HIGHEST_PROTOCOL)
-            _write(directory, MEASURES, data)
+        workloads = (dict(memory.decisions), dict(memory.groupings), dict(memory.measures))
+        if recalled is None or (recalled.decisions, recalled.groupings, recalled.measures) != workloads:
+            _write(directory, WORKLOADS, pickle.dumps(workloads, protocol=pickle.HIGHEST_PROTOCOL))
         directory.mkdir(parents=True, exist_ok=True)
         for path in directory.iterdir():
             if path.name not in wanted:

@@ -3,9 +3,11 @@
 A plan is a pure function of its inputs, and most of its work splits into parts whose inputs are known
 before the part runs. A ``PlanMemory`` maps the inputs of such a part — as plain, comparable data, never a
 digest of it — to what the part produced; a part whose inputs are found is not computed again, and any
-input the part reads is in its key, so what is reused is exactly what computing it would give. Three
+input the part reads is in its key, so what is reused is exactly what computing it would give. These
 parts are kept:
 
+- **decisions** and **groupings**: each workload's annotation intent or matching policy, keyed by the
+  workload and every policy and namespace; each policy's groups, keyed by its workloads;
 - **measures**: the pods of a group's members (``demand``), keyed by the members' identities and whether the
   group is divided;
 - **spreads**: the explicit intents of one component of the fleet (pins, spread-onto, spread policies; they
@@ -32,10 +34,17 @@ from dataclasses import dataclass, field, replace
 from nova_gitops.api.objects import Manifest
 from nova_gitops.scheduling import fitting
 from nova_gitops.scheduling.demand import PodDemand
+from nova_gitops.scheduling.intents import Pin, SpreadOnto
 from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
 
 Key = tuple[object, ...]
 """Plain data (strings, numbers, None and tuples of them): compared by value, kept by pickling."""
+Decision = tuple[Pin | SpreadOnto | None, str | None, str | None]
+"""A workload's annotation intent, else the name of the policy it matches (None: none) and the warning
+when it matches several."""
+Grouping = tuple[tuple[str, tuple[str, str] | None, tuple[int, ...]], ...]
+"""A policy's groups: each one's name, ``groupBy`` label and value, and its members' positions among the
+policy's workloads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +99,8 @@ class PlanMemory:
     measures: Mapping[Key, tuple[tuple[PodDemand, ...], ...]] = field(default_factory=dict)
     spreads: Mapping[Key, Spreads] = field(default_factory=dict)
     components: Mapping[Key, Placement] = field(default_factory=dict)
+    decisions: Mapping[Key, Decision] = field(default_factory=dict)
+    groupings: Mapping[Key, Grouping] = field(default_factory=dict)
 
     def merged(self, other: PlanMemory) -> PlanMemory:
         """Both memories' parts (``other``'s where both have one: they are equal)."""
@@ -97,11 +108,9 @@ class PlanMemory:
             {**self.measures, **other.measures},
             {**self.spreads, **other.spreads},
             {**self.components, **other.components},
+            {**self.decisions, **other.decisions},
+            {**self.groupings, **other.groupings},
         )
-
-    @property
-    def size(self) -> int:
-        return len(self.measures) + len(self.spreads) + len(self.components)
 
 
 EMPTY = PlanMemory()

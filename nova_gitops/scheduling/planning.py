@@ -107,28 +107,41 @@ def plan(
     unscheduled: list[Unscheduled] = []
     overlaps: list[str] = []
 
+    recall = None if file_digests is None else _Recall(recalled or memory.EMPTY, file_digests, source)
     matcher = matching.Matcher(policies, source.namespace_labels)
+
+    def decide(manifest: Manifest) -> memory.Decision:
+        intent = intents.intent(manifest)
+        if intent is not None:
+            return (intent, None, None)
+        found = matcher.match(manifest)
+        return (None, found.policy.name if found.policy else None, found.overlap_warning)
+
     by_policy: dict[str, list[Manifest]] = {}
     annotated: list[tuple[Manifest, intents.Pin | intents.SpreadOnto]] = []
     for manifest in source.workloads:
-        intent = intents.intent(manifest)
+        intent, policy_name, overlap = decide(manifest) if recall is None else recall.decide(manifest, decide)
         if intent is not None:
             annotated.append((manifest, intent))
             continue
-        found = matcher.match(manifest)
-        if found.overlap_warning:
-            overlaps.append(found.overlap_warning)
-        if found.policy is None:
+        if overlap:
+            overlaps.append(overlap)
+        if policy_name is None:
             unscheduled.append(Unscheduled(manifest.key, manifest.api_version, None, NO_POLICY))
         else:
-            by_policy.setdefault(found.policy.name, []).append(manifest)
+            by_policy.setdefault(policy_name, []).append(manifest)
 
-    recall = None if file_digests is None else _Recall(recalled or memory.EMPTY, file_digests, source)
+    def groups_of(policy: SchedulePolicy) -> list[grouping.Group]:
+        found = by_policy.get(policy.name, ())
+        if recall is None:
+            return grouping.form_groups(policy.name, policy.group_by_key, found)
+        return recall.groups(policy.name, policy.group_by_key, found)
+
     problems: list[Problem] = []
     work = [
         _measure(group, policy, None, problems, source.pod_shapes, recall)
         for policy in sorted(policies, key=lambda policy: policy.name)
-        for group in grouping.form_groups(policy.name, policy.group_by_key, by_policy.get(policy.name, ()))
+        for group in groups_of(policy)
     ]
     work += [
         _measure(
@@ -271,20 +284,71 @@ class _Recall:
         self.measures: dict[Key, tuple[tuple[demand.PodDemand, ...], ...]] = {}
         self.spreads: dict[Key, memory.Spreads] = {}
         self.components: dict[Key, memory.Placement] = {}
+        self.decisions: dict[Key, memory.Decision] = {}
+        self.groupings: dict[Key, memory.Grouping] = {}
         self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
         self.policy_text = {policy.name: repr(policy) for policy in source.policies}
         self.shapes = repr(sorted(source.pod_shapes.items()))
+        # what a workload's policy depends on besides the workload: every policy and the namespaces' labels
+        self.matching = (
+            tuple(sorted(self.policy_text.items())),
+            repr(sorted((name, sorted(found.items())) for name, found in source.namespace_labels.items())),
+        )
         self._members: dict[str, Key | None] = {}
+        self._identities: dict[int, Key | None] = {}
 
     def built(self) -> PlanMemory:
-        return PlanMemory(self.measures, self.spreads, self.components)
+        return PlanMemory(self.measures, self.spreads, self.components, self.decisions, self.groupings)
+
+    def identity(self, manifest: Manifest) -> Key | None:
+        found = self._identities.get(id(manifest), False)
+        if found is False:
+            found = self._identities[id(manifest)] = memory.member_identity(manifest, self.file_digests)
+        return found  # type: ignore[return-value]
 
     def members(self, group: grouping.Group) -> Key | None:
         """The identities of a group's members; None when one has none (its file has no digest)."""
         if group.name not in self._members:
-            found = tuple(memory.member_identity(member, self.file_digests) for member in group.members)
+            found = tuple(self.identity(member) for member in group.members)
             self._members[group.name] = None if None in found else found
         return self._members[group.name]
+
+    def decide(self, manifest: Manifest, decide: Callable[[Manifest], memory.Decision]) -> memory.Decision:
+        """A workload's intent, policy and overlap warning, from the memory when it and the policies are
+        unchanged."""
+        identity = self.identity(manifest)
+        if identity is None:
+            return decide(manifest)
+        key = (self.matching, identity)
+        found = self.decisions.get(key) or self.recalled.decisions.get(key)
+        if found is None:
+            found = decide(manifest)
+        self.decisions[key] = found
+        return found
+
+    def groups(
+        self, policy: str, label_key: str | None, manifests: Sequence[Manifest]
+    ) -> list[grouping.Group]:
+        """``grouping.form_groups``, from the memory when the policy's workloads are the same."""
+        identities = tuple(self.identity(manifest) for manifest in manifests)
+        if None in identities:
+            return grouping.form_groups(policy, label_key, manifests)
+        key = (policy, label_key, identities)
+        found = self.groupings.get(key) or self.recalled.groupings.get(key)
+        if found is None:
+            made = grouping.form_groups(policy, label_key, manifests)
+            position = {id(manifest): index for index, manifest in enumerate(manifests)}
+            found = tuple(
+                (group.name, group.group_by, tuple(position[id(member)] for member in group.members))
+                for group in made
+            )
+            self.groupings[key] = found
+            return made
+        self.groupings[key] = found
+        return [
+            grouping.Group(name, policy, group_by, tuple(manifests[index] for index in indices))
+            for name, group_by, indices in found
+        ]
 
     def measure(self, key: Key) -> tuple[tuple[demand.PodDemand, ...], ...] | None:
         found = self.measures.get(key) or self.recalled.measures.get(key)

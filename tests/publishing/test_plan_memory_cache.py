@@ -91,7 +91,7 @@ def test_a_damaged_or_misplaced_memory_is_not_used(tmp_path: Path) -> None:
     files = sorted((cache / "plan-memory").rglob("component-*.pickle"))
     assert len(files) == 2
     files[0].write_bytes(files[1].read_bytes())  # another key's part under this name
-    for measures in (cache / "plan-memory").rglob(planmemory.MEASURES):
+    for measures in (cache / "plan-memory").rglob(planmemory.WORKLOADS):
         measures.write_bytes(b"damaged")
     source.commit(shard("east", replicas=2))
     publish(source, remote, cache)
