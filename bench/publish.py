@@ -6,7 +6,8 @@ Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
 - ``incremental_publish_s``: after one workload changed and was committed to the source: fetch, load,
   plan, render what changed (the render index the previous publish cached), commit, push to the local bare
   repository — end to end, in this process, with the on-disk caches a new process would find and no
-  in-memory state carried over (a new renderer object);
+  in-memory state carried over (a new renderer object); ``incremental_load_s``, ``incremental_plan_s`` and
+  ``incremental_emit_s`` split its render (``incremental_render_s``) into its three phases;
 - ``incremental_publish_cli_s``: the same once more through ``nova-gitops publish`` in a new process
   (interpreter start-up and imports included);
 - ``diff_s``: ``diff OLD_DIR NEW_DIR`` of two renders on disk that differ in that one workload.
@@ -18,7 +19,7 @@ and policies, ~K × 100k rendered objects; ``--clusters`` and ``--workloads`` ar
 ``--files-per-cluster`` files of ~1.5 KB), which isolates the git side. Prints a JSON object as its last line.
 
     python bench/publish.py                           # reference fleet: 100 clusters, 2,000 workloads
-    python bench/publish.py --scale 5                 # 500 clusters, 10,000 workloads
+    python bench/publish.py --scale 5 --no-diff       # 500 clusters, 10,000 workloads
     python bench/publish.py --synthetic               # 100 clusters × 1,000 files, no renderer
 """
 
@@ -102,6 +103,7 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=1, help="K copies of the fleet (K x clusters, ...)")
     parser.add_argument("--synthetic", action="store_true")
     parser.add_argument("--files-per-cluster", type=int, default=1000)
+    parser.add_argument("--no-diff", action="store_true", help="skip diff_s (two renders written to disk)")
     arguments = parser.parse_args()
     os.environ.update(ENV)
     figures: dict[str, object] = {"mode": "synthetic" if arguments.synthetic else "fleet"}
@@ -175,6 +177,10 @@ def main() -> None:
         figures["incremental_publish_s"] = round(incremental_s, 2)
         figures["incremental_render_s"] = round(sum(spent), 2)  # load + plan + render inside the publish
         figures["incremental_git_s"] = round(incremental_s - sum(spent), 2)  # fetch, hash, commit, push
+        if isinstance(timed_render, TimedRenderer):  # of the last render (the one that was pushed)
+            figures.update(
+                {f"incremental_{name}_s": round(took, 3) for name, took in timed_render.phases.items()}
+            )
         figures["incremental_subject"] = (
             result.message.splitlines()[0] if result.message else result.outcome.value
         )
@@ -186,6 +192,9 @@ def main() -> None:
             settle()
             cli_s, _ = timed(lambda: subprocess.run(command, check=True, capture_output=True))
             figures["incremental_publish_cli_s"] = round(cli_s, 2)
+        if arguments.no_diff:
+            print(json.dumps(figures))
+            return
         old_dir = work / "old"  # written only now: flushing 99k new files slows whatever runs meanwhile
         write_tree(old_dir, first)
         first_placement = first.get("placement.yaml", b"")
@@ -203,19 +212,40 @@ def main() -> None:
     print(json.dumps(figures))
 
 
+class PhaseClock:
+    """A progress port that notes when each phase began."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, float] = {}
+
+    def phase(self, name: str, detail: str = "") -> None:
+        self.started[name] = time.perf_counter()
+
+
 class TimedRenderer(publishing.SourceRenderer):
-    """The real renderer, timing its incremental renders (load, plan and render what changed)."""
+    """The real renderer, timing its incremental renders (load, plan and render what changed) and, in
+    ``phases``, each of the three."""
 
     def __init__(self, settings: PlanSettings, *, cache_dir: Path, spent: list[float]) -> None:
-        super().__init__(settings, cache_dir=cache_dir)
+        self.clock = PhaseClock()
+        super().__init__(settings, cache_dir=cache_dir, progress=self.clock)
         self.spent = spent
+        self.phases: dict[str, float] = {}
 
     def render_delta(self, *args: Any) -> publishing.IncrementalRender:
         start = time.perf_counter()
         try:
             return super().render_delta(*args)
         finally:
-            self.spent.append(time.perf_counter() - start)
+            end = time.perf_counter()
+            self.spent.append(end - start)
+            began = self.clock.started
+            if {"load", "plan", "render"} <= began.keys():
+                self.phases = {
+                    "load": began["plan"] - began["load"],
+                    "plan": began["render"] - began["plan"],
+                    "emit": end - began["render"],
+                }
 
 
 def change_one_workload(source: Path) -> str:

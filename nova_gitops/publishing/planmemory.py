@@ -52,9 +52,11 @@ def _directory(cache_dir: Path, source_key: str) -> Path:
     return cache_dir / "plan-memory" / source / planner_digest()[:32]
 
 
+@functools.lru_cache(maxsize=16)
 def part_name(kind: str, key: Key) -> str:
     """The file of a part: its kind and a digest of its key (plain data, so ``repr`` is the same in every
-    process)."""
+    process). Kept for the few keys of a publish: a component's key is megabytes of text to digest, and
+    the plan reads a part under the key that keeping it names again."""
     return f"{kind}-{hashlib.sha256(repr(key).encode()).hexdigest()[:40]}.pickle"
 
 
