@@ -160,7 +160,7 @@ def plan(
     status: Status = "delegated" if settings.delegated else "scheduled"
     # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
     chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
-    results, usage = _place_components(
+    results, usage, needs = _place_components(
         work, clusters, chosen, previous, avoid, failback, status, recall, partitioned
     )
     warnings += overlaps
@@ -173,7 +173,9 @@ def plan(
                 for member in item.group.members
             )
 
-    followed = _follow_namespaces(groups, source, clusters, policies) if settings.namespace_follow else []
+    followed = (
+        _follow_namespaces(needs, results, source, clusters, policies) if settings.namespace_follow else []
+    )
     followed_keys = {(namespace.manifest.kind, namespace.manifest.name) for namespace in followed}
     unscheduled = [
         entry
@@ -206,9 +208,9 @@ def _place_components(
     status: Status,
     recall: _Recall | None,
     partitioned: bool,
-) -> tuple[dict[str, GroupPlan], dict[str, ClusterUsage]]:
+) -> tuple[dict[str, GroupPlan], dict[str, ClusterUsage], memory.NamespaceNeeds]:
     """Every group's plan and every cluster's usage, component by component (``components``): a component
-    whose inputs an earlier plan had is taken from ``recall``'s memory."""
+    whose inputs an earlier plan had is taken from ``recall``'s memory; and the namespaces the groups need."""
     by_name = {cluster.name: cluster for cluster in clusters}
     items = {item.group.name: item for item in work}
     if partitioned:
@@ -219,6 +221,8 @@ def _place_components(
     fails_back = _fails_back(failback)
     results: dict[str, GroupPlan] = {}
     usage: dict[str, ClusterUsage] = {}
+    wanted: dict[tuple[str, str], str] = {}
+    rendered: set[tuple[str, str]] = set()
     for part in parts:
         part_work = [items[name] for name in part.groups]
         key = (
@@ -233,6 +237,9 @@ def _place_components(
                 for item in part_work
             )
             usage.update(stored.usage)
+            found_needs = stored.namespaces or _namespace_needs([results[name] for name in part.groups])
+            wanted.update(found_needs.wanted)
+            rendered.update(found_needs.rendered)
             continue
         placer = _Placer(
             [by_name[name] for name in part.clusters], chosen, previous, avoid, failback, status, recall
@@ -245,16 +252,35 @@ def _place_components(
         }
         results.update(found)
         usage.update(part_usage)
+        part_needs = _namespace_needs([found[name] for name in part.groups])
+        wanted.update(part_needs.wanted)
+        rendered.update(part_needs.rendered)
         if recall is not None and key is not None:
             stored_groups = {name: StoredGroup.of(plan) for name, plan in found.items()}
-            recall.keep_component(key, memory.Placement(stored_groups, part_usage, placer.spreads_key))
+            placement = memory.Placement(stored_groups, part_usage, placer.spreads_key, part_needs)
+            recall.keep_component(key, placement)
     rest = [by_name[name] for name in components.untouched(list(by_name), parts)]
     idle = Ledger(rest)
     usage.update(
         (name, ClusterUsage(name, idle.allocatable[name], idle.available[name], {}))
         for name in (cluster.name for cluster in rest)
     )
-    return results, usage
+    return results, usage, memory.NamespaceNeeds(wanted, frozenset(rendered))
+
+
+def _namespace_needs(groups: Sequence[GroupPlan]) -> memory.NamespaceNeeds:
+    """Where ``groups`` (sorted by name) send namespaced objects, and which Namespaces they render where."""
+    rendered: set[tuple[str, str]] = set()
+    wanted: dict[tuple[str, str], str] = {}
+    for group in groups:  # sorted by name: the first group that pulls a namespace in names it
+        for object_plan in group.objects:
+            manifest = object_plan.manifest
+            if manifest.kind == "Namespace" and manifest.group == "":
+                rendered.update((copy.cluster, manifest.name) for copy in object_plan.copies)
+            elif manifest.namespaced:
+                for copy in object_plan.copies:
+                    wanted.setdefault((copy.cluster, manifest.namespace), group.name)
+    return memory.NamespaceNeeds(wanted, frozenset(rendered))
 
 
 def _touches(
@@ -792,7 +818,8 @@ class _Placer:
 
 
 def _follow_namespaces(
-    groups: Sequence[GroupPlan],
+    needs: memory.NamespaceNeeds,
+    results: Mapping[str, GroupPlan],
     source: SourceSet,
     clusters: Sequence[Cluster],
     policies: Sequence[SchedulePolicy],
@@ -803,25 +830,16 @@ def _follow_namespaces(
         for manifest in source.workloads
         if manifest.kind == "Namespace" and manifest.group == ""
     }
-    rendered: set[tuple[str, str]] = set()
-    wanted: dict[tuple[str, str], GroupPlan] = {}
-    for group in groups:  # sorted by name: the first group that pulls a namespace in names it
-        for object_plan in group.objects:
-            manifest = object_plan.manifest
-            if manifest.kind == "Namespace" and manifest.group == "":
-                rendered.update((copy.cluster, manifest.name) for copy in object_plan.copies)
-            elif manifest.namespaced:
-                for copy in object_plan.copies:
-                    wanted.setdefault((copy.cluster, manifest.namespace), group)
     by_policy = {policy.name: policy for policy in policies}
     labels_of = {cluster.name: cluster.labels for cluster in clusters}
     followed = []
-    for (cluster, namespace), group in sorted(wanted.items()):
-        if (cluster, namespace) in rendered:
+    for (cluster, namespace), group_name in sorted(needs.wanted.items()):
+        if (cluster, namespace) in needs.rendered:
             continue
         found = defined.get(namespace)
         if found is None and namespace in SYSTEM_NAMESPACES:
             continue
+        group = results[group_name]
         manifest = found if found is not None else _minimal_namespace(namespace, group)
         policy = by_policy.get(group.policy or "")
         overrides: tuple[FieldOverride, ...] = ()
