@@ -1,9 +1,10 @@
 """What earlier plans worked out, kept so that a plan pays only for what changed (docs/publishing.md).
 
 A plan is a pure function of its inputs, and most of its work splits into parts whose inputs are known
-before the part runs. A ``PlanMemory`` maps the inputs of such a part — as plain, comparable data, never a
-digest of it — to what the part produced; a part whose inputs are found is not computed again, and any
-input the part reads is in its key, so what is reused is exactly what computing it would give. These
+before the part runs. A ``PlanMemory`` maps the inputs of such a part — as plain, comparable data; what
+thousands of parts share (every policy, the pod shapes) by a SHA-256 digest of its text — to what the part
+produced; a part whose inputs are found is not computed again, and any input the part reads is in its key,
+so what is reused is exactly what computing it would give. These
 parts are kept:
 
 - **decisions** and **groupings**: each workload's annotation intent or matching policy, keyed by the
@@ -28,6 +29,7 @@ every part they are in computed afresh. The memory holds only data of the pure c
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +44,8 @@ Key = tuple[object, ...]
 Decision = tuple[Pin | SpreadOnto | None, str | None, str | None]
 """A workload's annotation intent, else the name of the policy it matches (None: none) and the warning
 when it matches several."""
+Measure = tuple[tuple[tuple[PodDemand, ...], ...], tuple[PodDemand, ...], Mapping[str, int]]
+"""A group's pods: per member, all of them, and what they request in total."""
 Grouping = tuple[tuple[str, tuple[str, str] | None, tuple[int, ...]], ...]
 """A policy's groups: each one's name, ``groupBy`` label and value, and its members' positions among the
 policy's workloads."""
@@ -123,7 +127,7 @@ class PlanMemory:
     """The parts of earlier plans, by their inputs. ``plan`` returns the memory of its own parts; the
     controller, which plans several times per reconcile, keeps the ``merged`` memory of them."""
 
-    measures: Mapping[Key, tuple[tuple[PodDemand, ...], ...]] = field(default_factory=dict)
+    measures: Mapping[Key, Measure] = field(default_factory=dict)
     spreads: Mapping[Key, Spreads] = field(default_factory=dict)
     components: Mapping[Key, Placement] = field(default_factory=dict)
     decisions: Mapping[Key, Decision] = field(default_factory=dict)
@@ -141,6 +145,12 @@ class PlanMemory:
 
 
 EMPTY = PlanMemory()
+
+
+def digest(text: str) -> str:
+    """A SHA-256 digest of ``text``, for the context many keys share: comparing it costs nothing, comparing
+    the text itself 30,000 times (every workload's decision names every policy) cost seconds."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def member_identity(manifest: Manifest, file_digests: Mapping[str, str]) -> Key | None:

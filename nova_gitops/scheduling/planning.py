@@ -307,18 +307,22 @@ class _Recall:
 
     def __init__(self, recalled: PlanMemory, file_digests: Mapping[str, str], source: SourceSet) -> None:
         self.recalled, self.file_digests = recalled, file_digests
-        self.measures: dict[Key, tuple[tuple[demand.PodDemand, ...], ...]] = {}
+        self.measures: dict[Key, memory.Measure] = {}
         self.spreads: dict[Key, memory.Spreads] = {}
         self.components: dict[Key, memory.Placement] = {}
         self.decisions: dict[Key, memory.Decision] = {}
         self.groupings: dict[Key, memory.Grouping] = {}
         self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
         self.policy_text = {policy.name: repr(policy) for policy in source.policies}
-        self.shapes = repr(sorted(source.pod_shapes.items()))
+        self.shapes = memory.digest(repr(sorted(source.pod_shapes.items())))
         # what a workload's policy depends on besides the workload: every policy and the namespaces' labels
-        self.matching = (
-            tuple(sorted(self.policy_text.items())),
-            repr(sorted((name, sorted(found.items())) for name, found in source.namespace_labels.items())),
+        self.matching = memory.digest(
+            repr(
+                (
+                    sorted(self.policy_text.items()),
+                    sorted((name, sorted(found.items())) for name, found in source.namespace_labels.items()),
+                )
+            )
         )
         self._members: dict[str, Key | None] = {}
         self._identities: dict[int, Key | None] = {}
@@ -376,7 +380,7 @@ class _Recall:
             for name, group_by, indices in found
         ]
 
-    def measure(self, key: Key) -> tuple[tuple[demand.PodDemand, ...], ...] | None:
+    def measure(self, key: Key) -> memory.Measure | None:
         found = self.measures.get(key) or self.recalled.measures.get(key)
         if found is not None:
             self.measures[key] = found
@@ -471,14 +475,16 @@ def _measure(
     divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
     members = None if recall is None else recall.members(group)
     key = None if members is None or recall is None else (divides, recall.shapes, members)
-    per_member = None if key is None or recall is None else recall.measure(key)
-    if per_member is None:
+    found = None if key is None or recall is None else recall.measure(key)
+    if found is None:
         known = len(problems)
         per_member = tuple(distributing.member_demands(group.members, divides, problems, shapes))
+        pods = tuple(pod for member_pods in per_member for pod in member_pods)
+        found = (per_member, pods, demand.total_requests(pods))
         if recall is not None and key is not None and len(problems) == known:
-            recall.measures[key] = per_member
-    pods = tuple(pod for member_pods in per_member for pod in member_pods)
-    return _Work(group, policy, intent, pods, demand.total_requests(pods), tuple(per_member))
+            recall.measures[key] = found
+    per_member, pods, need = found
+    return _Work(group, policy, intent, pods, need, per_member)
 
 
 def _single(
