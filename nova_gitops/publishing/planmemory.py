@@ -104,17 +104,18 @@ def load(cache_dir: Path, source_key: str) -> PlanMemory:
     workloads = _read(directory / WORKLOADS)
     if not (
         isinstance(workloads, tuple)
-        and len(workloads) == 3
+        and len(workloads) == 4
         and all(isinstance(part, dict) for part in workloads)
     ):
-        workloads = ({}, {}, {})
-    decisions, groupings, measures = workloads
+        workloads = ({}, {}, {}, {})
+    decisions, groupings, measures, choices = workloads
     return PlanMemory(
         measures,
         _Parts(directory, "spreads", Spreads),
         _Parts(directory, "component", Placement),
         decisions,
         groupings,
+        choices,
     )
 
 
@@ -132,14 +133,19 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
                 if not (directory / name).exists():
                     data = pickle.dumps((key, part), protocol=pickle.HIGHEST_PROTOCOL)
                     _write(directory, name, data)
-        workloads = (dict(memory.decisions), dict(memory.groupings), dict(memory.measures))
-        if recalled is None or (recalled.decisions, recalled.groupings, recalled.measures) != workloads:
+        workloads = tuple(dict(part) for part in _workload_parts(memory))
+        if recalled is None or _workload_parts(recalled) != workloads:
             _write(directory, WORKLOADS, pickle.dumps(workloads, protocol=pickle.HIGHEST_PROTOCOL))
         directory.mkdir(parents=True, exist_ok=True)
         for path in directory.iterdir():
             if path.name not in wanted:
                 path.unlink(missing_ok=True)
         _prune(directory)
+
+
+def _workload_parts(memory: PlanMemory) -> tuple[Mapping[Key, object], ...]:
+    """The parts kept in the one small file, in its order."""
+    return (memory.decisions, memory.groupings, memory.measures, memory.choices)
 
 
 def _write(directory: Path, name: str, data: bytes) -> None:

@@ -9,6 +9,7 @@ parts are kept:
 
 - **decisions** and **groupings**: each workload's annotation intent or matching policy, keyed by the
   workload and every policy and namespace; each policy's groups, keyed by its workloads;
+- **choices**: each policy's candidate clusters, keyed by the policy and every cluster;
 - **measures**: the pods of a group's members (``demand``), keyed by the members' identities and whether the
   group is divided;
 - **spreads**: the explicit intents of one component of the fleet (pins, spread-onto, spread policies; they
@@ -44,6 +45,8 @@ Key = tuple[object, ...]
 Decision = tuple[Pin | SpreadOnto | None, str | None, str | None]
 """A workload's annotation intent, else the name of the policy it matches (None: none) and the warning
 when it matches several."""
+Choice = tuple[tuple[tuple[str, ...], ...], tuple[str, ...], str]
+"""A policy's candidates: the names of each tier's clusters, the clusters not ready, the description."""
 Measure = tuple[tuple[tuple[PodDemand, ...], ...], tuple[PodDemand, ...], Mapping[str, int]]
 """A group's pods: per member, all of them, and what they request in total."""
 Grouping = tuple[tuple[str, tuple[str, str] | None, tuple[int, ...]], ...]
@@ -132,6 +135,7 @@ class PlanMemory:
     components: Mapping[Key, Placement] = field(default_factory=dict)
     decisions: Mapping[Key, Decision] = field(default_factory=dict)
     groupings: Mapping[Key, Grouping] = field(default_factory=dict)
+    choices: Mapping[Key, Choice] = field(default_factory=dict)
 
     def merged(self, other: PlanMemory) -> PlanMemory:
         """Both memories' parts (``other``'s where both have one: they are equal)."""
@@ -141,6 +145,7 @@ class PlanMemory:
             {**self.components, **other.components},
             {**self.decisions, **other.decisions},
             {**self.groupings, **other.groupings},
+            {**self.choices, **other.choices},
         )
 
 

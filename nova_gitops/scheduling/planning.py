@@ -159,7 +159,10 @@ def plan(
 
     status: Status = "delegated" if settings.delegated else "scheduled"
     # A policy's candidates depend only on the policy and the clusters: found once per plan, not per group.
-    chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
+    if recall is None:
+        chosen = {policy.name: candidates.candidates(policy, clusters) for policy in policies}
+    else:
+        chosen = {policy.name: recall.candidates(policy, clusters) for policy in policies}
     results, usage, needs = _place_components(
         work, clusters, chosen, previous, avoid, failback, status, recall, partitioned
     )
@@ -312,6 +315,9 @@ class _Recall:
         self.components: dict[Key, memory.Placement] = {}
         self.decisions: dict[Key, memory.Decision] = {}
         self.groupings: dict[Key, memory.Grouping] = {}
+        self.choices: dict[Key, memory.Choice] = {}
+        self._clusters: str | None = None  # a digest of every cluster's text, made when first needed
+        self._by_name: dict[str, Cluster] = {}
         self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
         self.policy_text = {policy.name: repr(policy) for policy in source.policies}
         self.shapes = memory.digest(repr(sorted(source.pod_shapes.items())))
@@ -328,7 +334,27 @@ class _Recall:
         self._identities: dict[int, Key | None] = {}
 
     def built(self) -> PlanMemory:
-        return PlanMemory(self.measures, self.spreads, self.components, self.decisions, self.groupings)
+        return PlanMemory(
+            self.measures, self.spreads, self.components, self.decisions, self.groupings, self.choices
+        )
+
+    def candidates(self, policy: SchedulePolicy, clusters: Sequence[Cluster]) -> candidates.Candidates:
+        """``candidates.candidates``, from the memory when the policy and every cluster are unchanged."""
+        if self._clusters is None:
+            self._clusters = memory.digest(repr([self.cluster_text[cluster.name] for cluster in clusters]))
+        key = (self._clusters, self.policy_text[policy.name])
+        found = self.choices.get(key) or self.recalled.choices.get(key)
+        if found is None:
+            made = candidates.candidates(policy, clusters)
+            tiers = tuple(tuple(cluster.name for cluster in tier) for tier in made.tiers)
+            self.choices[key] = (tiers, made.not_ready, made.description)
+            return made
+        self.choices[key] = found
+        by_name = self._by_name = self._by_name or {cluster.name: cluster for cluster in clusters}
+        tiers, not_ready, description = found
+        return candidates.Candidates(
+            tuple(tuple(by_name[name] for name in tier) for tier in tiers), not_ready, description
+        )
 
     def identity(self, manifest: Manifest) -> Key | None:
         found = self._identities.get(id(manifest), False)
