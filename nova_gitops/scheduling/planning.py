@@ -19,7 +19,7 @@ keeps each placed group's reason and works out the rest, and every warning, from
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from nova_gitops.api import kinds, labels, podshapes
 from nova_gitops.api.clusters import Cluster
@@ -57,22 +57,9 @@ from nova_gitops.scheduling.plans import (
     Status,
     Unscheduled,
 )
+from nova_gitops.scheduling.recalling import Recall, Work
 
 NO_POLICY = "no SchedulePolicy matches"
-
-
-@dataclass(frozen=True, slots=True)
-class _Work:
-    group: grouping.Group
-    policy: SchedulePolicy | None
-    intent: intents.Pin | intents.SpreadOnto | None
-    demands: tuple[demand.PodDemand, ...]
-    need: Mapping[str, int]
-    member_demands: tuple[tuple[demand.PodDemand, ...], ...]  # per member: ``demands`` is their concatenation
-
-    @property
-    def explicit(self) -> bool:
-        return self.intent is not None or (self.policy is not None and self.policy.spread is not None)
 
 
 def plan(
@@ -107,7 +94,7 @@ def plan(
     unscheduled: list[Unscheduled] = []
     overlaps: list[str] = []
 
-    recall = None if file_digests is None else _Recall(recalled or memory.EMPTY, file_digests, source)
+    recall = None if file_digests is None else Recall(recalled or memory.EMPTY, file_digests, source)
     matcher = matching.Matcher(policies, source.namespace_labels)
 
     def decide(manifest: Manifest) -> memory.Decision:
@@ -202,14 +189,14 @@ def plan(
 
 
 def _place_components(
-    work: Sequence[_Work],
+    work: Sequence[Work],
     clusters: Sequence[Cluster],
     chosen: Mapping[str, candidates.Candidates],
     previous: PreviousPlacement,
     avoid: Mapping[str, Mapping[str, str]],
     failback: bool | Collection[str],
     status: Status,
-    recall: _Recall | None,
+    recall: Recall | None,
     partitioned: bool,
 ) -> tuple[dict[str, GroupPlan], dict[str, ClusterUsage], memory.NamespaceNeeds]:
     """Every group's plan and every cluster's usage, component by component (``components``): a component
@@ -287,7 +274,7 @@ def _namespace_needs(groups: Sequence[GroupPlan]) -> memory.NamespaceNeeds:
 
 
 def _touches(
-    item: _Work, touched: Mapping[str, tuple[str, ...]], clusters: Mapping[str, Cluster]
+    item: Work, touched: Mapping[str, tuple[str, ...]], clusters: Mapping[str, Cluster]
 ) -> tuple[str, ...]:
     """The clusters a group's placement may read or take room on (``components``); ``touched``: those of
     each policy (its candidates, and the clusters it selects that are not ready, which reasons name)."""
@@ -304,199 +291,14 @@ def _fails_back(failback: bool | Collection[str]) -> Callable[[str], bool]:
     return lambda name: name in failback
 
 
-class _Recall:
-    """The memory of earlier plans (``recalled``) and the memory this plan makes (``built``): the keys of
-    its parts, as ``scheduling.memory`` describes them."""
-
-    def __init__(self, recalled: PlanMemory, file_digests: Mapping[str, str], source: SourceSet) -> None:
-        self.recalled, self.file_digests = recalled, file_digests
-        self.measures: dict[Key, memory.Measure] = {}
-        self.spreads: dict[Key, memory.Spreads] = {}
-        self.components: dict[Key, memory.Placement] = {}
-        self.decisions: dict[Key, memory.Decision] = {}
-        self.groupings: dict[Key, memory.Grouping] = {}
-        self.choices: dict[Key, memory.Choice] = {}
-        self._clusters: str | None = None  # a digest of every cluster's text, made when first needed
-        self._by_name: dict[str, Cluster] = {}
-        self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
-        self.policy_text = {policy.name: repr(policy) for policy in source.policies}
-        self.shapes = memory.digest(repr(sorted(source.pod_shapes.items())))
-        # what a workload's policy depends on besides the workload: every policy and the namespaces' labels
-        self.matching = memory.digest(
-            repr(
-                (
-                    sorted(self.policy_text.items()),
-                    sorted((name, sorted(found.items())) for name, found in source.namespace_labels.items()),
-                )
-            )
-        )
-        self._members: dict[str, Key | None] = {}
-        self._identities: dict[int, Key | None] = {}
-
-    def built(self) -> PlanMemory:
-        return PlanMemory(
-            self.measures, self.spreads, self.components, self.decisions, self.groupings, self.choices
-        )
-
-    def candidates(self, policy: SchedulePolicy, clusters: Sequence[Cluster]) -> candidates.Candidates:
-        """``candidates.candidates``, from the memory when the policy and every cluster are unchanged."""
-        if self._clusters is None:
-            self._clusters = memory.digest(repr([self.cluster_text[cluster.name] for cluster in clusters]))
-        key = (self._clusters, self.policy_text[policy.name])
-        found = self.choices.get(key) or self.recalled.choices.get(key)
-        if found is None:
-            made = candidates.candidates(policy, clusters)
-            tiers = tuple(tuple(cluster.name for cluster in tier) for tier in made.tiers)
-            self.choices[key] = (tiers, made.not_ready, made.description)
-            return made
-        self.choices[key] = found
-        by_name = self._by_name = self._by_name or {cluster.name: cluster for cluster in clusters}
-        tiers, not_ready, description = found
-        return candidates.Candidates(
-            tuple(tuple(by_name[name] for name in tier) for tier in tiers), not_ready, description
-        )
-
-    def identity(self, manifest: Manifest) -> Key | None:
-        found = self._identities.get(id(manifest), False)
-        if found is False:
-            found = self._identities[id(manifest)] = memory.member_identity(manifest, self.file_digests)
-        return found  # type: ignore[return-value]
-
-    def members(self, group: grouping.Group) -> Key | None:
-        """The identities of a group's members; None when one has none (its file has no digest)."""
-        if group.name not in self._members:
-            found = tuple(self.identity(member) for member in group.members)
-            self._members[group.name] = None if None in found else found
-        return self._members[group.name]
-
-    def decide(self, manifest: Manifest, decide: Callable[[Manifest], memory.Decision]) -> memory.Decision:
-        """A workload's intent, policy and overlap warning, from the memory when it and the policies are
-        unchanged."""
-        identity = self.identity(manifest)
-        if identity is None:
-            return decide(manifest)
-        key = (self.matching, identity)
-        found = self.decisions.get(key) or self.recalled.decisions.get(key)
-        if found is None:
-            found = decide(manifest)
-        self.decisions[key] = found
-        return found
-
-    def groups(
-        self, policy: str, label_key: str | None, manifests: Sequence[Manifest]
-    ) -> list[grouping.Group]:
-        """``grouping.form_groups``, from the memory when the policy's workloads are the same."""
-        identities = tuple(self.identity(manifest) for manifest in manifests)
-        if None in identities:
-            return grouping.form_groups(policy, label_key, manifests)
-        key = (policy, label_key, identities)
-        found = self.groupings.get(key) or self.recalled.groupings.get(key)
-        if found is None:
-            made = grouping.form_groups(policy, label_key, manifests)
-            position = {id(manifest): index for index, manifest in enumerate(manifests)}
-            found = tuple(
-                (group.name, group.group_by, tuple(position[id(member)] for member in group.members))
-                for group in made
-            )
-            self.groupings[key] = found
-            return made
-        self.groupings[key] = found
-        return [
-            grouping.Group(name, policy, group_by, tuple(manifests[index] for index in indices))
-            for name, group_by, indices in found
-        ]
-
-    def measure(self, key: Key) -> memory.Measure | None:
-        found = self.measures.get(key) or self.recalled.measures.get(key)
-        if found is not None:
-            self.measures[key] = found
-        return found
-
-    def _group(self, item: _Work) -> Key | None:
-        members = self.members(item.group)
-        if members is None:
-            return None
-        policy = item.policy.name if item.policy is not None else None
-        return (item.group.name, item.group.group_by, members, policy, repr(item.intent))
-
-    def _context(self, work: Sequence[_Work], clusters: Sequence[str], status: Status) -> Key:
-        """What every group of a part shares: the status, the pod shapes, the clusters, the policies."""
-        names = sorted({item.policy.name for item in work if item.policy is not None})
-        texts = tuple(self.cluster_text[name] for name in clusters)
-        return (status, self.shapes, texts, tuple(self.policy_text[name] for name in names))
-
-    def spreads_key(
-        self,
-        explicit: Sequence[_Work],
-        closed: Mapping[str, frozenset[str]],
-        clusters: Sequence[Cluster],
-        status: Status,
-    ) -> Key | None:
-        groups = []
-        for item in explicit:
-            group = self._group(item)
-            if group is None:
-                return None
-            groups.append((*group, tuple(sorted(closed[item.group.name]))))
-        return (*self._context(explicit, [cluster.name for cluster in clusters], status), tuple(groups))
-
-    def spread(self, key: Key) -> memory.Spreads | None:
-        found = self.spreads.get(key) or self.recalled.spreads.get(key)
-        if found is not None:
-            self.spreads[key] = found
-        return found
-
-    def keep_spreads(self, key: Key, spreads: memory.Spreads) -> None:
-        self.spreads[key] = spreads
-
-    def component_key(
-        self,
-        part: components.Component,
-        work: Sequence[_Work],
-        previous: PreviousPlacement,
-        avoid: Mapping[str, Mapping[str, str]],
-        fails_back: Callable[[str], bool],
-        status: Status,
-    ) -> Key | None:
-        groups = []
-        for item in work:
-            group = self._group(item)
-            if group is None:
-                return None
-            name = item.group.name
-            groups.append(
-                (
-                    *group,
-                    previous.groups.get(name),
-                    previous.reasons.get(name),
-                    memory.sorted_items(previous.requests.get(name)),
-                    memory.sorted_items(avoid.get(name)),
-                    fails_back(name),
-                )
-            )
-        return (*self._context(work, part.clusters, status), tuple(groups))
-
-    def component(self, key: Key) -> memory.Placement | None:
-        """A component's stored placement; its spreads are kept too, for when the component changes."""
-        found = self.components.get(key) or self.recalled.components.get(key)
-        if found is not None:
-            self.components[key] = found
-            if found.spreads is not None:
-                self.spread(found.spreads)
-        return found
-
-    def keep_component(self, key: Key, placement: memory.Placement) -> None:
-        self.components[key] = placement
-
-
 def _measure(
     group: grouping.Group,
     policy: SchedulePolicy | None,
     intent: intents.Pin | intents.SpreadOnto | None,
     problems: list[Problem],
     shapes: Mapping[kinds.GroupKind, podshapes.PodControllerShape],
-    recall: _Recall | None,
-) -> _Work:
+    recall: Recall | None,
+) -> Work:
     divides = isinstance(intent, intents.SpreadOnto) and intent.mode == "Divide"
     divides = divides or bool(policy and policy.spread and policy.spread.mode == "Divide")
     members = None if recall is None else recall.members(group)
@@ -510,11 +312,11 @@ def _measure(
         if recall is not None and key is not None and len(problems) == known:
             recall.measures[key] = found
     per_member, pods, need = found
-    return _Work(group, policy, intent, pods, need, per_member)
+    return Work(group, policy, intent, pods, need, per_member)
 
 
 def _single(
-    item: _Work, cluster: str | None, reason: str, warnings: Sequence[str], status: Status
+    item: Work, cluster: str | None, reason: str, warnings: Sequence[str], status: Status
 ) -> GroupPlan:
     """The group placed on ``cluster``, or unschedulable when it is None."""
     copies: tuple[ClusterCopy, ...] = (ClusterCopy(cluster),) if cluster is not None else ()
@@ -533,7 +335,7 @@ def _single(
 
 
 def _spread(
-    item: _Work,
+    item: Work,
     spread: SpreadConstraints,
     chosen: Sequence[Cluster],
     chosen_by: str,
@@ -575,7 +377,7 @@ def _spread(
 
 
 def _place_explicit(
-    item: _Work,
+    item: Work,
     clusters: Sequence[Cluster],
     candidates_by_policy: Mapping[str, candidates.Candidates],
     ledger: Ledger,
@@ -642,7 +444,7 @@ class _Placer:
         avoid: Mapping[str, Mapping[str, str]],
         failback: bool | Collection[str],
         status: Status,
-        recall: _Recall | None = None,
+        recall: Recall | None = None,
     ) -> None:
         self.clusters, self.chosen, self.previous, self.recall = clusters, chosen, previous, recall
         self.cordoned = cordoning.cordoned(clusters)
@@ -659,13 +461,13 @@ class _Placer:
     def fails_back(self, name: str) -> bool:
         return self.failback if isinstance(self.failback, bool) else name in self.failback
 
-    def place_all(self, work: Sequence[_Work]) -> dict[str, GroupPlan]:
+    def place_all(self, work: Sequence[Work]) -> dict[str, GroupPlan]:
         ordered = sorted(work, key=lambda item: item.group.name)
         self._place_explicit_all([item for item in ordered if item.explicit])  # 1. on the bare capacity
-        unchanged: list[_Work] = []
-        grown: list[_Work] = []
-        known: list[_Work] = []
-        new: list[_Work] = []
+        unchanged: list[Work] = []
+        grown: list[Work] = []
+        known: list[Work] = []
+        new: list[Work] = []
         for item in ordered:
             if item.explicit:
                 continue
@@ -695,7 +497,7 @@ class _Placer:
             self._note(item)
         return self.results
 
-    def _place_explicit_all(self, explicit: Sequence[_Work]) -> None:
+    def _place_explicit_all(self, explicit: Sequence[Work]) -> None:
         """Explicit intents, in name order, on the clusters' bare capacity; taken from the memory when it
         has them placed on the same clusters (and then so is the room they left)."""
         if not explicit:
@@ -725,7 +527,7 @@ class _Placer:
             rooms = {cluster.name: self.ledger.base_of(cluster.name) for cluster in self.clusters}
             recall.keep_spreads(key, memory.Spreads(groups, rooms))
 
-    def _note(self, item: _Work) -> None:
+    def _note(self, item: Work) -> None:
         """Say in the reason where the group lands on a Standby cluster (placing there wakes it) and where a
         group with a nodeSelector or required node affinity lands on a cluster that reports no node labels
         (it was assumed to satisfy them, DESIGN §3 "Capacity and fit"). The reason of a group that stays may
@@ -749,7 +551,7 @@ class _Placer:
         if notes := [note for note in wanted if note not in found.reason]:
             self.results[item.group.name] = replace(found, reason=" ".join([found.reason, *notes]))
 
-    def _sticky_cluster(self, item: _Work) -> str | None:
+    def _sticky_cluster(self, item: Work) -> str | None:
         """The one cluster the previous render placed the group on, while a candidate and not avoided."""
         before = self.previous.groups.get(item.group.name, ())
         assert item.policy is not None
@@ -757,13 +559,13 @@ class _Placer:
             return None
         return None if before[0] in self.avoid.get(item.group.name, {}) else before[0]
 
-    def _grown(self, item: _Work) -> bool:
+    def _grown(self, item: Work) -> bool:
         before = self.previous.requests.get(item.group.name)
         return before is not None and any(
             amount > before.get(resource, 0) for resource, amount in item.need.items()
         )
 
-    def _keep(self, item: _Work) -> bool:
+    def _keep(self, item: Work) -> bool:
         """Keep a sticky group where it was if it still fits there (on an autoscaled cluster: always, which
         scales up for it); False when it must move."""
         cluster, name = self._sticky_cluster(item), item.group.name
@@ -781,7 +583,7 @@ class _Placer:
         self._record(item, cluster, reason)
         return True
 
-    def _record(self, item: _Work, cluster: str | None, reason: str) -> None:
+    def _record(self, item: Work, cluster: str | None, reason: str) -> None:
         name = item.group.name
         self.results[name] = _single(item, cluster, reason, (), self.status)
         if cluster is None:
@@ -789,7 +591,7 @@ class _Placer:
         else:
             self.placed[name] = cluster
 
-    def _place(self, item: _Work, sticky: str | None, *, failback: bool | None = None) -> bool:
+    def _place(self, item: Work, sticky: str | None, *, failback: bool | None = None) -> bool:
         """Place a group that is not (or no longer) placed; True when it found a cluster."""
         assert item.policy is not None
         name = item.group.name
@@ -810,7 +612,7 @@ class _Placer:
         self._record(item, decision.cluster, reason)
         return decision.cluster is not None
 
-    def _fail_back(self, ordered: Sequence[_Work]) -> bool:
+    def _fail_back(self, ordered: Sequence[Work]) -> bool:
         """Move single placements on a lower tier up to a higher tier that fits them now; True if any did."""
         moved = False
         for item in ordered:
@@ -839,7 +641,7 @@ class _Placer:
             moved = True
         return moved
 
-    def _retry(self, ordered: Sequence[_Work]) -> bool:
+    def _retry(self, ordered: Sequence[Work]) -> bool:
         """Place again the groups that found no cluster, against the plan as it is now (so that their reasons
         do not depend on the order of placement); True if any found one."""
         found = False

@@ -1,0 +1,223 @@
+"""The planner's side of its memory (``scheduling.memory``): the key of each part of a plan, made from that
+part's inputs, and the parts found and made by one plan.
+
+Every key holds *every* input its part reads — anything less would reuse a part computed for other inputs:
+a workload's identity (file, digest, line, what the loader resolved), its group's previous placement,
+reason and requests, exclusions and failback hold, the text of every cluster and policy the part reads,
+the pod shapes, the status. The property test ``tests/unit/scheduling/test_plan_memory.py`` holds plans
+made from memory to plans made afresh; a key missing an input fails it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from nova_gitops.api.clusters import Cluster
+from nova_gitops.api.inputs import SourceSet
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import SchedulePolicy
+from nova_gitops.scheduling import candidates, components, demand, grouping, intents, memory
+from nova_gitops.scheduling.memory import Key, PlanMemory
+from nova_gitops.scheduling.plans import PreviousPlacement, Status
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """A group to place, with its policy or annotation intent and its pods (measured once per plan)."""
+
+    group: grouping.Group
+    policy: SchedulePolicy | None
+    intent: intents.Pin | intents.SpreadOnto | None
+    demands: tuple[demand.PodDemand, ...]
+    need: Mapping[str, int]
+    member_demands: tuple[tuple[demand.PodDemand, ...], ...]  # per member: ``demands`` is their concatenation
+
+    @property
+    def explicit(self) -> bool:
+        return self.intent is not None or (self.policy is not None and self.policy.spread is not None)
+
+
+class Recall:
+    """The memory of earlier plans (``recalled``) and the memory this plan makes (``built``): the keys of
+    its parts, as ``scheduling.memory`` describes them."""
+
+    def __init__(self, recalled: PlanMemory, file_digests: Mapping[str, str], source: SourceSet) -> None:
+        self.recalled, self.file_digests = recalled, file_digests
+        self.measures: dict[Key, memory.Measure] = {}
+        self.spreads: dict[Key, memory.Spreads] = {}
+        self.components: dict[Key, memory.Placement] = {}
+        self.decisions: dict[Key, memory.Decision] = {}
+        self.groupings: dict[Key, memory.Grouping] = {}
+        self.choices: dict[Key, memory.Choice] = {}
+        self._clusters: str | None = None  # a digest of every cluster's text, made when first needed
+        self._by_name: dict[str, Cluster] = {}
+        self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
+        self.policy_text = {policy.name: repr(policy) for policy in source.policies}
+        self.shapes = memory.digest(repr(sorted(source.pod_shapes.items())))
+        # what a workload's policy depends on besides the workload: every policy and the namespaces' labels
+        self.matching = memory.digest(
+            repr(
+                (
+                    sorted(self.policy_text.items()),
+                    sorted((name, sorted(found.items())) for name, found in source.namespace_labels.items()),
+                )
+            )
+        )
+        self._members: dict[str, Key | None] = {}
+        self._identities: dict[int, Key | None] = {}
+
+    def built(self) -> PlanMemory:
+        return PlanMemory(
+            self.measures, self.spreads, self.components, self.decisions, self.groupings, self.choices
+        )
+
+    def candidates(self, policy: SchedulePolicy, clusters: Sequence[Cluster]) -> candidates.Candidates:
+        """``candidates.candidates``, from the memory when the policy and every cluster are unchanged."""
+        if self._clusters is None:
+            self._clusters = memory.digest(repr([self.cluster_text[cluster.name] for cluster in clusters]))
+        key = (self._clusters, self.policy_text[policy.name])
+        found = self.choices.get(key) or self.recalled.choices.get(key)
+        if found is None:
+            made = candidates.candidates(policy, clusters)
+            tiers = tuple(tuple(cluster.name for cluster in tier) for tier in made.tiers)
+            self.choices[key] = (tiers, made.not_ready, made.description)
+            return made
+        self.choices[key] = found
+        by_name = self._by_name = self._by_name or {cluster.name: cluster for cluster in clusters}
+        tiers, not_ready, description = found
+        return candidates.Candidates(
+            tuple(tuple(by_name[name] for name in tier) for tier in tiers), not_ready, description
+        )
+
+    def identity(self, manifest: Manifest) -> Key | None:
+        found = self._identities.get(id(manifest), False)
+        if found is False:
+            found = self._identities[id(manifest)] = memory.member_identity(manifest, self.file_digests)
+        return found  # type: ignore[return-value]
+
+    def members(self, group: grouping.Group) -> Key | None:
+        """The identities of a group's members; None when one has none (its file has no digest)."""
+        if group.name not in self._members:
+            found = tuple(self.identity(member) for member in group.members)
+            self._members[group.name] = None if None in found else found
+        return self._members[group.name]
+
+    def decide(self, manifest: Manifest, decide: Callable[[Manifest], memory.Decision]) -> memory.Decision:
+        """A workload's intent, policy and overlap warning, from the memory when it and the policies are
+        unchanged."""
+        identity = self.identity(manifest)
+        if identity is None:
+            return decide(manifest)
+        key = (self.matching, identity)
+        found = self.decisions.get(key) or self.recalled.decisions.get(key)
+        if found is None:
+            found = decide(manifest)
+        self.decisions[key] = found
+        return found
+
+    def groups(
+        self, policy: str, label_key: str | None, manifests: Sequence[Manifest]
+    ) -> list[grouping.Group]:
+        """``grouping.form_groups``, from the memory when the policy's workloads are the same."""
+        identities = tuple(self.identity(manifest) for manifest in manifests)
+        if None in identities:
+            return grouping.form_groups(policy, label_key, manifests)
+        key = (policy, label_key, identities)
+        found = self.groupings.get(key) or self.recalled.groupings.get(key)
+        if found is None:
+            made = grouping.form_groups(policy, label_key, manifests)
+            position = {id(manifest): index for index, manifest in enumerate(manifests)}
+            found = tuple(
+                (group.name, group.group_by, tuple(position[id(member)] for member in group.members))
+                for group in made
+            )
+            self.groupings[key] = found
+            return made
+        self.groupings[key] = found
+        return [
+            grouping.Group(name, policy, group_by, tuple(manifests[index] for index in indices))
+            for name, group_by, indices in found
+        ]
+
+    def measure(self, key: Key) -> memory.Measure | None:
+        found = self.measures.get(key) or self.recalled.measures.get(key)
+        if found is not None:
+            self.measures[key] = found
+        return found
+
+    def _group(self, item: Work) -> Key | None:
+        members = self.members(item.group)
+        if members is None:
+            return None
+        policy = item.policy.name if item.policy is not None else None
+        return (item.group.name, item.group.group_by, members, policy, repr(item.intent))
+
+    def _context(self, work: Sequence[Work], clusters: Sequence[str], status: Status) -> Key:
+        """What every group of a part shares: the status, the pod shapes, the clusters, the policies."""
+        names = sorted({item.policy.name for item in work if item.policy is not None})
+        texts = tuple(self.cluster_text[name] for name in clusters)
+        return (status, self.shapes, texts, tuple(self.policy_text[name] for name in names))
+
+    def spreads_key(
+        self,
+        explicit: Sequence[Work],
+        closed: Mapping[str, frozenset[str]],
+        clusters: Sequence[Cluster],
+        status: Status,
+    ) -> Key | None:
+        groups = []
+        for item in explicit:
+            group = self._group(item)
+            if group is None:
+                return None
+            groups.append((*group, tuple(sorted(closed[item.group.name]))))
+        return (*self._context(explicit, [cluster.name for cluster in clusters], status), tuple(groups))
+
+    def spread(self, key: Key) -> memory.Spreads | None:
+        found = self.spreads.get(key) or self.recalled.spreads.get(key)
+        if found is not None:
+            self.spreads[key] = found
+        return found
+
+    def keep_spreads(self, key: Key, spreads: memory.Spreads) -> None:
+        self.spreads[key] = spreads
+
+    def component_key(
+        self,
+        part: components.Component,
+        work: Sequence[Work],
+        previous: PreviousPlacement,
+        avoid: Mapping[str, Mapping[str, str]],
+        fails_back: Callable[[str], bool],
+        status: Status,
+    ) -> Key | None:
+        groups = []
+        for item in work:
+            group = self._group(item)
+            if group is None:
+                return None
+            name = item.group.name
+            groups.append(
+                (
+                    *group,
+                    previous.groups.get(name),
+                    previous.reasons.get(name),
+                    memory.sorted_items(previous.requests.get(name)),
+                    memory.sorted_items(avoid.get(name)),
+                    fails_back(name),
+                )
+            )
+        return (*self._context(work, part.clusters, status), tuple(groups))
+
+    def component(self, key: Key) -> memory.Placement | None:
+        """A component's stored placement; its spreads are kept too, for when the component changes."""
+        found = self.components.get(key) or self.recalled.components.get(key)
+        if found is not None:
+            self.components[key] = found
+            if found.spreads is not None:
+                self.spread(found.spreads)
+        return found
+
+    def keep_component(self, key: Key, placement: memory.Placement) -> None:
+        self.components[key] = placement
