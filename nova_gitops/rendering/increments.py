@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from nova_gitops.api.objects import Manifest
@@ -53,7 +53,7 @@ from nova_gitops.rendering.renders import (
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, Plan
 
-FORMAT = 1
+FORMAT = 2
 """Version of the index's layout; an index of another version is not used."""
 
 Files = tuple[tuple[str, str], ...]
@@ -67,11 +67,40 @@ def blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
+class UnreadableIndex(Exception):
+    """A group's packed files could not be decoded: the index is damaged, and is not used."""
+
+
+def pack_files(files: Mapping[str, Files]) -> bytes:
+    """A group's files (cluster → (path, blob id) pairs) as bytes, clusters sorted so that equal files pack
+    equally. Packed, a group that did not change is carried from one index to the next without decoding
+    its files: loading and storing an index costs about a copy of its bytes, not ~100k objects."""
+    return marshal.dumps(dict(sorted(files.items())), 2)
+
+
+def unpack_files(packed: bytes) -> dict[str, Files]:
+    """What ``pack_files`` packed; ``UnreadableIndex`` for anything else."""
+    try:
+        files = marshal.loads(packed)
+    except (ValueError, EOFError, TypeError) as error:
+        raise UnreadableIndex(str(error)) from None
+    if not isinstance(files, dict) or not all(
+        isinstance(cluster, str) and isinstance(pairs, tuple) for cluster, pairs in files.items()
+    ):
+        raise UnreadableIndex("not a group's files")
+    return files
+
+
 @dataclass(frozen=True, slots=True)
 class GroupFiles:
     layout: bytes
     content: bytes | None  # None: an object's source is unknown, so never reused
-    files: Mapping[str, Files]  # cluster → its files from this group
+    packed: bytes  # cluster → its files from this group (``pack_files``)
+
+    @property
+    def files(self) -> dict[str, Files]:
+        """cluster → this group's files there (decoded on each call: only groups a change touches are)."""
+        return unpack_files(self.packed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +118,7 @@ class RenderIndex:
     clusters: Mapping[str, ClusterFiles]
     chunks: Mapping[bytes, str]  # placement.yaml group entry fingerprint → its text
     others: Mapping[str, str]  # path → blob id of the files outside cluster directories (placement.yaml, ...)
+    rows: Mapping[bytes, str] = field(default_factory=dict)  # (table, entry fingerprint) → PLACEMENT.md row
 
     def to_wire(self) -> bytes:
         """The index as bytes (``marshal``): it is a cache, read back only by ``from_wire``."""
@@ -96,33 +126,39 @@ class RenderIndex:
             (
                 FORMAT,
                 self.salt,
-                {name: (g.layout, g.content, dict(g.files)) for name, g in self.groups.items()},
+                {name: (g.layout, g.content, g.packed) for name, g in self.groups.items()},
                 {name: (c.followed, c.files) for name, c in self.clusters.items()},
                 dict(self.chunks),
                 dict(self.others),
+                dict(self.rows),
             )
         )
 
     @classmethod
     def from_wire(cls, data: bytes) -> RenderIndex | None:
-        """The index ``to_wire`` wrote; None for anything else (another format, a damaged file)."""
+        """The index ``to_wire`` wrote; None for anything else (another format, a damaged file). A group's
+        files are decoded when used: damage there surfaces as ``UnreadableIndex`` then."""
         try:
-            version, salt, groups, clusters, chunks, others = marshal.loads(data)
+            version, salt, groups, clusters, chunks, others, rows = marshal.loads(data)
             if version != FORMAT:
                 return None
-            return cls(
+            index = cls(
                 salt,
                 {name: GroupFiles(*fields) for name, fields in groups.items()},
                 {name: ClusterFiles(*fields) for name, fields in clusters.items()},
                 chunks,
                 others,
+                rows,
             )
         except (ValueError, EOFError, TypeError, AttributeError):
             return None
+        fields_ok = isinstance(salt, str) and all(isinstance(g.packed, bytes) for g in index.groups.values())
+        return index if fields_ok and isinstance(others, dict) and isinstance(rows, dict) else None
 
     @property
     def blobs(self) -> dict[str, str]:
-        """Every file of the render as path → blob id: the listing of the tree it was committed as."""
+        """Every file of the render as path → blob id: the listing of the tree it was committed as (this
+        decodes every group: a full render's cost, not an incremental one's)."""
         blobs: dict[str, str] = dict(self.others)
         for group in self.groups.values():
             for files in group.files.values():
@@ -133,16 +169,35 @@ class RenderIndex:
 
 
 @dataclass(frozen=True, slots=True)
-class RenderDelta:
-    """A render as changes to a previous one: ``blobs`` names every file of the new render (path → blob id),
-    ``files`` holds the bytes of each file that was emitted this time (at least every file whose blob id is
-    not the previous render's); ``index`` describes the new render for the next one."""
+class IndexChanges:
+    """What a render changes in the tree its previous index describes, found by looking only where the
+    change reached (dirty clusters, re-emitted groups, the files outside clusters/): ``written`` (path →
+    new bytes, each a blob the previous tree did not have there) and ``deleted`` paths, with ``before``
+    (path → blob id in the previous tree) and ``after`` (path → blob id now) for every path looked at.
+    Every cluster that loses a file is looked at whole, so ``before`` holds all its files."""
 
-    blobs: Mapping[str, str]
+    written: Mapping[str, bytes]
+    deleted: tuple[str, ...]
+    before: Mapping[str, str]
+    after: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderDelta:
+    """A render as changes to a previous one: ``files`` holds the bytes of each file that was emitted this
+    time (at least every file whose blob id is not the previous render's); ``index`` describes the new
+    render for the next one; ``changes`` says what changed in the previous tree (None without one)."""
+
     files: Mapping[str, bytes]
     index: RenderIndex
     rendered_clusters: int  # clusters rendered whole
     rendered_groups: int  # groups re-emitted on clean clusters
+    changes: IndexChanges | None = None
+
+    @property
+    def blobs(self) -> dict[str, str]:
+        """Every file of the new render (path → blob id); as costly as ``RenderIndex.blobs``."""
+        return self.index.blobs
 
 
 def render_delta(
@@ -155,24 +210,38 @@ def render_delta(
     policy_locations: Mapping[str, SourceLocation] | None = None,
     waves: Sequence[Wave] = (),
 ) -> RenderDelta:
-    """Render ``plan`` as changes to the render ``previous`` describes (everything when None). The bytes are
-    those ``renders.render`` gives; the same ``errors.InputError`` is raised for objects that cannot be
-    rendered (only re-emitted objects can fail: the others rendered before, from the same inputs).
-    ``waves`` are ``renders.render``'s (PLACEMENT.md's wave column)."""
+    """Render ``plan`` as changes to the render ``previous`` describes (everything when None, or when it was
+    made with another salt or is damaged). The bytes are those ``renders.render`` gives; the same
+    ``errors.InputError`` is raised for objects that cannot be rendered (only re-emitted objects can fail:
+    the others rendered before, from the same inputs). ``waves`` are ``renders.render``'s (PLACEMENT.md's
+    wave column)."""
     salt = f"{salt}\0{plan.settings!r}"
-    problems = Problems(policy_locations or {})
+    if previous is not None and previous.salt == salt:
+        try:
+            return _render_delta(plan, source, previous, digests, salt, policy_locations or {}, waves)
+        except UnreadableIndex:
+            pass  # a damaged index: render everything, as without one
+    return _render_delta(plan, source, None, digests, salt, policy_locations or {}, waves)
+
+
+def _render_delta(
+    plan: Plan,
+    source: reports.SourceInfo,
+    previous: RenderIndex | None,
+    digests: Mapping[str, str],
+    salt: str,
+    policy_locations: Mapping[str, SourceLocation],
+    waves: Sequence[Wave],
+) -> RenderDelta:
+    problems = Problems(policy_locations)
     groups = {group.name: group for group in plan.groups}
     fingerprints = {name: _fingerprints(group, digests) for name, group in groups.items()}
     followed = _followed_fingerprints(plan, digests)
     clusters = _all_clusters(plan)
-    if previous is not None and previous.salt != salt:
-        previous = None
     dirty, kept, changed = _dirty_clusters(clusters, groups, fingerprints, followed, previous)
     fresh: dict[str, bytes] = {}
-    reused = _reused_files(plan, kept, changed, dirty, previous, problems, fresh)
-    dirty_files: dict[
-        str, dict[str, list[tuple[str, str]]]
-    ] = {}  # group → cluster → files, on dirty clusters
+    emitted = _re_emitted(plan, changed, dirty, previous, problems, fresh)
+    dirty_files: dict[str, dict[str, list[tuple[str, str]]]] = {}  # group → cluster → files (dirty ones)
     cluster_index: dict[str, ClusterFiles] = {}
     if dirty:
         keep = dirty.__contains__
@@ -195,54 +264,125 @@ def render_delta(
     if previous is not None:
         for cluster in clusters - dirty:
             cluster_index[cluster] = previous.clusters[cluster]
-    group_index = {
-        name: GroupFiles(
-            fingerprints[name][0],
-            fingerprints[name][1],
-            {**reused.get(name, {}), **{c: tuple(f) for c, f in dirty_files.get(name, {}).items()}},
-        )
-        for name in groups
-    }
-    chunks, placement = _placement_yaml(
+    group_index: dict[str, GroupFiles] = {}
+    for name in groups:
+        shape, content, where = fingerprints[name]
+        old = previous.groups.get(name) if previous is not None else None
+        if old is not None and name in kept and dirty.isdisjoint(where):
+            group_index[name] = GroupFiles(shape, content, old.packed)  # carried over, never decoded
+            continue
+        files: dict[str, Files] = {}
+        if old is not None and name in kept:
+            files = {cluster: pairs for cluster, pairs in old.files.items() if cluster not in dirty}
+        elif name in changed:
+            files = {c: tuple(pairs) for c, pairs in emitted.get(name, {}).items() if c not in dirty}
+        files.update((cluster, tuple(pairs)) for cluster, pairs in dirty_files.get(name, {}).items())
+        group_index[name] = GroupFiles(shape, content, pack_files(files))
+    entry_keys, chunks, placement = _placement_yaml(
         plan, source, fingerprints, previous.chunks if previous is not None else {}
     )
     fresh[PLACEMENT_YAML] = placement
-    fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves).encode()
+    rows: dict[bytes, str] = {}
+    row = _row_memo(entry_keys, previous.rows if previous is not None else {}, rows)
+    fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves, row=row).encode()
     fresh[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
     others = {path: blob_id(fresh[path]) for path in (PLACEMENT_YAML, PLACEMENT_MD, GITATTRIBUTES)}
-    index = RenderIndex(salt, group_index, dict(sorted(cluster_index.items())), chunks, others)
-    blobs = index.blobs
-    return RenderDelta(blobs, fresh, index, len(dirty), len(changed))
+    index = RenderIndex(salt, group_index, dict(sorted(cluster_index.items())), chunks, others, rows)
+    changes = None
+    if previous is not None:
+        touched = dirty | (previous.clusters.keys() - clusters)
+        changes = _changes(previous, index, fingerprints, touched, dirty, dirty_files, emitted, fresh)
+    return RenderDelta(fresh, index, len(dirty), len(changed), changes)
+
+
+def _row_memo(
+    entry_keys: Mapping[str, bytes], kept: Mapping[bytes, str], rows: dict[bytes, str]
+) -> Callable[[GroupPlan, reports.GroupTable], str]:
+    """PLACEMENT.md's row of a group, taken from ``kept`` (the previous index's) when its placement.yaml
+    entry and the table's form are the same (a row depends on nothing else); each row lands in ``rows``."""
+    tables: dict[reports.GroupTable, bytes] = {}
+
+    def row(group: GroupPlan, table: reports.GroupTable) -> str:
+        table_key = tables.get(table)
+        if table_key is None:
+            table_key = tables[table] = _fingerprint((table.matrix, table.clusters))
+        key = entry_keys[group.name] + table_key
+        text = rows.get(key) or kept.get(key) or reports.group_row(group, table)
+        rows[key] = text
+        return text
+
+    return row
+
+
+def _changes(
+    previous: RenderIndex,
+    index: RenderIndex,
+    fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
+    touched: set[str],
+    dirty: set[str],
+    dirty_files: Mapping[str, Mapping[str, list[tuple[str, str]]]],
+    emitted: Mapping[str, Mapping[str, list[tuple[str, str]]]],
+    fresh: Mapping[str, bytes],
+) -> IndexChanges:
+    """The render's changes to ``previous``'s tree, looking only at the ``touched`` clusters (dirty ones
+    and ones that are gone), the groups re-emitted on clean clusters and the files outside clusters/."""
+    before: dict[str, str] = {}
+    after: dict[str, str] = {}
+    for cluster in touched:
+        if cluster in previous.clusters:
+            before.update(previous.clusters[cluster].files)
+        if cluster in dirty:
+            after.update(index.clusters[cluster].files)
+    for name, old in previous.groups.items():
+        now = fingerprints.get(name)
+        if now is not None and now[0] == old.layout and touched.isdisjoint(now[2]):
+            continue  # same clusters as before, none of them touched
+        for cluster, old_pairs in old.files.items():
+            if cluster in touched:
+                before.update(old_pairs)
+    for by_cluster in dirty_files.values():
+        for new_pairs in by_cluster.values():
+            after.update(new_pairs)
+    for name, by_cluster in emitted.items():
+        old_files = previous.groups[name].files
+        for cluster, new_pairs in by_cluster.items():
+            if cluster not in dirty:
+                before.update(old_files.get(cluster, ()))
+                after.update(new_pairs)
+    for path in (PLACEMENT_YAML, PLACEMENT_MD, GITATTRIBUTES):
+        if path in previous.others:
+            before[path] = previous.others[path]
+        after[path] = index.others[path]
+    written = {path: fresh[path] for path, blob in after.items() if before.get(path) != blob}
+    deleted = tuple(sorted(path for path in before if path not in after))
+    return IndexChanges(written, deleted, before, after)
 
 
 def _fingerprint(value: Any) -> bytes:
     return hashlib.blake2b(marshal.dumps(value, 2), digest_size=16).digest()
 
 
-def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, bytes | None]:
-    """(layout, content) fingerprints of a group's files (the module doc says what each covers). This runs
-    for every copy of every object (~100k at the reference size): keep it lean."""
+def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, bytes | None, frozenset[str]]:
+    """(layout, content) fingerprints of a group's files (the module doc says what each covers), and the
+    clusters it has copies on. This runs for every copy of every object (~100k at the reference size): keep
+    it lean."""
     identities = []
     for object_plan in group.objects:
         manifest = object_plan.manifest
         group_name = manifest.api_version.rpartition("/")[0]
         identities.append(((group_name, manifest.kind, manifest.namespace, manifest.name), object_plan))
     identities.sort(key=lambda pair: pair[0])
-    layout = _fingerprint(
-        (
-            group.name,
-            manifests.placed_by(group),
-            tuple(
-                (identity, tuple(sorted(copy.cluster for copy in object_plan.copies)))
-                for identity, object_plan in identities
-            ),
-        )
+    placed = tuple(
+        (identity, tuple(sorted(copy.cluster for copy in object_plan.copies)))
+        for identity, object_plan in identities
     )
+    where = frozenset(cluster for _, on in placed for cluster in on)
+    layout = _fingerprint((group.name, manifests.placed_by(group), placed))
     parts: list[object] = [layout]
     for _, object_plan in identities:
-        where = _source_of(object_plan.manifest, digests)
-        if where is None:
-            return layout, None
+        source = _source_of(object_plan.manifest, digests)
+        if source is None:
+            return layout, None, where
         copies = tuple(
             (
                 copy.cluster,
@@ -252,8 +392,8 @@ def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, 
             )
             for copy in object_plan.copies
         )
-        parts.append((where, copies))
-    return layout, _fingerprint(tuple(parts))
+        parts.append((source, copies))
+    return layout, _fingerprint(tuple(parts)), where
 
 
 def _source_of(manifest: Manifest, digests: Mapping[str, str]) -> tuple[Any, ...] | None:
@@ -308,14 +448,10 @@ def _all_clusters(plan: Plan) -> set[str]:
     return clusters
 
 
-def _clusters_now(group: GroupPlan) -> set[str]:
-    return {copy.cluster for object_plan in group.objects for copy in object_plan.copies}
-
-
 def _dirty_clusters(
     clusters: set[str],
     groups: Mapping[str, GroupPlan],
-    fingerprints: Mapping[str, tuple[bytes, bytes | None]],
+    fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
     followed: Mapping[str, bytes],
     previous: RenderIndex | None,
 ) -> tuple[set[str], set[str], set[str]]:
@@ -330,11 +466,11 @@ def _dirty_clusters(
     }
     kept: set[str] = set()
     changed: set[str] = set()
-    for name, (shape, content) in fingerprints.items():
+    for name, (shape, content, where) in fingerprints.items():
         old = previous.groups.get(name)
         if old is None or old.layout != shape:
             dirty.update(old.files if old is not None else ())
-            dirty.update(_clusters_now(groups[name]))
+            dirty.update(where)
         elif content is None or old.content != content:
             changed.add(name)
         else:
@@ -345,28 +481,28 @@ def _dirty_clusters(
     return dirty & clusters, kept, changed
 
 
-def _reused_files(
+def _re_emitted(
     plan: Plan,
-    kept: set[str],
     changed: set[str],
     dirty: set[str],
     previous: RenderIndex | None,
     problems: Problems,
     fresh: dict[str, bytes],
-) -> dict[str, dict[str, Files]]:
-    """Each group's files on clean clusters: the index's (``kept`` groups), or re-emitted where only its
-    content changed (``changed``; groups whose layout changed have no clean cluster). A
-    re-emitted object whose path the index does not have makes its cluster dirty (``dirty`` grows)."""
-    if previous is None:
-        return {}
+) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    """The files of the groups whose content alone changed (``changed``) on clean clusters, re-emitted at
+    the paths the index has (their layout did not change). A re-emitted object whose path the index does
+    not have makes its cluster dirty (``dirty`` grows; callers drop what was emitted on dirty clusters)."""
     emitted: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    if previous is None:
+        return emitted
     for group in plan.groups:
         old = previous.groups.get(group.name)
         if group.name not in changed or old is None:
             continue
+        old_files = old.files
         found = object_entries([group], plan.settings, problems, lambda cluster: cluster not in dirty)
         for cluster, entries in found.items():
-            paths = {path for path, _ in old.files.get(cluster, ())}
+            paths = {path for path, _ in old_files.get(cluster, ())}
             prefix = f"{layout.cluster_dir(cluster)}/"
             pairs: list[tuple[str, str]] = []
             for entry in entries:
@@ -380,28 +516,21 @@ def _reused_files(
                 pairs.append((path, blob_id(entry.content)))
             else:
                 emitted.setdefault(group.name, {})[cluster] = pairs
-    reused: dict[str, dict[str, Files]] = {}
-    for group in plan.groups:
-        old = previous.groups.get(group.name)
-        if old is None or (group.name not in kept and group.name not in changed):
-            continue
-        source = emitted.get(group.name, {}) if group.name in changed else old.files
-        reused[group.name] = {
-            cluster: tuple(files) for cluster, files in source.items() if cluster not in dirty
-        }
-    return reused
+    return emitted
 
 
 def _placement_yaml(
     plan: Plan,
     source: reports.SourceInfo,
-    fingerprints: Mapping[str, tuple[bytes, bytes | None]],
+    fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
     cached: Mapping[bytes, str],
-) -> tuple[dict[bytes, str], bytes]:
-    """placement.yaml, emitting only the group entries ``cached`` does not hold; and the entries' texts.
+) -> tuple[dict[str, bytes], dict[bytes, str], bytes]:
+    """placement.yaml, emitting only the group entries ``cached`` does not hold; with each group's entry
+    key (group → key) and the entries' texts (key → text).
 
     An entry is keyed by its group's content fingerprint (objects, copies, name, policy) and the decision
     fields the content does not cover, so an unchanged group's entry is neither built nor emitted."""
+    keys: dict[str, bytes] = {}
     chunks: dict[bytes, str] = {}
     texts: list[str] = [emitting.dump(reports.placement_head(source))]
     groups = sorted(plan.groups, key=lambda group: group.name)
@@ -429,7 +558,8 @@ def _placement_yaml(
         text = chunks.get(key) or cached.get(key)
         if text is None:
             text = emitting.dump_items([entry if entry is not None else reports.group_entry(group)])
+        keys[group.name] = key
         chunks[key] = text
         texts.append(text)
     texts.append(emitting.dump(reports.placement_tail(plan)))
-    return chunks, "".join(texts).encode()
+    return keys, chunks, "".join(texts).encode()

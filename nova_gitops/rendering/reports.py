@@ -16,7 +16,7 @@ them); without one it is as it was, so renders without rollouts keep their bytes
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -163,30 +163,37 @@ def effective_replicas(object_plan: ObjectPlan) -> dict[str, int]:
     return replicas
 
 
-def placement_markdown(plan: Plan, source: SourceInfo, *, waves: Sequence[Wave] = ()) -> str:
+def placement_markdown(
+    plan: Plan,
+    source: SourceInfo,
+    *,
+    waves: Sequence[Wave] = (),
+    row: Callable[[GroupPlan, GroupTable], str] | None = None,
+) -> str:
     """``PLACEMENT.md``: summary, groups (matrix or compact), capacity, warnings, unscheduled objects.
-    With ``waves`` (the source has a RolloutStrategy), the capacity table says each cluster's wave."""
+    With ``waves`` (the source has a RolloutStrategy), the capacity table says each cluster's wave.
+
+    ``row`` gives each group's row of the groups table (``group_row`` when None): an incremental render
+    passes one that returns the row it kept from the previous render for a group that did not change."""
     groups = sorted(plan.groups, key=lambda group: group.name)
     usages = sorted(plan.clusters, key=lambda usage: usage.cluster)
     cluster_names = sorted({usage.cluster for usage in usages} | {c for g in groups for c in g.clusters})
     lines = ["# Placement", "", f"Source: `{_code(source.repo)}` at {_revision(source.revision)}", ""]
     statuses = [group.status for group in groups]
+    warnings = _warnings(plan, groups)
     lines.append(
         f"{_count(len(groups), 'group')} ({statuses.count('scheduled')} scheduled, "
         f"{statuses.count('delegated')} delegated, {statuses.count('unschedulable')} unschedulable) "
         f"on {_count(len(cluster_names), 'cluster')}; {_count(len(plan.unscheduled), 'object')} unscheduled; "
-        f"{_count(len(_warnings(plan, groups)), 'warning')}."
+        f"{_count(len(warnings), 'warning')}."
     )
     lines += ["", "## Groups", ""]
     if not groups:
         lines.append("No groups.")
-    elif len(cluster_names) <= MATRIX_MAX_CLUSTERS:
-        lines += _matrix(groups, cluster_names)
     else:
-        lines += _compact(groups, frozenset(cluster_names))
+        lines += _groups_table(groups, group_table(cluster_names), row or group_row)
     lines += ["", "## Capacity", ""]
     lines += _capacity(usages, groups, waves) if usages else ["No cluster reported capacity."]
-    warnings = _warnings(plan, groups)
     if warnings:
         lines += ["", "## Warnings", ""] + [f"- {_text(warning)}" for warning in warnings]
     unschedulable = [group for group in groups if group.status == "unschedulable"]
@@ -276,32 +283,50 @@ def _group_cells(group: GroupPlan) -> dict[str, str]:
     return {cluster: str(totals[cluster]) if cluster in totals else "✓" for cluster in group.clusters}
 
 
-def _matrix(groups: list[GroupPlan], cluster_names: list[str]) -> list[str]:
-    header = "| Group | Policy | Mode | Status | " + " | ".join(f"`{name}`" for name in cluster_names) + " |"
-    rule = "| --- | --- | --- | --- | " + " | ".join(":---:" for _ in cluster_names) + " |"
-    rows = [header, rule]
-    for group in groups:
-        cells = _group_cells(group)
-        row = [f"`{group.name}`", _cell(group.policy or "(annotation)"), group.mode, group.status]
-        row += [cells.get(name, "") for name in cluster_names]
-        rows.append("| " + " | ".join(row) + " |")
-    rows += ["", "Cells: replicas placed on the cluster, or ✓ for a group without replicated objects."]
-    return rows
+@dataclass(frozen=True, slots=True)
+class GroupTable:
+    """The form of PLACEMENT.md's groups table: a matrix with a column per cluster (``matrix``), or one
+    compact cell per group, where a group on every cluster says so (``clusters``: every cluster's name)."""
+
+    matrix: bool
+    clusters: tuple[str, ...]
 
 
-def _compact(groups: list[GroupPlan], every_cluster: frozenset[str]) -> list[str]:
-    rows = ["| Group | Policy | Mode | Status | Clusters (replicas) |", "| --- | --- | --- | --- | --- |"]
-    for group in groups:
-        cells = _group_cells(group)
-        names = sorted(cells)
-        if len(names) > 1 and set(names) == every_cluster:
-            where = f"all {len(names)} clusters"
-        else:
-            shown = [name if cells[name] == "✓" else f"{name} ({cells[name]})" for name in names]
-            more = len(shown) - COMPACT_MAX_NAMES
-            where = ", ".join(shown[:COMPACT_MAX_NAMES]) + (f", … and {more} more" if more > 0 else "")
-        row = [f"`{group.name}`", _cell(group.policy or "(annotation)"), group.mode, group.status]
-        rows.append("| " + " | ".join([*row, _cell(where or "—")]) + " |")
+def group_table(cluster_names: Sequence[str]) -> GroupTable:
+    """The matrix while ``MATRIX_MAX_CLUSTERS`` columns fit, else the compact form."""
+    return GroupTable(len(cluster_names) <= MATRIX_MAX_CLUSTERS, tuple(cluster_names))
+
+
+def group_row(group: GroupPlan, table: GroupTable) -> str:
+    """One group's row of the groups table: it depends on the group plan and ``table`` alone."""
+    cells = _group_cells(group)
+    row = [f"`{group.name}`", _cell(group.policy or "(annotation)"), group.mode, group.status]
+    if table.matrix:
+        row += [cells.get(name, "") for name in table.clusters]
+        return "| " + " | ".join(row) + " |"
+    names = sorted(cells)
+    if len(names) > 1 and tuple(names) == table.clusters:  # both sorted, without repeats
+        where = f"all {len(names)} clusters"
+    else:
+        shown = [name if cells[name] == "✓" else f"{name} ({cells[name]})" for name in names]
+        more = len(shown) - COMPACT_MAX_NAMES
+        where = ", ".join(shown[:COMPACT_MAX_NAMES]) + (f", … and {more} more" if more > 0 else "")
+    return "| " + " | ".join([*row, _cell(where or "—")]) + " |"
+
+
+def _groups_table(
+    groups: list[GroupPlan], table: GroupTable, row: Callable[[GroupPlan, GroupTable], str]
+) -> list[str]:
+    if table.matrix:
+        rows = [
+            "| Group | Policy | Mode | Status | " + " | ".join(f"`{name}`" for name in table.clusters) + " |",
+            "| --- | --- | --- | --- | " + " | ".join(":---:" for _ in table.clusters) + " |",
+        ]
+    else:
+        rows = ["| Group | Policy | Mode | Status | Clusters (replicas) |", "| --- | --- | --- | --- | --- |"]
+    rows += [row(group, table) for group in groups]
+    if table.matrix:
+        rows += ["", "Cells: replicas placed on the cluster, or ✓ for a group without replicated objects."]
     return rows
 
 

@@ -293,10 +293,14 @@ def comparison_of(
 @dataclass(frozen=True, slots=True)
 class Rendered:
     """A render ready to compare with the branch head: the head's listing, the changes, and what to keep
-    for the next publish once the commit is pushed (the placement, and the render's index)."""
+    for the next publish once the commit is pushed (the placement, and the render's index).
+
+    After an incremental render ``listing`` and ``paths`` hold only the part of the old and new trees the
+    change reached (``increments.IndexChanges``), which includes every file of each cluster that loses one:
+    all the comparison and the mass-delete guard need, at the cost of the change rather than the tree."""
 
     listing: Mapping[str, str]
-    paths: Collection[str]  # every path of the new tree
+    paths: Collection[str]  # every path of the new tree (the part the change reached, when incremental)
     changes: gitwriting.TreeChanges
     placement: object  # a PreviousPlacement, or None when the renderer did not say
     placement_blob: str | None
@@ -316,50 +320,50 @@ def render_for_head(
     base = (
         renderindex.load(cache_dir, head) if head is not None and isinstance(render, SourceRenderer) else None
     )
-    listing = base.blobs if base is not None else repo.listing(head)
-    previous = previous_placement(repo, head, listing, cache_dir)
     if isinstance(render, SourceRenderer):
+        listing = base.others if base is not None else repo.listing(head)  # others: placement.yaml's blob
+        previous = previous_placement(repo, head, listing, cache_dir)
         incremental = render.render_delta(checkout.root, source, previous, base)
-        rendered = _with_readme(incremental.delta, source, listing)
-        if rendered is None and base is not None:  # the index did not cover a change: render in full
+        changes = incremental.delta.changes
+        readme = messages.readme(source.repo)
+        readme_blob = increments.blob_id(readme)
+        index = incremental.delta.index
+        index = replace(index, others={**index.others, README_FILE: readme_blob})
+        placement_blob = index.others.get(diffs.PLACEMENT_FILE)
+        if base is not None and changes is not None:
+            before, after = dict(changes.before), dict(changes.after)
+            written = dict(changes.written)
+            if README_FILE in base.others:
+                before[README_FILE] = base.others[README_FILE]
+            after[README_FILE] = readme_blob
+            if before.get(README_FILE) != readme_blob:
+                written[README_FILE] = readme
+            tree_changes = gitwriting.TreeChanges(written, changes.deleted)
+            return Rendered(before, after.keys(), tree_changes, incremental.placement, placement_blob, index)
+        if base is not None:  # the index was not used (another renderer, damaged): compare with the tree
             listing = repo.listing(head)
-            incremental = render.render_delta(checkout.root, source, previous, None)
-            rendered = _with_readme(incremental.delta, source, listing)
-        assert rendered is not None  # a render without a base emits every file
-        blobs, changes = rendered
-        index = replace(
-            incremental.delta.index,
-            others={**incremental.delta.index.others, README_FILE: blobs[README_FILE]},
-        )
-        return Rendered(
-            listing, blobs.keys(), changes, incremental.placement, blobs.get(diffs.PLACEMENT_FILE), index
-        )
+        blobs, tree_changes = _with_readme(incremental.delta, readme, readme_blob, listing)
+        return Rendered(listing, blobs.keys(), tree_changes, incremental.placement, placement_blob, index)
+    listing = repo.listing(head)
+    previous = previous_placement(repo, head, listing, cache_dir)
     files = with_repository_files(render(checkout.root, source, previous), source)
-    changes = gitwriting.tree_changes(listing, files)
+    compared = gitwriting.tree_changes(listing, files)
     placement_blob = (
         increments.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
     )
-    return Rendered(listing, files.keys(), changes, getattr(files, "placement", None), placement_blob, None)
+    return Rendered(listing, files.keys(), compared, getattr(files, "placement", None), placement_blob, None)
 
 
 def _with_readme(
-    delta: increments.RenderDelta, source: SourceInfo, listing: Mapping[str, str]
-) -> tuple[dict[str, str], gitwriting.TreeChanges] | None:
-    """The delta's tree with README.md, and its changes to ``listing``; None when a changed file was not
-    emitted (the index and the head disagree)."""
-    readme = messages.readme(source.repo)
-    blobs = dict(delta.blobs)
+    delta: increments.RenderDelta, readme: bytes, readme_blob: str, listing: Mapping[str, str]
+) -> tuple[dict[str, str], gitwriting.TreeChanges]:
+    """The tree of a delta rendered without a usable index (every file emitted) with README.md, and its
+    changes to ``listing``, found by comparing every path."""
+    blobs = delta.blobs
     files = dict(delta.files)
-    if README_FILE not in blobs:
-        blobs[README_FILE] = increments.blob_id(readme)
-        files[README_FILE] = readme
-    written: dict[str, bytes] = {}
-    for path, blob in blobs.items():
-        if listing.get(path) != blob:
-            data = files.get(path)
-            if data is None:
-                return None
-            written[path] = data
+    blobs[README_FILE] = readme_blob
+    files[README_FILE] = readme
+    written = {path: files[path] for path, blob in blobs.items() if listing.get(path) != blob}
     deleted = tuple(sorted(path for path in listing if path not in blobs))
     return blobs, gitwriting.TreeChanges(written, deleted)
 
