@@ -51,6 +51,12 @@ RETRYABLE_REJECTIONS = (
 # Refusals by policy, which no retry can get past: only these are explained as branch protection.
 POLICY_REFUSALS = ("hook declined", "protected")
 DEFAULT_IDENTITY = ("nova-gitops", "nova-gitops@localhost")
+BIG_COMMIT_FILES = 1000
+"""A commit writing more files than this is a first publish or a large change: compressed as git does."""
+SMALL_COMMIT_CONFIG = (("fastimport.unpackLimit", "0"), ("pack.compression", "1"))
+"""fast-import keeps a small commit's pack as written (no ``unpack-objects``), compressed fast."""
+SMALL_PACKS_KEPT = 16
+"""Packs in the cache beyond which ``RenderedRepo.tidy`` rolls the small ones up."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,12 +197,22 @@ class RenderedRepo:
     def commit(
         self, parent: str | None, changes: TreeChanges, message: str, *, environ: Mapping[str, str]
     ) -> str:
-        """Write one commit with ``git fast-import`` and return its id; no ref outside the cache moves."""
+        """Write one commit with ``git fast-import`` and return its id; no ref outside the cache moves.
+
+        Only the trees on the changed paths are written (fast-import loads the parent's trees lazily), and
+        a small commit is kept as the small pack fast-import wrote, compressed fast and without deltas: by
+        default fast-import would delta each blob against the one before it in the stream (unrelated
+        files), compress at level 6 and then explode a pack of fewer than 100 objects into loose objects
+        with ``unpack-objects`` — on a one-workload change that is mostly compressing placement.yaml
+        (~5 MB per 100 clusters) three times over, ~0.2 s of the ~0.25 s the commit took. Big commits (a
+        first publish) keep level-6 compression, since a push sends the stored bytes as they are."""
+        self.tidy()
         author, committer = identity(environ, "AUTHOR"), identity(environ, "COMMITTER")
         encoded = message.encode()
         chunks: list[bytes] = [
             b"reset %s\n" % STAGING_REF.encode(),  # forget the tip a previous run left, so `from` decides
             b"commit %s\n" % STAGING_REF.encode(),
+            b"mark :1\n",
             b"author %s <%s> now\n" % (author[0].encode(), author[1].encode()),
             b"committer %s <%s> now\n" % (committer[0].encode(), committer[1].encode()),
             b"data %d\n%s\n" % (len(encoded), encoded),
@@ -209,19 +225,39 @@ class RenderedRepo:
             chunks.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), quote_path(path), len(data)))
             chunks.append(data)
             chunks.append(b"\n")
+        chunks.append(b"get-mark :1\n")  # the commit's id on stdout: no rev-parse afterwards
         chunks.append(b"done\n")
-        depth = ["--depth=0"] if len(changes.written) > 1000 else []
-        running = self.git.start(["fast-import", "--quiet", "--done", "--force", "--date-format=now", *depth])
+        small = len(changes.written) <= BIG_COMMIT_FILES
+        options = [part for name, value in SMALL_COMMIT_CONFIG for part in ("-c", f"{name}={value}")]
+        options = options if small else []
+        running = self.git.start(
+            [*options, "fast-import", "--quiet", "--done", "--force", "--date-format=now", "--depth=0"]
+        )
         stdin = running.stdin()
         try:
             stdin.writelines(chunks)
             stdin.close()
         except BrokenPipeError:
             pass
+        stdout = running.proc.stdout.read().decode(errors="replace") if running.proc.stdout else ""
         stderr = running.proc.stderr.read().decode(errors="replace") if running.proc.stderr else ""
         if running.proc.wait() != 0:
             raise errors.RepoError(f"git fast-import failed in the cache {self.path}: {stderr.strip()}")
-        return self.git.run("rev-parse", STAGING_REF).stdout.decode().strip()
+        commit = stdout.strip()
+        if len(commit) != 40 or any(char not in "0123456789abcdef" for char in commit):
+            raise errors.RepoError(f"git fast-import in the cache {self.path} named no commit: {stdout!r}")
+        return commit
+
+    def tidy(self) -> None:
+        """Roll the small packs that incremental commits leave up into one once there are more than
+        ``SMALL_PACKS_KEPT`` (``git repack --geometric``: the big pack of the first publish is not rewritten,
+        and no delta search is made), so looking objects up stays cheap; about every that many commits."""
+        try:
+            packs = sum(1 for name in os.listdir(self.path / "objects" / "pack") if name.endswith(".pack"))
+        except OSError:
+            return
+        if packs > SMALL_PACKS_KEPT:
+            self.git.run("repack", "-d", "-q", "--geometric=2", "--window=0", check=False)
 
     def same_content(self, commit: str, other: str) -> bool:
         """Whether two commits hold the same tree on the same parents (differing only in dates or message)."""
