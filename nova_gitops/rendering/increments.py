@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -364,36 +365,47 @@ def _fingerprint(value: Any) -> bytes:
 
 def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, bytes | None, frozenset[str]]:
     """(layout, content) fingerprints of a group's files (the module doc says what each covers), and the
-    clusters it has copies on. This runs for every copy of every object (~100k at the reference size): keep
-    it lean."""
+    clusters it has copies on. This runs for every copy of every object (~100k at the reference size): it
+    reads each field of the copies in one C-level pass (``map``) rather than building a tuple per copy.
+    Copies are in the plan's order (sorted by cluster, ``ObjectPlan``): another order would only make a
+    fingerprint differ, which re-renders, never reuses wrongly."""
     identities = []
     for object_plan in group.objects:
         manifest = object_plan.manifest
         group_name = manifest.api_version.rpartition("/")[0]
         identities.append(((group_name, manifest.kind, manifest.namespace, manifest.name), object_plan))
-    identities.sort(key=lambda pair: pair[0])
-    placed = tuple(
-        (identity, tuple(sorted(copy.cluster for copy in object_plan.copies)))
-        for identity, object_plan in identities
-    )
-    where = frozenset(cluster for _, on in placed for cluster in on)
-    layout = _fingerprint((group.name, manifests.placed_by(group), placed))
-    parts: list[object] = [layout]
-    for _, object_plan in identities:
+    identities.sort(key=_first)
+    placed: list[tuple[tuple[str, str, str, str], tuple[str, ...]]] = []
+    parts: list[object] = []
+    where: set[str] = set()
+    known = True
+    for identity, object_plan in identities:
+        copies = object_plan.copies
+        on = tuple(map(_cluster_of, copies))
+        where.update(on)
+        placed.append((identity, on))
+        if not known:
+            continue
         source = _source_of(object_plan.manifest, digests)
         if source is None:
-            return layout, None, where
-        copies = tuple(
-            (
-                copy.cluster,
-                copy.replicas,
-                copy.completions,
-                overrides_key(copy.overrides) if copy.overrides else (),
+            known = False
+            continue
+        overrides: tuple[object, ...] = ()
+        if any(map(_overrides_of, copies)):
+            overrides = tuple(
+                (index, overrides_key(copy.overrides)) for index, copy in enumerate(copies) if copy.overrides
             )
-            for copy in object_plan.copies
-        )
-        parts.append((source, copies))
-    return layout, _fingerprint(tuple(parts)), where
+        replicas = tuple(map(_replicas_of, copies))
+        parts.append((source, replicas, tuple(map(_completions_of, copies)), overrides))
+    layout = _fingerprint((group.name, manifests.placed_by(group), tuple(placed)))
+    return layout, _fingerprint((layout, tuple(parts))) if known else None, frozenset(where)
+
+
+_first = operator.itemgetter(0)
+_cluster_of = operator.attrgetter("cluster")
+_replicas_of = operator.attrgetter("replicas")
+_completions_of = operator.attrgetter("completions")
+_overrides_of = operator.attrgetter("overrides")
 
 
 def _source_of(manifest: Manifest, digests: Mapping[str, str]) -> tuple[Any, ...] | None:
