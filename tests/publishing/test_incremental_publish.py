@@ -7,7 +7,11 @@ Behaviours covered:
 - after a publish the render's index is cached under the new commit; the next publish uses it and a
   one-replica change commits one object file and the placement files;
 - a branch head this machine did not publish (no index), and a damaged index, fall back to a full render
-  with the same result.
+  with the same result;
+- the mass-delete guard refuses an incremental render that empties clusters with the message a full render
+  gets (it counts only the clusters the change reached, which hold every deletion);
+- a small commit stays the pack fast-import wrote, and the small packs are rolled up past a limit: the
+  cache keeps every object and reads the same trees.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from nova_gitops.publishing import renderindex
+from nova_gitops import errors
+from nova_gitops.publishing import gitwriting, renderindex
+from nova_gitops.publishing.gitwriting import RenderedRepo, TreeChanges
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.workflows import publishing
@@ -137,3 +144,46 @@ def test_heads_without_a_usable_index_are_rendered_in_full(tmp_path: Path) -> No
     publishing.publish(source.url, remote, render=render, cache_dir=cache)
     publishing.publish(source.url, reference, render=full_render(PlanSettings()), cache_dir=tmp_path / "r")
     assert tree(tmp_path / "rendered.git") == tree(tmp_path / "reference.git")
+
+
+def test_the_guard_refuses_an_incremental_mass_delete_as_it_refuses_a_full_one(tmp_path: Path) -> None:
+    refusals = []
+    for name, render in (
+        ("incremental", publishing.default_render(PlanSettings())),
+        ("full", full_render(PlanSettings())),
+    ):
+        source = SourceRepo(tmp_path, f"source-{name}")
+        remote = make_bare(tmp_path / f"{name}.git")
+        cache = tmp_path / f"cache-{name}"
+        source.commit(STEPS[0])
+        publishing.publish(source.url, remote, render=render, cache_dir=cache)
+        source.commit({"web.yaml": None, "api.yaml": None})
+        with pytest.raises(errors.SafetyError) as refused:
+            publishing.publish(source.url, remote, render=render, cache_dir=cache)
+        refusals.append(str(refused.value).replace(name, "NAME"))
+    assert refusals[0] == refusals[1]
+    assert "a: 2 of 2 objects (all)" in refusals[0]
+
+
+def test_small_commits_stay_packed_and_are_rolled_up(tmp_path: Path) -> None:
+    url = make_bare(tmp_path / "remote.git")
+    repo = RenderedRepo(tmp_path / "cache.git", url)
+    head = repo.commit(
+        None, TreeChanges({f"clusters/a/f{i}.yaml": b"%d\n" % i for i in range(5)}, ()), "m", environ={}
+    )
+    for step in range(gitwriting.SMALL_PACKS_KEPT + 3):
+        changes = TreeChanges(
+            {"clusters/a/f1.yaml": b"step %d\n" % step}, ("clusters/a/f2.yaml",) if step == 0 else ()
+        )
+        head = repo.commit(head, changes, f"step {step}", environ={})
+    assert head == git("--git-dir", str(tmp_path / "cache.git"), "rev-parse", gitwriting.STAGING_REF)
+    objects = tmp_path / "cache.git" / "objects"
+    assert len(list((objects / "pack").glob("*.pack"))) <= gitwriting.SMALL_PACKS_KEPT + 1
+    assert not [path for path in objects.iterdir() if len(path.name) == 2]  # nothing loose
+    git("--git-dir", str(tmp_path / "cache.git"), "fsck", "--full", "--no-dangling", "--strict")
+    assert sorted(repo.listing(head)) == [f"clusters/a/f{i}.yaml" for i in (0, 1, 3, 4)]
+    assert repo.read(head, "clusters/a/f1.yaml") == b"step %d\n" % (gitwriting.SMALL_PACKS_KEPT + 2)
+    assert (
+        len(git("--git-dir", str(tmp_path / "cache.git"), "rev-list", head).split())
+        == gitwriting.SMALL_PACKS_KEPT + 4
+    )

@@ -10,7 +10,12 @@ Behaviours covered:
 - an object whose source file has no digest is re-emitted every time; an index made with another salt, or
   another index format, is not used;
 - an override that fails in a changed group is the same InputError a full render raises;
-- the index survives its wire form.
+- the index survives its wire form; an index whose group files are damaged, or whose wire form has the
+  wrong shape, is not used (a full render, same bytes);
+- property: the changes a delta reports (written, deleted, the old and new blob ids it looked at) turn the
+  previous tree into the new one, and hold every old file of each cluster that loses one (what the
+  mass-delete guard counts);
+- property: PLACEMENT.md built from the previous render's rows equals a full render's.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nova_gitops import errors
+from nova_gitops.publishing import guard
 from nova_gitops.rendering import emitting, increments, renders, reports
-from nova_gitops.rendering.increments import RenderIndex
+from nova_gitops.rendering.increments import GroupFiles, RenderIndex
 from nova_gitops.scheduling.plans import ClusterCopy, ObjectPlan, Plan
 from tests.unit.rendering.test_renders import (
     SOURCE,
@@ -62,6 +68,37 @@ def test_a_delta_render_equals_a_full_render(before: Plan, after: Plan) -> None:
         if first.blobs.get(path) != blob:
             assert second.files[path] == full[path]
     assert second.index == delta(after, None).index
+    if before.settings != after.settings:  # other settings: the index is not used
+        assert second.changes is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(before=plans(), after=plans())
+def test_the_changes_of_a_delta_turn_the_previous_tree_into_the_new_one(before: Plan, after: Plan) -> None:
+    after = replace(after, settings=before.settings)  # the index is used
+    first = delta(before, None)
+    second = delta(after, first.index)
+    assert_changes_turn(first.blobs, second)
+    full = renders.render(after, SOURCE).files
+    assert second.files[renders.PLACEMENT_MD] == full[renders.PLACEMENT_MD]
+    assert second.files[renders.PLACEMENT_MD] == full[renders.PLACEMENT_MD]
+
+
+def assert_changes_turn(old: dict[str, str], second: increments.RenderDelta) -> None:
+    """``second.changes`` applied to the tree ``old`` gives ``second``'s tree, and the guard reaches the same
+    verdict on the part of the trees the changes looked at as on the whole trees."""
+    changes = second.changes
+    assert changes is not None
+    new = second.blobs
+    assert {path: old[path] for path in changes.before} == dict(changes.before)
+    assert {path: new[path] for path in changes.after} == dict(changes.after)
+    applied = {path: blob for path, blob in old.items() if path not in changes.deleted}
+    applied.update({path: increments.blob_id(data) for path, data in changes.written.items()})
+    assert applied == new
+    assert all(old.get(path) != increments.blob_id(data) for path, data in changes.written.items())
+    for percent in (0, 30, 100):
+        whole = guard.mass_deletions(old, new, percent)
+        assert guard.mass_deletions(changes.before, changes.after, percent) == whole
 
 
 @st.composite
@@ -95,6 +132,7 @@ def test_a_delta_of_replica_and_override_edits_equals_a_full_render(plans_: tupl
     for path, blob in second.blobs.items():
         if first.blobs.get(path) != blob:
             assert second.files[path] == full[path]
+    assert_changes_turn(first.blobs, second)
 
 
 def test_placement_yaml_emitted_entry_by_entry_equals_one_document() -> None:
@@ -179,3 +217,29 @@ def test_an_override_failing_in_a_changed_group_is_the_full_renders_error() -> N
     with pytest.raises(errors.InputError) as incremental:
         delta(broken, first.index, {"src/objects.yaml": "d2"})
     assert incremental.value.problems == full.value.problems
+
+
+def test_an_index_with_damaged_group_files_is_not_used() -> None:
+    first = delta(two_groups(2), None)
+    damaged = replace(
+        first.index,
+        groups={
+            name: GroupFiles(g.layout, b"not marshal" + g.packed, b"\x00")
+            for name, g in first.index.groups.items()
+        },
+    )
+    second = delta(two_groups(5), damaged, {"src/objects.yaml": "d2"})
+    assert second.changes is None  # rendered as from nothing
+    assert second.rendered_clusters == 2
+    assert dict(second.blobs) == blobs_of(two_groups(5))
+    wrong_shape = marshal.dumps((increments.FORMAT, "salt", {"g": (b"", None, "not bytes")}, {}, {}, {}, {}))
+    assert RenderIndex.from_wire(wrong_shape) is None
+    assert RenderIndex.from_wire(marshal.dumps((increments.FORMAT, 1, 2))) is None
+
+
+def test_group_files_pack_the_same_whatever_order_they_were_gathered_in() -> None:
+    files = {"c2": (("clusters/c2/a.yaml", "1" * 40),), "c1": (("clusters/c1/a.yaml", "2" * 40),)}
+    assert increments.pack_files(files) == increments.pack_files(dict(reversed(files.items())))
+    assert increments.unpack_files(increments.pack_files(files)) == files
+    with pytest.raises(increments.UnreadableIndex):
+        increments.unpack_files(marshal.dumps(["a list"]))
