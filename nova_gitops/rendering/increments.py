@@ -122,30 +122,48 @@ class RenderIndex:
     rows: Mapping[bytes, str] = field(default_factory=dict)  # (table, entry fingerprint) → PLACEMENT.md row
 
     def to_wire(self) -> bytes:
-        """The index as bytes (``marshal``): it is a cache, read back only by ``from_wire``."""
-        return marshal.dumps(
+        """The index as bytes: it is a cache, read back only by ``from_wire``. A ``marshal`` header (all but
+        the group packs, with their lengths), then the packs joined as they are: marshalling ~11 MB of
+        packs into one object costs ~50 ms of buffer growth, joining them ~2 ms."""
+        names = list(self.groups)
+        header = marshal.dumps(
             (
                 FORMAT,
                 self.salt,
-                {name: (g.layout, g.content, g.packed) for name, g in self.groups.items()},
+                names,
+                [self.groups[name].layout for name in names],
+                [self.groups[name].content for name in names],
+                [len(self.groups[name].packed) for name in names],
                 {name: (c.followed, c.files) for name, c in self.clusters.items()},
                 dict(self.chunks),
                 dict(self.others),
                 dict(self.rows),
             )
         )
+        packs = (self.groups[name].packed for name in names)
+        return b"".join([len(header).to_bytes(8, "little"), header, *packs])
 
     @classmethod
     def from_wire(cls, data: bytes) -> RenderIndex | None:
         """The index ``to_wire`` wrote; None for anything else (another format, a damaged file). A group's
-        files are decoded when used: damage there surfaces as ``UnreadableIndex`` then."""
+        files are decoded when used: damage inside a pack surfaces as ``UnreadableIndex`` then."""
         try:
-            version, salt, groups, clusters, chunks, others, rows = marshal.loads(data)
-            if version != FORMAT:
+            size = int.from_bytes(data[:8], "little")
+            header = marshal.loads(memoryview(data)[8 : 8 + size])
+            if not isinstance(header, tuple) or len(header) != 10 or header[0] != FORMAT:
                 return None
+            _, salt, names, layouts, contents, lengths, clusters, chunks, others, rows = header
+            body = memoryview(data)[8 + size :]
+            if not isinstance(salt, str) or sum(lengths) != len(body) or min(lengths, default=0) < 0:
+                return None
+            groups: dict[str, GroupFiles] = {}
+            start = 0
+            for name, shape, content, length in zip(names, layouts, contents, lengths, strict=True):
+                groups[name] = GroupFiles(shape, content, bytes(body[start : start + length]))
+                start += length
             index = cls(
                 salt,
-                {name: GroupFiles(*fields) for name, fields in groups.items()},
+                groups,
                 {name: ClusterFiles(*fields) for name, fields in clusters.items()},
                 chunks,
                 others,
@@ -153,8 +171,7 @@ class RenderIndex:
             )
         except (ValueError, EOFError, TypeError, AttributeError):
             return None
-        fields_ok = isinstance(salt, str) and all(isinstance(g.packed, bytes) for g in index.groups.values())
-        return index if fields_ok and isinstance(others, dict) and isinstance(rows, dict) else None
+        return index if all(isinstance(part, dict) for part in (chunks, others, rows)) else None
 
     @property
     def blobs(self) -> dict[str, str]:

@@ -200,8 +200,16 @@ def test_an_index_made_with_another_salt_or_format_is_not_used() -> None:
     wire = first.index.to_wire()
     assert RenderIndex.from_wire(wire) == first.index
     assert RenderIndex.from_wire(b"garbage") is None
-    stale = marshal.dumps((increments.FORMAT + 1, *marshal.loads(wire)[1:]))
-    assert RenderIndex.from_wire(stale) is None
+    assert RenderIndex.from_wire(rewired(wire, 0, increments.FORMAT + 1)) is None
+
+
+def rewired(wire: bytes, field: int, value: object) -> bytes:
+    """``wire`` with one field of its header replaced."""
+    size = int.from_bytes(wire[:8], "little")
+    header = list(marshal.loads(wire[8 : 8 + size]))
+    header[field] = value
+    changed = marshal.dumps(tuple(header))
+    return len(changed).to_bytes(8, "little") + changed + wire[8 + size :]
 
 
 def test_an_override_failing_in_a_changed_group_is_the_full_renders_error() -> None:
@@ -232,8 +240,12 @@ def test_an_index_with_damaged_group_files_is_not_used() -> None:
     assert second.changes is None  # rendered as from nothing
     assert second.rendered_clusters == 2
     assert dict(second.blobs) == blobs_of(two_groups(5))
-    wrong_shape = marshal.dumps((increments.FORMAT, "salt", {"g": (b"", None, "not bytes")}, {}, {}, {}, {}))
-    assert RenderIndex.from_wire(wrong_shape) is None
+    wire = first.index.to_wire()
+    assert RenderIndex.from_wire(wire[:-1]) is None  # truncated
+    assert RenderIndex.from_wire(rewired(wire, 1, 42)) is None  # a salt that is not text
+    lengths = marshal.loads(wire[8 : 8 + int.from_bytes(wire[:8], "little")])[5]
+    assert RenderIndex.from_wire(rewired(wire, 5, [*lengths[:-1], lengths[-1] + 1])) is None
+    assert RenderIndex.from_wire(rewired(wire, 7, ["not", "a", "dict"])) is None
     assert RenderIndex.from_wire(marshal.dumps((increments.FORMAT, 1, 2))) is None
 
 
