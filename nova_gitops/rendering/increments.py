@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,7 +255,7 @@ def _render_delta(
     groups = {group.name: group for group in plan.groups}
     fingerprints = {name: _fingerprints(group, digests) for name, group in groups.items()}
     followed = _followed_fingerprints(plan, digests)
-    clusters = _all_clusters(plan)
+    clusters = _all_clusters(plan, fingerprints.values())
     dirty, kept, changed = _dirty_clusters(clusters, groups, fingerprints, followed, previous)
     fresh: dict[str, bytes] = {}
     emitted = _re_emitted(plan, changed, dirty, previous, problems, fresh)
@@ -467,12 +467,12 @@ def _followed_fingerprints(plan: Plan, digests: Mapping[str, str]) -> dict[str, 
     return fingerprints
 
 
-def _all_clusters(plan: Plan) -> set[str]:
-    """Every cluster directory the render has: the plan's clusters and any a copy or Namespace names."""
+def _all_clusters(plan: Plan, fingerprints: Iterable[tuple[bytes, bytes | None, frozenset[str]]]) -> set[str]:
+    """Every cluster directory the render has: the plan's clusters and any a copy (the groups' clusters
+    ``_fingerprints`` found) or a Namespace names."""
     clusters = {usage.cluster for usage in plan.clusters}
-    for group in plan.groups:
-        for object_plan in group.objects:
-            clusters.update(copy.cluster for copy in object_plan.copies)
+    for _, _, where in fingerprints:
+        clusters.update(where)
     clusters.update(item.cluster for item in plan.followed_namespaces)
     return clusters
 
