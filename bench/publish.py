@@ -8,6 +8,9 @@ Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
   repository — end to end, in this process, with the on-disk caches a new process would find and no
   in-memory state carried over (a new renderer object); ``incremental_load_s``, ``incremental_plan_s`` and
   ``incremental_emit_s`` split its render (``incremental_render_s``) into its three phases;
+- ``next_publish_s`` (with ``next_load_s``, ``next_plan_s``, ``next_emit_s``, ``next_git_s``): the same for
+  the next change, as every publish after the first onto a branch is (the first one's plan has the cold
+  render's placement as its previous placement for the first time, so no component is found in memory);
 - ``incremental_publish_cli_s``: the same once more through ``nova-gitops publish`` in a new process
   (interpreter start-up and imports included);
 - ``diff_s``: ``diff OLD_DIR NEW_DIR`` of two renders on disk that differ in that one workload.
@@ -184,6 +187,17 @@ def main() -> None:
         figures["incremental_subject"] = (
             result.message.splitlines()[0] if result.message else result.outcome.value
         )
+        if not arguments.synthetic:  # the next change, as each push after the first is published
+            change_one_workload(source)
+            git("commit", "--quiet", "-am", "the next change", cwd=source)
+            again = TimedRenderer(PlanSettings(), cache_dir=cache, spent=[])
+            settle()
+            next_s, _ = timed(
+                lambda: publishing.publish(str(source), url, render=again, cache_dir=cache, options=options)
+            )
+            figures["next_publish_s"] = round(next_s, 2)
+            figures["next_git_s"] = round(next_s - sum(again.spent), 2)
+            figures.update({f"next_{name}_s": round(took, 3) for name, took in again.phases.items()})
         if not arguments.synthetic:
             change_one_workload(source)
             git("commit", "--quiet", "-am", "one more workload", cwd=source)
