@@ -19,6 +19,7 @@ import functools
 import hashlib
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -118,6 +119,7 @@ class SourceRenderer:
         self.clusters_path = clusters_path
         self.cache_dir = cache_dir
         self.progress = progress  # told of the load, plan and render phases
+        self._keeping: threading.Thread | None = None  # writing the last plan's memory
 
     def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         from nova_gitops.workflows import rendering
@@ -162,12 +164,18 @@ class SourceRenderer:
             root, self.clusters_path, parse_cache=self._parse_cache(source), namespace=self.settings.namespace
         )
         self.progress.phase(phases.PLAN)
+        self.finish()  # the memory an earlier render of this renderer is still writing
         recalled = planmemory.load(self.cache_dir, source.repo) if self.cache_dir is not None else None
         plan = rendering.plan_source(
             source_set, previous=previous, settings=self.settings, recalled=recalled, file_digests=digests
         )
         if self.cache_dir is not None and plan.memory is not None:
-            planmemory.store(self.cache_dir, source.repo, plan.memory, recalled)
+            self._keeping = threading.Thread(
+                target=planmemory.store,
+                args=(self.cache_dir, source.repo, plan.memory, recalled),
+                name="nova-plan-memory",
+            )
+            self._keeping.start()
         self.progress.phase(phases.RENDER)
         delta = increments.render_delta(
             plan,
@@ -179,6 +187,14 @@ class SourceRenderer:
             waves=rendering.rollout_waves(source_set),
         )
         return IncrementalRender(delta, reports.previous_of(plan))
+
+    def finish(self) -> None:
+        """Wait until the last plan's memory is kept. It is written while the render is emitted, committed
+        and pushed (git works in processes of its own, so the two halves use both cores); ``publish``
+        waits for it before it returns."""
+        if self._keeping is not None:
+            self._keeping.join()
+            self._keeping = None
 
     def _parse_cache(self, source: SourceInfo) -> ParseCache | None:
         return ParseCache.for_source(self.cache_dir, source.repo) if self.cache_dir is not None else None
@@ -394,7 +410,7 @@ def publish(
         progress=git_progress(progress, f"git {repo_url}"),
     )
     opened = opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout, progress=progress)
-    with opened as checkout, repo.locked():
+    with opened as checkout, repo.locked(), _finishing(render):
         source = SourceInfo(checkout.repo, checkout.revision)
         for attempt in range(1, options.attempts + 1):
             result = publish_once(
@@ -417,6 +433,16 @@ def publish(
         f"publishers kept moving the branch (or a stale ref lock on the remote kept it locked); try again, "
         f"or run one publisher per branch"
     )
+
+
+@contextmanager
+def _finishing(render: RenderFiles) -> Iterator[None]:
+    """Wait for what the renderer still writes (``SourceRenderer.finish``), however the publish ends."""
+    try:
+        yield
+    finally:
+        if isinstance(render, SourceRenderer):
+            render.finish()
 
 
 def superseded_by(repo: RenderedRepo, head: str | None, checkout: git_sources.Checkout) -> str | None:
