@@ -8,22 +8,30 @@ commit message carries the controller's notes (a reschedule quotes the agent's r
 when the render equals the branch head, which is what makes reconciles idempotent. With leader election,
 leadership is checked again right before the commit and the push: a replica that lost the Lease during a
 long reconcile gives up (``TemporaryError``) instead of pushing beside the new leader.
+
+Incremental, as ``publish`` is: after each push the render's index (``rendering.increments``) is kept in
+memory and in the cache directory (``publishing.renderindex``) under the commit it describes. When the head
+is that commit, the head's listing is the index's (no ``ls-tree``), the render emits only what changed, and
+only the emitted files are compared and written; a head made by anyone else (another replica, ``publish``
+from another machine, a hand edit) has no index, and the render emits every file, as before.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from nova_gitops import errors
-from nova_gitops.controller.ports import Publication, RenderOnto
-from nova_gitops.publishing import gitwriting, guard, messages
+from nova_gitops.controller.ports import Publication, Rendered, RenderOnto
+from nova_gitops.publishing import gitwriting, guard, messages, renderindex
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
+from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.workflows import publishing
-from nova_gitops.workflows.publishing import Outcome, PublishOptions, PublishResult, with_repository_files
+from nova_gitops.workflows.publishing import README_FILE, Outcome, PublishOptions, PublishResult
 
 
 class GitPublisher:
@@ -43,6 +51,7 @@ class GitPublisher:
         self.repo = RenderedRepo(
             gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout
         )
+        self._index: tuple[str, RenderIndex] | None = None  # the last push's commit and its render's index
 
     def head(self) -> str | None:
         """The branch's commit on the remote (None when the branch does not exist yet)."""
@@ -63,19 +72,27 @@ class GitPublisher:
     def _once(self, render: RenderOnto, source: SourceInfo, attempt: int) -> Publication | None:
         branch = self.options.branch
         head = self.repo.fetch(branch)
-        listing = self.repo.listing(head)
-        rendered = render(publishing.previous_placement(self.repo, head, listing, self.cache_dir))
-        files = with_repository_files(rendered.files, source)
-        comparison = publishing.compare_with_head(self.repo, listing, files)
-        changes, file_changes = comparison.changes, comparison.file_changes
-        if comparison.unchanged:
+        base = self._index_of(head)
+        listing = base.blobs if base is not None else self.repo.listing(head)
+        previous = publishing.previous_placement(self.repo, head, listing, self.cache_dir)
+        rendered = render(previous, base)
+        tree = _tree(rendered, source, listing)
+        if tree is None:  # the index did not cover a change of the head: render every file
+            listing = self.repo.listing(head)
+            rendered = render(previous, None)
+            tree = _tree(rendered, source, listing)
+        assert tree is not None  # a render without a base emits every file
+        blobs, changes = tree
+        comparison = publishing.comparison_of(self.repo, listing, changes)
+        file_changes = comparison.file_changes
+        if comparison.unchanged:  # the head's index, if any, still describes the head: it is kept
             result = PublishResult(
                 Outcome.UNCHANGED, branch, head, diffs.RenderDiff(), source, attempts=attempt
             )
             return Publication(result, rendered)
         allowed: list[guard.MassDeletion] = []
         if changes.deleted:
-            allowed = self._guard(listing, files, rendered.vacated)
+            allowed = self._guard(listing, blobs.keys(), rendered.vacated)
         diff = diffs.diff_renders(file_changes)
         message = messages.commit_message(
             diff,
@@ -90,14 +107,33 @@ class GitPublisher:
         self._still_leading()
         if self.repo.push(commit, branch) is PushOutcome.REJECTED:
             return None
-        placement_blob = files.get(diffs.PLACEMENT_FILE)
         publishing.remember_placement(
-            self.cache_dir,
-            None if placement_blob is None else increments.blob_id(placement_blob),
-            reports.previous_of(rendered.plan),
+            self.cache_dir, blobs.get(diffs.PLACEMENT_FILE), reports.previous_of(rendered.plan)
         )
+        if rendered.index is not None:
+            self._remember_index(
+                commit,
+                replace(rendered.index, others={**rendered.index.others, README_FILE: blobs[README_FILE]}),
+            )
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
+
+    def _index_of(self, head: str | None) -> RenderIndex | None:
+        """The index of the render committed as ``head``: the one kept from this replica's last push, or
+        the cache directory's (a restart, or ``publish`` run with the same cache); None for a head nobody
+        here made."""
+        if head is None:
+            return None
+        if self._index is not None and self._index[0] == head:
+            return self._index[1]
+        found = renderindex.load(self.cache_dir, head)
+        if found is not None:
+            self._index = (head, found)
+        return found
+
+    def _remember_index(self, commit: str, index: RenderIndex) -> None:
+        self._index = (commit, index)
+        renderindex.store(self.cache_dir, commit, index)
 
     def _same_source(self, head: str | None, source: SourceInfo) -> bool:
         """The head was rendered from the same source revision: what changes now is the controller's own
@@ -118,7 +154,7 @@ class GitPublisher:
             )
 
     def _guard(
-        self, listing: Mapping[str, str], files: Mapping[str, bytes], vacated: frozenset[str]
+        self, listing: Mapping[str, str], files: Collection[str], vacated: frozenset[str]
     ) -> list[guard.MassDeletion]:
         """The mass-delete guard, except on clusters the controller moved groups off on purpose (a
         reschedule or a failback empties a cluster that ran one group, and that is the point)."""
@@ -127,3 +163,26 @@ class GitPublisher:
         if unexplained and not self.options.allow_mass_delete:
             guard.check(listing, files, max_percent=self.options.max_delete_percent, allow=False)
         return found
+
+
+def _tree(
+    rendered: Rendered, source: SourceInfo, listing: Mapping[str, str]
+) -> tuple[dict[str, str], gitwriting.TreeChanges] | None:
+    """The render's whole tree as path → blob id, with what every rendered repository carries besides
+    (README.md; ``.gitattributes`` is the render's own), and its changes to the head's ``listing``; None when
+    a file whose blob differs from the head's was not emitted (the base index does not describe the head)."""
+    blobs = dict(rendered.blobs)
+    files = dict(rendered.files)
+    if README_FILE not in blobs:
+        readme = messages.readme(source.repo)
+        blobs[README_FILE] = increments.blob_id(readme)
+        files[README_FILE] = readme
+    written: dict[str, bytes] = {}
+    for path, blob in blobs.items():
+        if listing.get(path) != blob:
+            data = files.get(path)
+            if data is None:
+                return None
+            written[path] = data
+    deleted = tuple(sorted(path for path in listing if path not in blobs))
+    return blobs, gitwriting.TreeChanges(written, deleted)

@@ -234,6 +234,7 @@ class Controller:
             revision=outcome.source.revision,
             moved=outcome.moved,
             unscheduled=outcome.unscheduled,
+            emitted=outcome.emitted,
             duration=round(outcome.duration, 4),
         )
 

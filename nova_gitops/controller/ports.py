@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem
+from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import RolloutEvent
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
@@ -130,17 +131,24 @@ class RolloutObserver(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """What one render attempt produced on top of a given previous placement."""
+    """What one render attempt produced on top of a given previous placement, as changes to the render
+    ``RenderOnto`` was given the index of (``rendering.increments``): ``blobs`` names every file of the new
+    render, ``files`` holds the bytes of those emitted this time (every file whose blob id the base render
+    did not have, at least; every file without a base)."""
 
+    blobs: Mapping[str, str]  # path → git blob id
     files: Mapping[str, bytes]
     plan: Plan
+    index: RenderIndex | None  # describes this render, for the next one (None: the next renders whole)
     notes: tuple[str, ...] = ()  # extra commit-message lines (reschedules with their reasons, failbacks)
     vacated: frozenset[str] = frozenset()  # clusters the controller deliberately moved groups off
     rescheduled_only: bool = False  # every move was a reschedule (no failback): remedial if the source is too
 
 
-RenderOnto = Callable[[PreviousPlacement], Rendered]
-"""Render against the placement currently on the branch (called again when a push loses a race)."""
+RenderOnto = Callable[[PreviousPlacement, RenderIndex | None], Rendered]
+"""Render against the placement currently on the branch, as changes to the render the index describes (the
+branch head's, when the publisher has it; None: render every file). Called again when a push loses a race,
+or with None when the index turns out not to cover the head."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,18 @@ Two rules of judgement live here, not in the planner:
 The reconciler keeps two small memories between calls (exclusions and the failback hold), both bounded by
 the number of groups, and the basis of the last reconcile that changed nothing (its inputs' digests and its
 plan): a reconcile whose inputs are those again skips planning, rendering and publishing
-(``controller.skipping`` says when that is exact) and only runs the rollout step. Nothing else accumulates.
+(``controller.skipping`` says when that is exact) and only runs the rollout step.
+
+A reconcile that does run costs what an incremental ``publish`` costs, not a whole fleet: the source's files
+are parsed only when their bytes are new (``parsecaching``: the parse cache, kept in memory), and the render
+emits only the files whose inputs changed since the branch head's render (``rendering.increments``, with the
+head's index the publisher keeps), which the fingerprints tell from each source file's digest. Both caches
+hold one source and one render: nothing else accumulates.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,6 +37,7 @@ from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, errors
 from nova_gitops.controller import rescheduling, skipping, statusreading
+from nova_gitops.controller.parsecaching import KeptParseCache
 from nova_gitops.controller.ports import (
     Clock,
     ClusterReport,
@@ -49,14 +57,15 @@ from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.errors import InputError
 from nova_gitops.publishing.releases import MoveOutcome
 from nova_gitops.publishing.rolloutrecords import WriteOutcome
-from nova_gitops.rendering import renders
+from nova_gitops.rendering import increments
+from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import rollout_events
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.workflows import rendering
-from nova_gitops.workflows.publishing import Outcome
+from nova_gitops.workflows.publishing import Outcome, renderer_digest
 
 CLUSTER_GROUP = "cluster.elotl.co/"
 
@@ -80,6 +89,7 @@ class ReconcileOutcome:
     rollout: StepResult | None = None  # the rollout step after the publish (None: no rollout, no refs)
     skipped: bool = False  # nothing that determines the render changed: not planned, rendered or published
     replanned_because: str = ""  # why a reconcile that was not skipped planned (``skipping.why_not``)
+    emitted: int = 0  # files the render produced bytes for; the others were the head's render's
 
 
 @dataclass(slots=True)
@@ -95,6 +105,26 @@ class _Attempt:
 def source_set(
     snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport], *, namespace: str | None = None
 ) -> tuple[inputs.SourceSet, dict[str, ClusterReport], tuple[Problem, ...]]:
+    """``load`` without a parse cache: the source set, every report, and the refused ones."""
+    loaded = load(snapshot, reports, namespace=namespace)
+    return loaded.source_set, loaded.reports, loaded.refused
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    source_set: inputs.SourceSet
+    reports: dict[str, ClusterReport]  # the status branch's and the source's own reporting Clusters
+    refused: tuple[Problem, ...]  # reports refused (their Clusters left out of the inventory)
+    digests: dict[str, str]  # file → digest of its text, for the incremental render (files only)
+
+
+def load(
+    snapshot: SourceSnapshot,
+    reports: Mapping[str, ClusterReport],
+    *,
+    namespace: str | None = None,
+    parse_cache: KeptParseCache | None = None,
+) -> Loaded:
     """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
     ``InputError`` lists every problem of the source. Also returns every report: the status branch's, plus
     the source's own Clusters that carry agents' fields (a control plane's Cluster CRs, whose status agents
@@ -102,15 +132,22 @@ def source_set(
 
     Such a Cluster is an agent's report as much as a status file is: one that is invalid, or whose content
     makes the parser raise, is refused like a status file (left out of the inventory, its problems returned
-    third) rather than failing the reconcile of every other cluster."""
+    third) rather than failing the reconcile of every other cluster.
+
+    ``parse_cache`` skips parsing a directory's files whose bytes it has seen. ``digests`` holds, for each
+    file read (not built by kustomize) and each report, a digest of its text: what the incremental render
+    knows an object's bytes by. A control plane's listed documents have none (their objects are always
+    re-emitted), and neither has a report whose file name a source file also has."""
     problems: list[Problem] = []
     refused: list[Problem] = []
     texts: dict[str, str] = dict(snapshot.texts)
+    digests: dict[str, str] = {}
     if snapshot.root is not None:
-        files = directory.read_source(snapshot.root)
+        files = directory.read_source(snapshot.root, cache=parse_cache)
         documents: list[Document] = list(files.documents)
         texts.update(files.texts)
         problems += files.problems
+        digests = {name: _digest(text) for name, text in files.texts.items() if name not in files.built}
     else:
         documents = list(snapshot.documents or ())
     reported = set(reports)
@@ -133,16 +170,27 @@ def source_set(
         for document in documents
         if not (_is_cluster(document) and _name(document) in reported) and id(document) not in unreadable
     ]
+    sourced = set(texts)
     for name in sorted(reports):
         documents.append(reports[name].document)
-        texts[reports[name].document.location.file] = reports[name].text
+        file = reports[name].document.location.file
+        texts[file] = reports[name].text
+        if file in sourced:  # two texts under one name: no digest says which an object came from
+            digests.pop(file, None)
+        else:
+            digests[file] = _digest(reports[name].text)
     if errors(problems):
         try:
             inputs.build_source_set(documents, texts=texts, namespace=namespace)
         except InputError as more:
             problems += more.problems
         raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
-    return inputs.build_source_set(documents, texts=texts, namespace=namespace), every_report, tuple(refused)
+    built = inputs.build_source_set(documents, texts=texts, namespace=namespace)
+    return Loaded(built, every_report, tuple(refused), digests)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
 def _is_cluster(document: Document) -> bool:
@@ -186,6 +234,7 @@ class Reconciler:
         self.hold = rescheduling.FailbackHold()
         self.basis: skipping.Basis | None = None  # the last reconcile that found its render on the branch
         self.skips = 0  # reconciles skipped since the start
+        self.parse_cache: KeptParseCache | None = None  # of the source last read from files
 
     def reconcile(self) -> ReconcileOutcome:
         started = self.clock.now()
@@ -262,8 +311,14 @@ class Reconciler:
         read: skipping.Inputs | None,
         reason: str,
     ) -> ReconcileOutcome:
-        """The whole reconcile: validate, plan, render, publish, then the rollout step."""
-        inputs_set, reports, refused = source_set(snapshot, status.reports, namespace=self.settings.namespace)
+        """The whole reconcile: validate, plan, render what changed, publish, then the rollout step."""
+        loaded = load(
+            snapshot,
+            status.reports,
+            namespace=self.settings.namespace,
+            parse_cache=self._parse_cache(snapshot.source) if snapshot.root is not None else None,
+        )
+        inputs_set, reports, refused = loaded.source_set, loaded.reports, loaded.refused
         requests = [request for report in reports.values() for request in report.reschedule_requests]
         capacities = {name: report.capacity for name, report in reports.items()}
         update = rescheduling.update(
@@ -271,17 +326,21 @@ class Reconciler:
         )
         attempt = _Attempt()
 
-        def render(previous: PreviousPlacement) -> Rendered:
+        def render(previous: PreviousPlacement, base: RenderIndex | None) -> Rendered:
             plan = self._plan(inputs_set, previous, update.memory, started, attempt)
-            tree = renders.render(
+            delta = increments.render_delta(
                 plan,
                 snapshot.source,
+                base,
+                digests=loaded.digests,
+                salt=renderer_digest(),
                 policy_locations=rendering.policy_locations(inputs_set),
                 waves=rendering.rollout_waves(inputs_set),
             )
             notes = _notes(previous, plan, update.memory, attempt)
             rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
-            return Rendered(tree.files, plan, notes, _vacated(previous, plan, attempt), rescheduled_only)
+            vacated = _vacated(previous, plan, attempt)
+            return Rendered(delta.blobs, delta.files, plan, delta.index, notes, vacated, rescheduled_only)
 
         publication = self.publisher.publish(render, snapshot.source)
         rendered = publication.rendered
@@ -330,7 +389,15 @@ class Reconciler:
             duration=self.clock.now() - started,
             rollout=step,
             replanned_because=reason,
+            emitted=len(rendered.files) if rendered is not None else 0,
         )
+
+    def _parse_cache(self, source: SourceInfo) -> KeptParseCache:
+        """The parse cache of the source as it is recorded now (one kept; another source starts anew)."""
+        path = KeptParseCache.for_source(self.settings.cache_dir, source.repo).path
+        if self.parse_cache is None or self.parse_cache.path != path:
+            self.parse_cache = KeptParseCache(path)
+        return self.parse_cache
 
     def _tell_rollout(self, step: StepResult, strategy: str | None) -> None:
         if step.decision is None:
@@ -395,12 +462,9 @@ class Reconciler:
     ) -> tuple[Plan, tuple[str, ...]]:
         """Plan with the exclusions; a group they leave with nowhere to go is planned again without its
         exclusions, so it stays where it was instead of being removed from every cluster."""
-        settings = self.settings.plan_settings
 
         def plan_with(exclusions: Mapping[str, Mapping[str, str]]) -> Plan:
-            return planning.plan(
-                source, previous=previous, settings=settings, avoid=exclusions, failback=failback
-            )
+            return self._plan_once(source, previous, exclusions, failback)
 
         plan = plan_with(avoid)
         stuck = tuple(
@@ -411,6 +475,19 @@ class Reconciler:
         if not stuck:
             return plan, ()
         return plan_with({group: value for group, value in avoid.items() if group not in stuck}), stuck
+
+    def _plan_once(
+        self,
+        source: inputs.SourceSet,
+        previous: PreviousPlacement,
+        avoid: Mapping[str, Mapping[str, str]],
+        failback: bool | frozenset[str],
+    ) -> Plan:
+        """Every plan of a reconcile is made here, and only here: the free one, the held one and the due
+        failbacks' (``_plan``), each made again without the exclusions of the groups it leaves stuck."""
+        return planning.plan(
+            source, previous=previous, settings=self.settings.plan_settings, avoid=avoid, failback=failback
+        )
 
 
 def _vacated(previous: PreviousPlacement, plan: Plan, attempt: _Attempt) -> frozenset[str]:
