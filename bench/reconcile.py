@@ -9,17 +9,25 @@ the skip), and ``--reconciles`` more find nothing new (``no_change_ms`` p50 and 
 ``skipped`` counts them). Then an agent's heartbeat commit, and the reconcile after it
 (``heartbeat_reconcile_ms``: a new status commit whose reports planning cannot tell apart).
 
+``--one-change`` measures instead the reconcile after one workload changed (its replicas, committed to the
+source), ``--changes`` times in a row after the first publish (``one_change_s``: the median; issue 14: what
+an incremental ``publish`` costs). Each run is a process of its own; with ``--baseline REV``, the same runs
+are made with the code of REV too (``git archive``, alternating REV and the working tree, ``--rounds``
+times), so old and new are compared in one sitting (``ratio``: new / old).
+
 Prints a JSON object as its last line, with the 1-minute load average before and after the timed reconciles
 (the machine is shared: compare figures taken at similar load).
 
     python bench/reconcile.py                  # reference fleet: 100 clusters, 2,000 workloads
     python bench/reconcile.py --scale 5 --source git
     python bench/reconcile.py --clusters 20 --workloads 200   # a quick look
+    python bench/reconcile.py --one-change --baseline main~3 --scale 5
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import os
@@ -34,10 +42,16 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # a baseline's code, in a child run
 
+import nova_gitops
 from bench.fleet import generate_fleet
+from bench.publish import change_one_workload
 from nova_gitops.controller import looping, ports, settings, sourcereading, statusreading
 from nova_gitops.controller.logs import JsonLog
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = "NOVA_BENCH_CODE"  # a directory holding another nova_gitops (the baseline's), for a child run
 
 ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -81,67 +95,184 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=1, help="K copies of the fleet")
     parser.add_argument("--source", choices=("directory", "git"), default="directory")
     parser.add_argument("--reconciles", type=int, default=20)
+    parser.add_argument("--one-change", action="store_true", help="time the reconcile after a change")
+    parser.add_argument("--changes", type=int, default=3, help="one-workload changes in a row, per run")
+    parser.add_argument("--baseline", help="with --one-change: also run the code of this git revision")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: old and new runs each")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     for name in [name for name in os.environ if name.startswith("GIT_")]:
         del os.environ[name]
     os.environ.update(ENV)
-    figures: dict[str, Any] = {"scale": arguments.scale, "source": arguments.source}
+    if arguments.one_change and not arguments.child:
+        print(json.dumps(compare(arguments)))
+        return
     with tempfile.TemporaryDirectory(prefix="nova-bench-reconcile-") as scratch:
         work = Path(scratch)
-        source = work / "source"
-        generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
-        git(source, "init", "--quiet", "--initial-branch=main")
-        git(source, "add", "-A")
-        git(source, "commit", "--quiet", "-m", "fleet")
-        remote = work / "rendered.git"
-        git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
-        url = f"file://{remote}"
-        clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
-        status_work = work / "status-work"
-        git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
-        push_reports(status_work, url, clusters, "2026-01-01T00:00:00Z")
-        configured = settings.ControllerSettings(
-            repo_url=url, cache_dir=work / "cache", max_delete_percent=100
-        )
-        reader: ports.SourceReader = sourcereading.DirectorySource(source, watch_changes=False)
-        if arguments.source == "git":
-            reader = sourcereading.GitSource(f"file://{source}", "main", cache_dir=work / "cache")
-        controller = looping.Controller(
-            configured,
-            source=reader,
-            status=statusreading.GitStatusReader(
-                url, configured.status_branch, cache_dir=configured.cache_dir
-            ),
-            clock=ports.MonotonicClock(),
-            log=JsonLog(io.StringIO()),
-        )
-        first_s, _ = timed(controller.reconcile_once)
-        figures["first_publish_s"] = round(first_s, 2)
-        figures["rendered_files"] = sum(
-            1 for _ in git(remote, "ls-tree", "-r", "--name-only", "main").splitlines()
-        )
-        full_s, full = timed(controller.reconcile_once)
-        assert full.outcome.value == "unchanged" and not full.skipped, full
-        figures["full_no_change_s"] = round(full_s, 2)
-        figures["load_before"] = round(os.getloadavg()[0], 2)
-        durations = []
-        skipped = 0
-        for _ in range(arguments.reconciles):
-            spent, outcome = timed(controller.reconcile_once)
-            durations.append(spent)
-            skipped += outcome.skipped
-        figures["load_after"] = round(os.getloadavg()[0], 2)
-        figures["reconciles"] = arguments.reconciles
-        figures["skipped"] = skipped
-        figures["no_change_p50_ms"] = round(1000 * statistics.median(durations), 1)
-        figures["no_change_max_ms"] = round(1000 * max(durations), 1)
-        push_reports(status_work, url, clusters, "2026-01-01T00:05:00Z")
-        beat_s, beat = timed(controller.reconcile_once)
-        figures["heartbeat_reconcile_ms"] = round(1000 * beat_s, 1)
-        figures["heartbeat_skipped"] = beat.skipped
-        if isinstance(reader, sourcereading.GitSource):
-            reader.close()
+        running = start(work, arguments)
+        figures = one_change(running, arguments) if arguments.child else no_change(running, arguments)
+        if isinstance(running.reader, sourcereading.GitSource):
+            running.reader.close()
     print(json.dumps(figures))
+
+
+class Running:
+    """A controller over the fleet, a source it reads, and the rendered repository it publishes to."""
+
+    def __init__(
+        self,
+        controller: looping.Controller,
+        reader: ports.SourceReader,
+        source: Path,
+        remote: Path,
+        status_work: Path,
+        clusters: list[dict[str, Any]],
+        url: str,
+    ) -> None:
+        self.controller = controller
+        self.reader = reader
+        self.source = source
+        self.remote = remote
+        self.status_work = status_work
+        self.clusters = clusters
+        self.url = url
+
+
+def start(work: Path, arguments: argparse.Namespace) -> Running:
+    """The fleet as a committed source (a clean work tree, or a repository to fetch), a bare rendered
+    repository with one report per cluster on its status branch, and a controller over them."""
+    source = work / "source"
+    generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
+    git(source, "init", "--quiet", "--initial-branch=main")
+    git(source, "add", "-A")
+    git(source, "commit", "--quiet", "-m", "fleet")
+    remote = work / "rendered.git"
+    git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
+    url = f"file://{remote}"
+    clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
+    status_work = work / "status-work"
+    git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
+    push_reports(status_work, url, clusters, "2026-01-01T00:00:00Z")
+    configured = settings.ControllerSettings(repo_url=url, cache_dir=work / "cache", max_delete_percent=100)
+    reader: ports.SourceReader = sourcereading.DirectorySource(source, watch_changes=False)
+    if arguments.source == "git":
+        reader = sourcereading.GitSource(f"file://{source}", "main", cache_dir=work / "cache")
+    controller = looping.Controller(
+        configured,
+        source=reader,
+        status=statusreading.GitStatusReader(url, configured.status_branch, cache_dir=configured.cache_dir),
+        clock=ports.MonotonicClock(),
+        log=JsonLog(io.StringIO()),
+    )
+    return Running(controller, reader, source, remote, status_work, clusters, url)
+
+
+def no_change(running: Running, arguments: argparse.Namespace) -> dict[str, Any]:
+    """The first publish, a full reconcile that finds it, skipped polls, and a heartbeat's reconcile."""
+    controller = running.controller
+    figures: dict[str, Any] = {"scale": arguments.scale, "source": arguments.source}
+    first_s, _ = timed(controller.reconcile_once)
+    figures["first_publish_s"] = round(first_s, 2)
+    figures["rendered_files"] = sum(
+        1 for _ in git(running.remote, "ls-tree", "-r", "--name-only", "main").splitlines()
+    )
+    full_s, full = timed(controller.reconcile_once)
+    assert full.outcome.value == "unchanged" and not full.skipped, full
+    figures["full_no_change_s"] = round(full_s, 2)
+    figures["load_before"] = round(os.getloadavg()[0], 2)
+    durations = []
+    skipped = 0
+    for _ in range(arguments.reconciles):
+        spent, outcome = timed(controller.reconcile_once)
+        durations.append(spent)
+        skipped += outcome.skipped
+    figures["load_after"] = round(os.getloadavg()[0], 2)
+    figures["reconciles"] = arguments.reconciles
+    figures["skipped"] = skipped
+    figures["no_change_p50_ms"] = round(1000 * statistics.median(durations), 1)
+    figures["no_change_max_ms"] = round(1000 * max(durations), 1)
+    push_reports(running.status_work, running.url, running.clusters, "2026-01-01T00:05:00Z")
+    beat_s, beat = timed(controller.reconcile_once)
+    figures["heartbeat_reconcile_ms"] = round(1000 * beat_s, 1)
+    figures["heartbeat_skipped"] = beat.skipped
+    return figures
+
+
+def one_change(running: Running, arguments: argparse.Namespace) -> dict[str, Any]:
+    """The first publish (not timed), then ``--changes`` times: one workload's replicas changed and
+    committed to the source, and the reconcile that publishes it (timed, each after the last one's garbage
+    is collected and its writes flushed)."""
+    controller = running.controller
+    first = controller.reconcile_once()
+    assert first.outcome.value == "published", first
+    spent: list[float] = []
+    emitted: list[int | None] = []
+    for _ in range(arguments.changes):
+        change_one_workload(running.source)
+        git(running.source, "commit", "--quiet", "-am", "one workload")
+        os.sync()
+        gc.collect()
+        seconds, outcome = timed(controller.reconcile_once)
+        assert outcome.outcome.value == "published", outcome
+        spent.append(round(seconds, 3))
+        emitted.append(getattr(outcome, "emitted", None))  # files rendered (None: code that does not say)
+    return {
+        "code": str(Path(nova_gitops.__file__).parent),
+        "one_change_s": round(statistics.median(spent), 3),
+        "each_s": spent,
+        "emitted": emitted,
+    }
+
+
+def compare(arguments: argparse.Namespace) -> dict[str, Any]:
+    """``--one-change`` runs in processes of their own: the working tree's code, and with ``--baseline``
+    the revision's too, alternated so both see the same machine."""
+    passed = [
+        f"--clusters={arguments.clusters}",
+        f"--workloads={arguments.workloads}",
+        f"--scale={arguments.scale}",
+        f"--source={arguments.source}",
+        f"--changes={arguments.changes}",
+    ]
+    figures: dict[str, Any] = {
+        "scale": arguments.scale,
+        "source": arguments.source,
+        "baseline": arguments.baseline,
+        "load_before": round(os.getloadavg()[0], 2),
+    }
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    with tempfile.TemporaryDirectory(prefix="nova-bench-baseline-") as exported:
+        if arguments.baseline:
+            archive = subprocess.run(
+                ["git", "archive", "--format=tar", arguments.baseline, "nova_gitops"],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", exported], input=archive, check=True)
+        for _ in range(arguments.rounds):
+            for label in ("old", "new") if arguments.baseline else ("new",):
+                environ = {key: value for key, value in os.environ.items() if key != CODE}
+                if label == "old":
+                    environ[CODE] = exported
+                child = subprocess.run(
+                    [sys.executable, str(Path(__file__).resolve()), "--one-change", "--child", *passed],
+                    env=environ,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                runs[label].append(json.loads(child.stdout.strip().splitlines()[-1]))
+    figures["load_after"] = round(os.getloadavg()[0], 2)
+    for label, done in runs.items():
+        if done:
+            figures[f"{label}_one_change_s"] = round(
+                statistics.median(run["one_change_s"] for run in done), 3
+            )
+            figures[f"{label}_runs"] = done
+    if runs["old"]:
+        figures["ratio"] = round(figures["new_one_change_s"] / figures["old_one_change_s"], 3)
+    return figures
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ class GitPublisher:
         self.repo = RenderedRepo(
             gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout
         )
-        self._index: tuple[str, RenderIndex] | None = None  # the last push's commit and its render's index
+        # the last push's commit, its render's index, and its listing (path → blob id)
+        self._index: tuple[str, RenderIndex, Mapping[str, str]] | None = None
 
     def head(self) -> str | None:
         """The branch's commit on the remote (None when the branch does not exist yet)."""
@@ -72,8 +73,8 @@ class GitPublisher:
     def _once(self, render: RenderOnto, source: SourceInfo, attempt: int) -> Publication | None:
         branch = self.options.branch
         head = self.repo.fetch(branch)
-        base = self._index_of(head)
-        listing = base.blobs if base is not None else self.repo.listing(head)
+        kept = self._index_of(head)
+        base, listing = kept if kept is not None else (None, self.repo.listing(head))
         previous = publishing.previous_placement(self.repo, head, listing, self.cache_dir)
         rendered = render(previous, base)
         tree = _tree(rendered, source, listing)
@@ -111,28 +112,27 @@ class GitPublisher:
             self.cache_dir, blobs.get(diffs.PLACEMENT_FILE), reports.previous_of(rendered.plan)
         )
         if rendered.index is not None:
-            self._remember_index(
-                commit,
-                replace(rendered.index, others={**rendered.index.others, README_FILE: blobs[README_FILE]}),
-            )
+            others = {**rendered.index.others, README_FILE: blobs[README_FILE]}
+            self._remember_index(commit, replace(rendered.index, others=others), blobs)
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
 
-    def _index_of(self, head: str | None) -> RenderIndex | None:
-        """The index of the render committed as ``head``: the one kept from this replica's last push, or
-        the cache directory's (a restart, or ``publish`` run with the same cache); None for a head nobody
-        here made."""
+    def _index_of(self, head: str | None) -> tuple[RenderIndex, Mapping[str, str]] | None:
+        """The index of the render committed as ``head`` and the head's listing it gives: the ones kept from
+        this replica's last push, or the cache directory's index (a restart, or ``publish`` run with the same
+        cache); None for a head nobody here made."""
         if head is None:
             return None
         if self._index is not None and self._index[0] == head:
-            return self._index[1]
+            return self._index[1], self._index[2]
         found = renderindex.load(self.cache_dir, head)
-        if found is not None:
-            self._index = (head, found)
-        return found
+        if found is None:
+            return None
+        self._index = (head, found, found.blobs)
+        return found, self._index[2]
 
-    def _remember_index(self, commit: str, index: RenderIndex) -> None:
-        self._index = (commit, index)
+    def _remember_index(self, commit: str, index: RenderIndex, listing: Mapping[str, str]) -> None:
+        self._index = (commit, index, listing)
         renderindex.store(self.cache_dir, commit, index)
 
     def _same_source(self, head: str | None, source: SourceInfo) -> bool:
@@ -170,19 +170,19 @@ def _tree(
 ) -> tuple[dict[str, str], gitwriting.TreeChanges] | None:
     """The render's whole tree as path → blob id, with what every rendered repository carries besides
     (README.md; ``.gitattributes`` is the render's own), and its changes to the head's ``listing``; None when
-    a file whose blob differs from the head's was not emitted (the base index does not describe the head)."""
+    a file whose blob differs from the head's was not emitted (the base index does not describe the head).
+    Set operations on the views, not a loop over ~100k paths: the changes are a handful."""
     blobs = dict(rendered.blobs)
-    files = dict(rendered.files)
+    files = rendered.files
+    readme = None
     if README_FILE not in blobs:
         readme = messages.readme(source.repo)
         blobs[README_FILE] = increments.blob_id(readme)
-        files[README_FILE] = readme
     written: dict[str, bytes] = {}
-    for path, blob in blobs.items():
-        if listing.get(path) != blob:
-            data = files.get(path)
-            if data is None:
-                return None
-            written[path] = data
-    deleted = tuple(sorted(path for path in listing if path not in blobs))
-    return blobs, gitwriting.TreeChanges(written, deleted)
+    for path, _ in blobs.items() - listing.items():
+        data = readme if path == README_FILE and readme is not None else files.get(path)
+        if data is None:
+            return None
+        written[path] = data
+    deleted = tuple(sorted(listing.keys() - blobs.keys()))
+    return blobs, gitwriting.TreeChanges(dict(sorted(written.items())), deleted)

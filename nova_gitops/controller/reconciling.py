@@ -234,7 +234,7 @@ class Reconciler:
         self.hold = rescheduling.FailbackHold()
         self.basis: skipping.Basis | None = None  # the last reconcile that found its render on the branch
         self.skips = 0  # reconciles skipped since the start
-        self.parse_cache: KeptParseCache | None = None  # of the source last read from files
+        self.parse_cache: tuple[str, KeptParseCache] | None = None  # the source last read from files, by repo
 
     def reconcile(self) -> ReconcileOutcome:
         started = self.clock.now()
@@ -394,10 +394,11 @@ class Reconciler:
 
     def _parse_cache(self, source: SourceInfo) -> KeptParseCache:
         """The parse cache of the source as it is recorded now (one kept; another source starts anew)."""
-        path = KeptParseCache.for_source(self.settings.cache_dir, source.repo).path
-        if self.parse_cache is None or self.parse_cache.path != path:
-            self.parse_cache = KeptParseCache(path)
-        return self.parse_cache
+        if self.parse_cache is None or self.parse_cache[0] != source.repo:
+            kept = KeptParseCache.for_source(self.settings.cache_dir, source.repo)
+            assert isinstance(kept, KeptParseCache)  # ``for_source`` makes one of its class
+            self.parse_cache = (source.repo, kept)
+        return self.parse_cache[1]
 
     def _tell_rollout(self, step: StepResult, strategy: str | None) -> None:
         if step.decision is None:
