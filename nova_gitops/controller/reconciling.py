@@ -61,7 +61,8 @@ from nova_gitops.rendering import increments
 from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import rollout_events
-from nova_gitops.scheduling import planning
+from nova_gitops.scheduling import memory, planning
+from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.workflows import rendering
@@ -235,6 +236,10 @@ class Reconciler:
         self.basis: skipping.Basis | None = None  # the last reconcile that found its render on the branch
         self.skips = 0  # reconciles skipped since the start
         self.parse_cache: tuple[str, KeptParseCache] | None = None  # the source last read from files, by repo
+        # the parts of the last reconcile's plans (``scheduling.memory``), which the next one's plans reuse;
+        # while a reconcile plans: its files' digests and the memory of every plan it made so far
+        self.plan_memory: PlanMemory | None = None
+        self._planning: tuple[Mapping[str, str] | None, PlanMemory | None] = (None, None)
 
     def reconcile(self) -> ReconcileOutcome:
         started = self.clock.now()
@@ -342,7 +347,9 @@ class Reconciler:
             vacated = _vacated(previous, plan, attempt)
             return Rendered(delta.blobs, delta.files, plan, delta.index, notes, vacated, rescheduled_only)
 
+        self._planning = (loaded.digests or None, None)
         publication = self.publisher.publish(render, snapshot.source)
+        self.plan_memory = self._planned_memory() or self.plan_memory
         rendered = publication.rendered
         plan = rendered.plan if rendered is not None else None
         spread = {group.name for group in plan.groups if group.mode != "single"} if plan else set()
@@ -477,6 +484,13 @@ class Reconciler:
             return plan, ()
         return plan_with({group: value for group, value in avoid.items() if group not in stuck}), stuck
 
+    def _planned_memory(self) -> PlanMemory | None:
+        """The memory of this reconcile's plans (None when none was made), and the reconcile's planning
+        state cleared. Only what these plans used is kept, so the memory cannot grow."""
+        made = self._planning[1]
+        self._planning = (None, None)
+        return made
+
     def _plan_once(
         self,
         source: inputs.SourceSet,
@@ -485,10 +499,23 @@ class Reconciler:
         failback: bool | frozenset[str],
     ) -> Plan:
         """Every plan of a reconcile is made here, and only here: the free one, the held one and the due
-        failbacks' (``_plan``), each made again without the exclusions of the groups it leaves stuck."""
-        return planning.plan(
-            source, previous=previous, settings=self.settings.plan_settings, avoid=avoid, failback=failback
+        failbacks' (``_plan``), each made again without the exclusions of the groups it leaves stuck. Each
+        reuses what the last reconcile's plans and this one's earlier plans worked out, where its inputs are
+        the same (``scheduling.memory``: the plan is the one made afresh)."""
+        digests, made = self._planning
+        recalled = self.plan_memory if made is None else (self.plan_memory or memory.EMPTY).merged(made)
+        plan = planning.plan(
+            source,
+            previous=previous,
+            settings=self.settings.plan_settings,
+            avoid=avoid,
+            failback=failback,
+            recalled=recalled,
+            file_digests=digests,
         )
+        if plan.memory is not None:
+            self._planning = (digests, plan.memory if made is None else made.merged(plan.memory))
+        return plan
 
 
 def _vacated(previous: PreviousPlacement, plan: Plan, attempt: _Attempt) -> frozenset[str]:

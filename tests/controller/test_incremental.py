@@ -4,7 +4,8 @@ Behaviours covered:
 - across a sequence of changes (a workload edited, added, removed and edited back to earlier bytes, a
   capacity report, a failback, a reschedule, a restart of the controller, a hand edit of the rendered
   branch), every commit the controller makes holds the tree ``renders.render`` gives for its plan, byte for
-  byte, and a one-workload change emits a handful of files, not the whole render;
+  byte, and a one-workload change emits a handful of files, not the whole render (the plans after the first
+  are made from the memory of the last reconcile's plans, so their failbacks and reschedules are checked too);
 - a head nobody here rendered (a hand edit) is rendered whole, and repaired;
 - a git source (exported anew for each revision) is rendered incrementally too;
 - the controller's parse cache keeps what the last load used, and only that.
@@ -131,6 +132,7 @@ def test_every_commit_is_the_full_renders_tree(fleet: Fleet) -> None:
     assert clusters_of(fleet, WEB) == clusters_of(fleet, API) == ["wlc-2"]
 
     fleet.write_source("web.yaml", deployment("web", replicas=3))  # one workload changed
+    assert controller.reconciler.plan_memory is not None  # every later plan here is made from memory
     edited = reconcile_and_check(fleet, controller)
     assert edited.outcome is Outcome.PUBLISHED
     assert edited.emitted == ONE_WORKLOAD < everything
