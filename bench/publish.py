@@ -246,10 +246,10 @@ class TimedRenderer(publishing.SourceRenderer):
         self.spent = spent
         self.phases: dict[str, float] = {}
 
-    def render_delta(self, *args: Any) -> publishing.IncrementalRender:
+    def render_delta(self, *args: Any, **options: Any) -> publishing.IncrementalRender:
         start = time.perf_counter()
         try:
-            return super().render_delta(*args)
+            return super().render_delta(*args, **options)
         finally:
             end = time.perf_counter()
             self.spent.append(end - start)

@@ -21,15 +21,18 @@ opening a FIFO cannot wait for a writer.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nova_gitops.api import loading
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.errors import UserError
+from nova_gitops.sources import exporting
 from nova_gitops.sources.parsecache import ParseCache
 
 SKIPPED_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
@@ -58,9 +61,11 @@ class Refused(Exception):
 @dataclass(frozen=True, slots=True)
 class SourceFiles:
     documents: tuple[Document, ...]
-    texts: dict[str, str]  # file name → text, for pointing problems at their exact line
+    texts: Mapping[str, str]  # file name → text, for pointing problems at their exact line
     problems: tuple[Problem, ...]  # unreadable files and YAML syntax errors
     built: frozenset[str] = frozenset()  # files whose objects came out of a kustomize build (not digested)
+    digests: Mapping[str, str] = field(default_factory=dict)
+    """Each file read one by one (not built) → sha1 of its bytes: what an incremental render compares."""
 
 
 def read_limited(descriptor: int, limit: int) -> bytes:
@@ -250,11 +255,70 @@ def is_previous_render(directory: Path) -> bool:
     return False
 
 
-def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -> SourceFiles:
+class SourceTexts(Mapping[str, str]):
+    """File name → text, for pointing problems at their exact line. A file taken from the parse cache by its
+    git blob id was not read; its text is read here when asked for (only a file a problem points into is),
+    through a ``SourceReader`` of the same root, so it is the same text a full load would hold."""
+
+    def __init__(self, texts: dict[str, str], unread: Mapping[str, str], root: Path) -> None:
+        self._texts = texts
+        self._unread = dict(unread)  # name → path relative to the root
+        self._root = root
+
+    def __getitem__(self, name: str) -> str:
+        text = self._texts.get(name)
+        if text is not None:
+            return text
+        relative = self._unread.get(name)
+        if relative is None:
+            raise KeyError(name)
+        try:
+            with SourceReader(self._root) as reader:
+                text = reader.read(relative).decode("utf-8")
+        except (OSError, Refused, UnicodeDecodeError):
+            raise KeyError(name) from None
+        self._texts[name] = text
+        return text
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._texts or name in self._unread
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._texts
+        yield from (name for name in self._unread if name not in self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts) + sum(1 for name in self._unread if name not in self._texts)
+
+    def overlaid(self, more: Mapping[str, str]) -> SourceTexts:
+        """These texts with ``more``'s in place of any of the same name."""
+        unread = {name: relative for name, relative in self._unread.items() if name not in more}
+        return SourceTexts({**self._texts, **more}, unread, self._root)
+
+
+def overlaid_texts(texts: Mapping[str, str], more: Mapping[str, str]) -> Mapping[str, str]:
+    """``texts`` with ``more``'s in place of any of the same name, reading no unread text."""
+    return texts.overlaid(more) if isinstance(texts, SourceTexts) else {**texts, **more}
+
+
+def read_source(
+    root: Path,
+    prefix: str = "",
+    cache: ParseCache | None = None,
+    *,
+    blobs: Mapping[str, str] | None = None,
+    save_cache: bool = True,
+) -> SourceFiles:
     """Read and parse every YAML file below ``root``; file names in problems are ``prefix`` + the path
     relative to ``root`` (a prefix keeps two directories' files apart). ``cache`` skips parsing files seen
-    before with the same bytes. A file given as ``root`` is read as one below its directory. Raises
-    UserError when ``root`` does not exist.
+    before with the same bytes (and is saved afterwards unless ``save_cache`` is false: a caller that also
+    classifies through its memo saves it then). A file given as ``root`` is read as one below its directory.
+    Raises UserError when ``root`` does not exist.
+
+    ``blobs`` (path relative to ``root`` → git blob id) says which bytes a git export wrote where
+    (``git.Checkout.blobs``): a file the cache holds with the same blob id is taken from it without being
+    read, so a load of a revision reads only the files that changed since the cached one. Walking the tree
+    still decides which files are sources, exactly as without ``blobs``.
 
     A directory holding a ``kustomization.yaml`` is built by kustomize instead (``sources.kustomizing``):
     its objects are located at the files they came from, and the files below it (and below what it
@@ -263,10 +327,13 @@ def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -
         raise UserError(f"source {root} does not exist: give a directory of YAML manifests")
     documents: list[Document] = []
     texts: dict[str, str] = {}
+    unread: dict[str, str] = {}
+    digests: dict[str, str] = {}
     problems: list[Problem] = []
     relatives, kustomization_files = _walk(root)
     built_files: frozenset[str] = frozenset()
-    with SourceReader(root if root.is_dir() else root.parent) as reader:
+    reader_root = root if root.is_dir() else root.parent
+    with SourceReader(reader_root) as reader:
         if kustomization_files:
             from nova_gitops.sources import kustomizing  # imports this module: only when needed
 
@@ -284,14 +351,18 @@ def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -
             built_files = frozenset(prefix + name for name in built.built_files)
         for relative in relatives:
             name = prefix + relative
+            blob = blobs.get(relative) if blobs is not None else None
+            if blob is not None and cache is not None:
+                known = cache.get_blob(name, blob)
+                if known is not None:
+                    (found_documents, found_problems), digests[name] = known
+                    unread[name] = relative
+                    documents += found_documents
+                    problems += found_problems
+                    continue
             try:
                 data = reader.read(relative)
                 cached = cache.get(name, data) if cache is not None else None
-                if cached is not None:
-                    texts[name] = data.decode("utf-8")
-                    documents += cached[0]
-                    problems += cached[1]
-                    continue
                 text = data.decode("utf-8")
             except Refused as refused:
                 problems.append(Problem(SourceLocation(name, 1), refused.reason))
@@ -303,11 +374,20 @@ def read_source(root: Path, prefix: str = "", cache: ParseCache | None = None) -
                 problems.append(Problem(SourceLocation(name, 1), f"cannot read: {error.strerror}"))
                 continue
             texts[name] = text
+            digests[name] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+            if cached is not None:
+                documents += cached[0]
+                problems += cached[1]
+                continue
             found, file_problems = loading.load_documents(name, text)
             documents += found
             problems += file_problems
-            if cache is not None:
-                cache.put(name, data, (tuple(found), tuple(file_problems)))
-    if cache is not None:
+            if cache is not None:  # kept by blob id only when the bytes read are that blob's
+                verified = blob if blob is not None and exporting.blob_id(data, blob) == blob else None
+                cache.put(name, data, (tuple(found), tuple(file_problems)), verified)
+    if cache is not None and save_cache:
         cache.save()
-    return SourceFiles(tuple(documents), texts, tuple(problems), built_files)
+    if built_files:  # a file a build read too is digested as built: its objects depend on more than it
+        digests = {name: digest for name, digest in digests.items() if name not in built_files}
+    all_texts: Mapping[str, str] = SourceTexts(texts, unread, reader_root) if unread else texts
+    return SourceFiles(tuple(documents), all_texts, tuple(problems), built_files, digests)

@@ -13,6 +13,7 @@ through a link.
 from __future__ import annotations
 
 import enum
+import hashlib
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -105,6 +106,17 @@ class ExportPlan:
     files: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     directories: list[str] = field(default_factory=list)
     links: dict[str, str] = field(default_factory=dict)
+
+    def blobs(self) -> dict[str, str]:
+        """Path → the blob id whose bytes the export writes there, for each file it writes."""
+        return {path: oid for oid, paths in self.files.items() for path, _ in paths}
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """The git blob id of ``data``, in the hash of ``like`` (a blob id of the same repository: 40 hex
+    digits for SHA-1, 64 for SHA-256); what ``git hash-object`` prints."""
+    algorithm = hashlib.sha256 if len(like) == 64 else hashlib.sha1
+    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def export_plan(entries: list[TreeEntry], targets: Mapping[str, str]) -> ExportPlan:

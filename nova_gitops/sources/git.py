@@ -64,6 +64,9 @@ class Checkout:
     repo: str
     revision: str | None
     repository: Repository | None = None  # where the revision's history can be asked about
+    blobs: Mapping[str, str] | None = None
+    """Path → blob id of each file the export wrote (None: not an export), which lets a load with a parse
+    cache skip reading the files it holds (``directory.read_source``)."""
 
 
 def is_url_like(text: str) -> bool:
@@ -126,13 +129,15 @@ class Repository:
                 return result.strip()
         return None
 
-    def export(self, revision: str, destination: Path) -> None:
+    def export(self, revision: str, destination: Path) -> dict[str, str]:
         """Write the files of ``revision`` into the empty directory ``destination``, from git's objects.
 
         Regular files get their blob's bytes (no filters, no line-ending conversion: what the commit holds).
         A symbolic link is never written as the link the tree holds (``export_plan`` says what it becomes),
         so no file outside ``destination`` can be reached through the export; the directory reader reports
-        each refused link as a problem that names its path, as it does for a directory source."""
+        each refused link as a problem that names its path, as it does for a directory source.
+
+        Returns the path → blob id of each file written (``Checkout.blobs``)."""
         entries = exporting.tree_entries(self.run_bytes("ls-tree", "-r", "-z", "--full-tree", revision))
         links: dict[str, list[str]] = {}  # blob id → the links whose target text it is
         for entry in entries:
@@ -150,6 +155,7 @@ class Repository:
             writer.directory(path)
         for path, target in plan.links.items():
             writer.link(path, target)
+        return plan.blobs()
 
     def is_ancestor(self, older: str, newer: str) -> bool | None:
         """Whether ``older`` is an ancestor of ``newer``; None when either commit is unknown here."""
@@ -310,8 +316,8 @@ def checkout(
                 f"the source {spec.url} has no {where}; name an existing branch, tag or commit"
             )
         with tempfile.TemporaryDirectory(prefix="nova-source-") as scratch:
-            cache.export(revision, Path(scratch))
-            yield Checkout(Path(scratch), public_url(spec.url), revision, cache)
+            blobs = cache.export(revision, Path(scratch))
+            yield Checkout(Path(scratch), public_url(spec.url), revision, cache, blobs)
 
 
 @contextmanager
@@ -322,8 +328,8 @@ def checkout_local(path: Path, ref: str) -> Iterator[Checkout]:
     if revision is None:
         raise errors.RepoError(f"{path} has no branch, tag or commit named {ref!r}")
     with tempfile.TemporaryDirectory(prefix="nova-source-") as scratch:
-        repository.export(revision, Path(scratch))
-        yield Checkout(Path(scratch), str(path), revision, repository)
+        blobs = repository.export(revision, Path(scratch))
+        yield Checkout(Path(scratch), str(path), revision, repository, blobs)
 
 
 def git_dir_of(path: Path) -> Path:

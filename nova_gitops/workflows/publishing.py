@@ -144,11 +144,14 @@ class SourceRenderer:
         source: SourceInfo,
         previous: PreviousPlacement,
         base: increments.RenderIndex | None,
+        *,
+        blobs: Mapping[str, str] | None = None,
     ) -> IncrementalRender:
         """Read and validate in full, plan what changed (``scheduling.memory``), render only what changed
-        since ``base`` (all when None)."""
+        since ``base`` (all when None). ``blobs`` (a git export's, ``git.Checkout.blobs``) spares reading
+        files the parse cache holds."""
         with collection.paused():
-            return self._render_delta(root, source, previous, base)
+            return self._render_delta(root, source, previous, base, blobs)
 
     def _render_delta(
         self,
@@ -156,12 +159,17 @@ class SourceRenderer:
         source: SourceInfo,
         previous: PreviousPlacement,
         base: increments.RenderIndex | None,
+        blobs: Mapping[str, str] | None,
     ) -> IncrementalRender:
         from nova_gitops.workflows import rendering
 
         self.progress.phase(phases.LOAD)
         source_set, digests = rendering.load_source_with_digests(
-            root, self.clusters_path, parse_cache=self._parse_cache(source), namespace=self.settings.namespace
+            root,
+            self.clusters_path,
+            parse_cache=self._parse_cache(source),
+            namespace=self.settings.namespace,
+            blobs=blobs,
         )
         self.progress.phase(phases.PLAN)
         self.finish()  # the memory an earlier render of this renderer is still writing
@@ -339,7 +347,7 @@ def render_for_head(
     if isinstance(render, SourceRenderer):
         listing = base.others if base is not None else repo.listing(head)  # others: placement.yaml's blob
         previous = previous_placement(repo, head, listing, cache_dir)
-        incremental = render.render_delta(checkout.root, source, previous, base)
+        incremental = render.render_delta(checkout.root, source, previous, base, blobs=checkout.blobs)
         changes = incremental.delta.changes
         readme = messages.readme(source.repo)
         readme_blob = increments.blob_id(readme)

@@ -7,7 +7,6 @@ than whatever the source says about a cluster.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ from nova_gitops.rollouts import waves
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
-from nova_gitops.sources import directory
+from nova_gitops.sources import directory, parsecache
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows.gitprogress import git_progress
@@ -66,13 +65,37 @@ def load_source_with_digests(
     *,
     parse_cache: ParseCache | None = None,
     namespace: str | None = None,
+    blobs: Mapping[str, str] | None = None,
 ) -> tuple[inputs.SourceSet, dict[str, str]]:
     """``load_source``, and a digest of each file read (file name as in locations → sha1 of its text), which
-    an incremental render uses to know which objects' sources changed."""
-    files = directory.read_source(root, cache=parse_cache)
+    an incremental render uses to know which objects' sources changed.
+
+    With ``parse_cache``, the load costs what changed: a file whose bytes the cache holds is not parsed, and
+    its documents are not validated again either (the cache keeps each one's ``inputs.Classified``); only
+    the checks across files (CRD scopes, duplicates, namespaces, unmatched policies) run over everything.
+    ``blobs`` (a git export's path → blob id, ``git.Checkout.blobs``) also spares reading the files the
+    cache holds with the same blob id. Whatever the cache holds, the result, its warnings and its problems
+    are those of a load without it.
+
+    The garbage collector is paused meanwhile: the load makes ~100 containers per document and no cycles,
+    and a collection run every few hundred of them walks the growing heap (~0.2 s of a 0.3 s load).
+    """
+    with parsecache.collection_paused():
+        return _load_source_with_digests(root, clusters_path, parse_cache, namespace, blobs)
+
+
+def _load_source_with_digests(
+    root: Path,
+    clusters_path: Path | None,
+    parse_cache: ParseCache | None,
+    namespace: str | None,
+    blobs: Mapping[str, str] | None,
+) -> tuple[inputs.SourceSet, dict[str, str]]:
+    files = directory.read_source(root, cache=parse_cache, blobs=blobs, save_cache=False)
     documents = list(files.documents)
     texts: Mapping[str, str] = files.texts
     problems: list[Problem] = list(files.problems)
+    digests = dict(files.digests)  # objects a kustomize build made depend on more than their file: not here
     if clusters_path is not None:
         reports = directory.read_source(clusters_path, prefix=f"{clusters_path.name}/")
         problems += reports.problems
@@ -80,20 +103,21 @@ def load_source_with_digests(
         reported = {_name(document) for document in clusters}
         documents = [doc for doc in documents if not (_is_cluster(doc) and _name(doc) in reported)]
         documents += clusters
-        texts = {**texts, **reports.texts}
-    if errors(problems):
-        try:
-            inputs.build_source_set(documents, texts=texts, namespace=namespace)
-        except InputError as more:
-            problems += more.problems
-        unique = dict.fromkeys(problems)
-        raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
-    source_set = inputs.build_source_set(documents, texts=texts, namespace=namespace)
-    digests = {  # objects a kustomize build made depend on more than their file: never taken as unchanged
-        name: hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
-        for name, text in texts.items()
-        if name not in files.built
-    }
+        texts = directory.overlaid_texts(texts, reports.texts)
+        digests.update(reports.digests)
+    memo = parse_cache.memo if parse_cache is not None else None
+    try:
+        if errors(problems):
+            try:
+                inputs.build_source_set(documents, texts=texts, namespace=namespace, memo=memo)
+            except InputError as more:
+                problems += more.problems
+            unique = dict.fromkeys(problems)
+            raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
+        source_set = inputs.build_source_set(documents, texts=texts, namespace=namespace, memo=memo)
+    finally:
+        if parse_cache is not None:
+            parse_cache.save()
     return source_set, digests
 
 
