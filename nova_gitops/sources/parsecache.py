@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from nova_gitops.api.inputs import Classified, Role
-from nova_gitops.api.objects import Document, Manifest
+from nova_gitops.api.objects import Document, Manifest, ObjectKey
 from nova_gitops.api.problems import Problem, SourceLocation
 
 Parsed = tuple[tuple[Document, ...], tuple[Problem, ...]]
-FORMAT = 5
+FORMAT = 6
 """Bumped whenever parsing, classifying or the stored form changes (2: timestamps stay strings, non-JSON tags
 are problems; 3: documents stored as tuples; 4: problems carry a column and the quoted line; 5: marshal, and
-each document's classification)."""
+each document's classification; 6: a workload's group)."""
 UNSAVED_CHANGES = 32
 """Files parsed or documents classified anew (or files no longer used) that a load may leave unsaved:
 rewriting the whole cache (~0.1 s at the reference size) to record one changed file costs more than parsing
@@ -218,6 +218,7 @@ def _stored(entry: _Entry) -> tuple[tuple[Any, ...], Extra | None]:
             workloads.append(
                 (
                     manifest.api_version,
+                    manifest.group,
                     manifest.kind,
                     manifest.name,
                     manifest.namespace,
@@ -246,6 +247,7 @@ def _is_plain(document: Document, classified: Classified) -> bool:
         and manifest.body is document.body
         and manifest.location == document.location
         and classified.claim == ("object", manifest.key)
+        and classified.kind_key == (manifest.group, manifest.kind)
     )
 
 
@@ -258,10 +260,14 @@ def _entry(name: str, stored: Any, extra: Any) -> _Entry:
         if workload is None:
             classified.append(others.get(index))
             continue
-        api_version, kind, object_name, namespace, namespaced, note, default_namespace, crd_scope = workload
+        api_version, group, kind, object_name, namespace, namespaced, note, default_namespace, crd_scope = (
+            workload
+        )
         manifest = Manifest(
             document.body, document.location, api_version, kind, object_name, namespace, namespaced, note
         )
-        claim = ("object", manifest.key)
-        classified.append(Classified(Role.WORKLOAD, manifest, claim, (), default_namespace, crd_scope))
+        claim = ("object", ObjectKey(group, kind, namespace, object_name))
+        classified.append(
+            Classified(Role.WORKLOAD, manifest, claim, (), default_namespace, crd_scope, (group, kind))
+        )
     return _Entry(sha256, blob, digest, documents, tuple(problems), classified)
