@@ -79,14 +79,20 @@ class _Entry:
 
 class ParseCache:
     """``get``/``put`` parsed files during one load, classifications through ``memo``, then ``save`` what
-    this load used."""
+    this load used.
+
+    One object may serve load after load (a process that keeps watching a source, like the controller):
+    after ``save`` it keeps what the load used in memory, as built objects, so the next load neither reads
+    the cache file nor rebuilds anything from it; what it did not write yet is counted towards the next
+    ``save``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._stored: dict[str, Any] = {}  # name → the stored form, built into an _Entry when asked for
         self._extras: dict[str, Any] = {}  # name → (problems, {index: Classified}) that marshal cannot hold
+        self._kept: dict[str, _Entry] = {}  # what the previous load of this object used
         self._used: dict[str, _Entry] = {}
-        self._changes = 0  # files parsed anew and documents classified anew during this load
+        self._changes = 0  # files parsed anew and documents classified anew, and not written yet
         self._documents: dict[int, tuple[Document, _Entry, int]] = {}  # id → where its classification goes
         self._read = False  # whether a cache file was read: the first load always writes one
         self.memo = _Memo(self)
@@ -136,9 +142,16 @@ class ParseCache:
     def save(self) -> None:
         """Write the entries this load used (atomically) when there is no cache file yet or more than
         ``UNSAVED_CHANGES`` files or documents differ from what it holds; never fails the load."""
-        changes = self._changes + sum(1 for name in self._stored if name not in self._used)
-        if changes == 0 or (self._read and changes <= UNSAVED_CHANGES):
-            return
+        dropped = {*self._stored, *self._kept}.difference(self._used)
+        self._changes += len(dropped)
+        try:
+            if self._changes and not (self._read and self._changes <= UNSAVED_CHANGES):
+                self._write()
+        finally:  # the next load of this object starts from what this one used
+            self._kept, self._used, self._stored, self._extras = self._used, {}, {}, {}
+            self._documents = {}
+
+    def _write(self) -> None:
         entries: dict[str, Any] = {}
         extras: dict[str, Any] = {}
         for name, entry in self._used.items():
@@ -153,12 +166,16 @@ class ParseCache:
                 with os.fdopen(handle, "wb") as out:
                     out.write(stored)
                 os.replace(temporary, self.path)
+                self._changes, self._read = 0, True
             except OSError:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
 
     def _entry(self, name: str) -> _Entry | None:
+        kept = self._kept.get(name)
+        if kept is not None:
+            return kept
         stored = self._stored.get(name)
         if stored is None:
             return None

@@ -5,7 +5,8 @@ Behaviours covered:
 - after any sequence of changes to a directory source — a file edited, added, deleted or renamed, an error
   introduced and fixed, a CRD whose scope changes what another file's objects are, names duplicated across
   files, another default namespace — a load through the cache equals a load without it, at every step,
-  whether the cache was written back after the last change or left behind it;
+  whether the cache was written back after the last change or left behind it, and whether the cache is
+  opened anew for each load or one object serves them all;
 - the same for a git source exported revision by revision, where unchanged files are taken from the cache by
   blob id without being read;
 - the cache never makes a load read outside the source (a cached file replaced by a link leading out of it,
@@ -195,6 +196,7 @@ def test_a_directory_load_through_the_cache_is_a_full_load_after_every_change(
         for name, text in first:
             apply(root, ("write", name, text))
         namespace: str | None = None
+        kept = ParseCache(Path(scratch, "kept"))  # one object for every load, as a watching process keeps it
         for change in [("namespace", None), *changes]:
             apply(root, change)
             if change[0] == "namespace":
@@ -202,6 +204,7 @@ def test_a_directory_load_through_the_cache_is_a_full_load_after_every_change(
             full = outcome(root, namespace=namespace)
             incremental = outcome(root, parse_cache=ParseCache.for_source(cache, "src"), namespace=namespace)
             assert incremental == full, change
+            assert outcome(root, parse_cache=kept, namespace=namespace) == full, change
 
 
 def git(*args: str, cwd: Path) -> str:
