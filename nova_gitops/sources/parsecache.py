@@ -19,13 +19,15 @@ the garbage collector paused (it would otherwise walk the growing heap many time
 containers are made: 1.8 s instead of 0.35 s for five times the reference fleet). Nothing is built from an
 entry until a load asks for it.
 
-The cache lives in the user's own cache directory (``$XDG_CACHE_HOME/nova-gitops``), like the clone cache: a
+A cache written by other parsing or validation code (``code_digest``) is ignored. The cache lives in the
+user's own cache directory (``$XDG_CACHE_HOME/nova-gitops``), like the clone cache: a
 file there is trusted as much as the clones next to it. An unreadable cache is ignored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import marshal
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nova_gitops import api
 from nova_gitops.api.inputs import Classified, Role
 from nova_gitops.api.objects import Document, Manifest, ObjectKey
 from nova_gitops.api.problems import Problem, SourceLocation
@@ -50,6 +53,17 @@ UNSAVED_CHANGES = 32
 """Files parsed or documents classified anew (or files no longer used) that a load may leave unsaved:
 rewriting the whole cache (~0.1 s at the reference size) to record one changed file costs more than parsing
 and classifying it again next time (~1 ms)."""
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the code that parses and validates (the ``api`` package): a cache written by other code
+    — an upgrade, a local change to a validation rule — is not trusted to say what this code makes of a
+    file, whether or not someone remembered to bump ``FORMAT``."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(api.__file__ or "").parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 @contextlib.contextmanager
@@ -103,8 +117,12 @@ class ParseCache:
             open(path, "rb") as cached,
             collection_paused(),
         ):
-            version, entries, extras = marshal.loads(cached.read())
-            if version == FORMAT and isinstance(entries, dict) and isinstance(extras, bytes):
+            version, code, entries, extras = marshal.loads(cached.read())
+            if (
+                (version, code) == (FORMAT, code_digest())
+                and isinstance(entries, dict)
+                and isinstance(extras, bytes)
+            ):
                 self._extras = pickle.loads(extras) if extras else {}
                 self._stored = entries
                 self._read = True
@@ -159,7 +177,8 @@ class ParseCache:
             if extra is not None:
                 extras[name] = extra
         with contextlib.suppress(OSError, ValueError, pickle.PicklingError):
-            stored = marshal.dumps((FORMAT, entries, pickle.dumps(extras, protocol=pickle.HIGHEST_PROTOCOL)))
+            pickled = pickle.dumps(extras, protocol=pickle.HIGHEST_PROTOCOL)
+            stored = marshal.dumps((FORMAT, code_digest(), entries, pickled))
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             try:

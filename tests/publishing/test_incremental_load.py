@@ -311,9 +311,12 @@ def test_a_cache_file_that_is_not_ours_is_ignored(tmp_path: Path) -> None:
     cache_file.parent.mkdir(parents=True)
     for junk in (
         b"not marshal",
-        marshal.dumps((parsecache.FORMAT, {"web.yaml": ("short",)}, b"")),
-        marshal.dumps((parsecache.FORMAT, {"web.yaml": (b"x", None, "d", (), ())}, b"not a pickle")),
-        marshal.dumps((parsecache.FORMAT - 1, {}, b"")),
+        marshal.dumps((parsecache.FORMAT, parsecache.code_digest(), {"web.yaml": ("short",)}, b"")),
+        marshal.dumps(
+            (parsecache.FORMAT, parsecache.code_digest(), {"web.yaml": (b"x", None, "d", (), ())}, b"?")
+        ),
+        marshal.dumps((parsecache.FORMAT - 1, parsecache.code_digest(), {}, b"")),
+        marshal.dumps((parsecache.FORMAT, "other code", {}, b"")),
     ):
         cache_file.write_bytes(junk)
         assert rendering.load_source_with_digests(root, parse_cache=ParseCache(cache_file)) == full
