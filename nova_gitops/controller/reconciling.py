@@ -20,15 +20,17 @@ plan): a reconcile whose inputs are those again skips planning, rendering and pu
 (``controller.skipping`` says when that is exact) and only runs the rollout step.
 
 A reconcile that does run costs what an incremental ``publish`` costs, not a whole fleet: the source's files
-are parsed only when their bytes are new (``parsecaching``: the parse cache, kept in memory), and the render
-emits only the files whose inputs changed since the branch head's render (``rendering.increments``, with the
-head's index the publisher keeps), which the fingerprints tell from each source file's digest. Both caches
+are parsed only when their bytes are new (``sources.parsecache``: one parse cache, kept in memory), and
+the render emits only the files whose inputs changed since the branch head's render
+(``rendering.increments``, with the head's index the publisher keeps), which the fingerprints tell from
+each source file's digest. Both caches
 hold one source and one render: nothing else accumulates.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,7 +39,6 @@ from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, errors
 from nova_gitops.controller import rescheduling, skipping, statusreading
-from nova_gitops.controller.parsecaching import KeptParseCache
 from nova_gitops.controller.ports import (
     Clock,
     ClusterReport,
@@ -65,6 +66,7 @@ from nova_gitops.scheduling import memory, planning
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources import directory
+from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows import rendering
 from nova_gitops.workflows.publishing import Outcome, renderer_digest
 
@@ -124,7 +126,7 @@ def load(
     reports: Mapping[str, ClusterReport],
     *,
     namespace: str | None = None,
-    parse_cache: KeptParseCache | None = None,
+    parse_cache: ParseCache | None = None,
 ) -> Loaded:
     """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
     ``InputError`` lists every problem of the source. Also returns every report: the status branch's, plus
@@ -141,14 +143,15 @@ def load(
     re-emitted), and neither has a report whose file name a source file also has."""
     problems: list[Problem] = []
     refused: list[Problem] = []
-    texts: dict[str, str] = dict(snapshot.texts)
+    # file → text, for problems' lines; a directory's texts are read only when a problem needs one
+    texts: ChainMap[str, str] = ChainMap({}, dict(snapshot.texts))
     digests: dict[str, str] = {}
     if snapshot.root is not None:
-        files = directory.read_source(snapshot.root, cache=parse_cache)
+        files = directory.read_source(snapshot.root, cache=parse_cache, save_cache=False)
         documents: list[Document] = list(files.documents)
-        texts.update(files.texts)
+        texts.maps.insert(1, files.texts)  # type: ignore[arg-type]
         problems += files.problems
-        digests = {name: _digest(text) for name, text in files.texts.items() if name not in files.built}
+        digests = dict(files.digests)  # not of files a kustomize build made: their objects have no own bytes
     else:
         documents = list(snapshot.documents or ())
     reported = set(reports)
@@ -171,7 +174,7 @@ def load(
         for document in documents
         if not (_is_cluster(document) and _name(document) in reported) and id(document) not in unreadable
     ]
-    sourced = set(texts)
+    sourced = set(texts)  # names only: a lazy mapping's keys are known without reading
     for name in sorted(reports):
         documents.append(reports[name].document)
         file = reports[name].document.location.file
@@ -186,7 +189,11 @@ def load(
         except InputError as more:
             problems += more.problems
         raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
-    built = inputs.build_source_set(documents, texts=texts, namespace=namespace)
+    built = inputs.build_source_set(
+        documents, texts=texts, namespace=namespace, memo=parse_cache.memo if parse_cache else None
+    )
+    if parse_cache is not None:
+        parse_cache.save()
     return Loaded(built, every_report, tuple(refused), digests)
 
 
@@ -235,7 +242,7 @@ class Reconciler:
         self.hold = rescheduling.FailbackHold()
         self.basis: skipping.Basis | None = None  # the last reconcile that found its render on the branch
         self.skips = 0  # reconciles skipped since the start
-        self.parse_cache: tuple[str, KeptParseCache] | None = None  # the source last read from files, by repo
+        self.parse_cache: tuple[str, ParseCache] | None = None  # the source last read from files, by repo
         # the parts of the last reconcile's plans (``scheduling.memory``), which the next one's plans reuse;
         # while a reconcile plans: its files' digests and the memory of every plan it made so far
         self.plan_memory: PlanMemory | None = None
@@ -399,12 +406,11 @@ class Reconciler:
             emitted=len(rendered.files) if rendered is not None else 0,
         )
 
-    def _parse_cache(self, source: SourceInfo) -> KeptParseCache:
-        """The parse cache of the source as it is recorded now (one kept; another source starts anew)."""
+    def _parse_cache(self, source: SourceInfo) -> ParseCache:
+        """The parse cache of the source as it is recorded now: one object, kept from load to load (it
+        reads its file once and then keeps what the last load used); another source starts anew."""
         if self.parse_cache is None or self.parse_cache[0] != source.repo:
-            kept = KeptParseCache.for_source(self.settings.cache_dir, source.repo)
-            assert isinstance(kept, KeptParseCache)  # ``for_source`` makes one of its class
-            self.parse_cache = (source.repo, kept)
+            self.parse_cache = (source.repo, ParseCache.for_source(self.settings.cache_dir, source.repo))
         return self.parse_cache[1]
 
     def _tell_rollout(self, step: StepResult, strategy: str | None) -> None:

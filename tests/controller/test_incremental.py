@@ -7,8 +7,7 @@ Behaviours covered:
   byte, and a one-workload change emits a handful of files, not the whole render (the plans after the first
   are made from the memory of the last reconcile's plans, so their failbacks and reschedules are checked too);
 - a head nobody here rendered (a hand edit) is rendered whole, and repaired;
-- a git source (exported anew for each revision) is rendered incrementally too;
-- the controller's parse cache keeps what the last load used, and only that.
+- a git source (exported anew for each revision) is rendered incrementally too.
 """
 
 from __future__ import annotations
@@ -17,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from nova_gitops.api import loading
 from nova_gitops.controller import looping, reconciling, statusreading
-from nova_gitops.controller.parsecaching import KeptParseCache
 from nova_gitops.controller.ports import SourceReader
 from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.controller.sourcereading import DirectorySource, GitSource
@@ -232,21 +229,3 @@ def test_a_git_source_renders_incrementally(fleet: Fleet, tmp_path: Path) -> Non
     assert changed.emitted == ONE_WORKLOAD < first.emitted
     source.close()
     oracle.close()
-
-
-def test_the_kept_parse_cache_holds_what_the_last_load_used(tmp_path: Path) -> None:
-    path = tmp_path / "parsed.pickle"
-    cache = KeptParseCache(path)
-    a, b = b"kind: A\n", b"kind: B\n"
-    parsed_a = loading.load_documents("a.yaml", a.decode())
-    parsed_b = loading.load_documents("b.yaml", b.decode())
-    cache.put("a.yaml", a, (tuple(parsed_a[0]), tuple(parsed_a[1])))
-    cache.put("b.yaml", b, (tuple(parsed_b[0]), tuple(parsed_b[1])))
-    cache.save()  # the first load writes the file
-    assert path.is_file()
-    assert cache.get("a.yaml", a) is not None  # the second load reads a.yaml only
-    assert cache.get("a.yaml", b"kind: C\n") is None  # other bytes, other entry
-    cache.save()
-    assert cache.get("b.yaml", b) is None  # unused by the last load: forgotten
-    assert cache.get("a.yaml", a) is not None
-    assert KeptParseCache(path).get("b.yaml", b) is not None  # a restart finds the first load's file
