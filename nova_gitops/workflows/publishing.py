@@ -177,13 +177,6 @@ class SourceRenderer:
         plan = rendering.plan_source(
             source_set, previous=previous, settings=self.settings, recalled=recalled, file_digests=digests
         )
-        if self.cache_dir is not None and plan.memory is not None:
-            self._keeping = threading.Thread(
-                target=planmemory.store,
-                args=(self.cache_dir, source.repo, plan.memory, recalled),
-                name="nova-plan-memory",
-            )
-            self._keeping.start()
         self.progress.phase(phases.RENDER)
         delta = increments.render_delta(
             plan,
@@ -194,12 +187,19 @@ class SourceRenderer:
             policy_locations=rendering.policy_locations(source_set),
             waves=rendering.rollout_waves(source_set),
         )
+        if self.cache_dir is not None and plan.memory is not None:  # kept while git commits and pushes
+            self._keeping = threading.Thread(
+                target=planmemory.store,
+                args=(self.cache_dir, source.repo, plan.memory, recalled),
+                name="nova-plan-memory",
+            )
+            self._keeping.start()
         return IncrementalRender(delta, reports.previous_of(plan))
 
     def finish(self) -> None:
-        """Wait until the last plan's memory is kept. It is written while the render is emitted, committed
-        and pushed (git works in processes of its own, so the two halves use both cores); ``publish``
-        waits for it before it returns."""
+        """Wait until the last plan's memory is kept. It is written while the render is committed and
+        pushed (git works in processes of its own, so both cores work; written while the render is emitted,
+        it held the interpreter from it); ``publish`` waits for it before it returns."""
         if self._keeping is not None:
             self._keeping.join()
             self._keeping = None
