@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from nova_gitops import api, scheduling
-from nova_gitops.publishing import collection
+from nova_gitops.clients import collection
 from nova_gitops.scheduling.memory import Key, Placement, PlanMemory, Spreads
 
 KEPT_SOURCES = 4

@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import hashlib
 import marshal
 import os
 import pickle
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +41,7 @@ from nova_gitops import api
 from nova_gitops.api.inputs import Classified, Role
 from nova_gitops.api.objects import Document, Manifest, ObjectKey
 from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.clients import collection
 
 Parsed = tuple[tuple[Document, ...], tuple[Problem, ...]]
 FORMAT = 6
@@ -64,18 +63,6 @@ def code_digest() -> str:
     for path in sorted(Path(api.__file__ or "").parent.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-@contextlib.contextmanager
-def collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside the block (what is made there holds no cycles to collect)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass(slots=True)
@@ -115,7 +102,7 @@ class ParseCache:
                 OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError, AttributeError, ImportError
             ),
             open(path, "rb") as cached,
-            collection_paused(),
+            collection.paused(),
         ):
             version, code, entries, extras = marshal.loads(cached.read())
             if (

@@ -30,8 +30,8 @@ from pathlib import Path
 from nova_gitops import api, errors
 from nova_gitops import rendering as rendering_package
 from nova_gitops.api import progress as phases
+from nova_gitops.clients import collection
 from nova_gitops.publishing import (
-    collection,
     gitwriting,
     guard,
     messages,

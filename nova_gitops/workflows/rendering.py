@@ -17,6 +17,7 @@ from nova_gitops.api import inputs
 from nova_gitops.api import progress as phases
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, errors
+from nova_gitops.clients import collection
 from nova_gitops.errors import InputError, RepoError, UserError
 from nova_gitops.publishing import directories
 from nova_gitops.rendering import renders, reports
@@ -26,7 +27,7 @@ from nova_gitops.rollouts import waves
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
-from nova_gitops.sources import directory, parsecache
+from nova_gitops.sources import directory
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows.gitprogress import git_progress
@@ -80,7 +81,7 @@ def load_source_with_digests(
     The garbage collector is paused meanwhile: the load makes ~100 containers per document and no cycles,
     and a collection run every few hundred of them walks the growing heap (~0.2 s of a 0.3 s load).
     """
-    with parsecache.collection_paused():
+    with collection.paused():
         return _load_source_with_digests(root, clusters_path, parse_cache, namespace, blobs)
 
 

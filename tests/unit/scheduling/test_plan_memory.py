@@ -234,28 +234,27 @@ def test_a_plan_from_memory_is_the_plan_made_afresh(documents: Documents, data: 
             previous = PreviousPlacement.empty()
 
 
+def two_shards(replicas: int = 1) -> Documents:
+    """Shards a and b, one cluster, policy and workload each; ``replicas``: of shard a's workload."""
+    documents = [
+        document
+        for shard in ("a", "b")
+        for document in (
+            cluster(f"{shard}0", labels={"shard": shard}),
+            policy(
+                shard,
+                resourceSelectors={"labelSelectors": [{"matchLabels": {"shard": shard}}]},
+                clusterSelector={"matchLabels": {"shard": shard}},
+            ),
+            deployment(f"w{shard}", labels={"shard": shard}, replicas=replicas if shard == "a" else 1),
+        )
+    ]
+    return {file_of(document): document for document in documents}
+
+
 def test_an_unchanged_fleet_is_planned_from_memory_alone() -> None:
     """Nothing changed: every part comes from the memory (nothing is measured or placed again)."""
-    documents = {
-        file_of(document): document
-        for document in [
-            cluster("a0", labels={"shard": "a"}),
-            cluster("b0", labels={"shard": "b"}),
-            policy(
-                "a",
-                resourceSelectors={"labelSelectors": [{"matchLabels": {"shard": "a"}}]},
-                clusterSelector={"matchLabels": {"shard": "a"}},
-            ),
-            policy(
-                "b",
-                resourceSelectors={"labelSelectors": [{"matchLabels": {"shard": "b"}}]},
-                clusterSelector={"matchLabels": {"shard": "b"}},
-            ),
-            deployment("wa", labels={"shard": "a"}),
-            deployment("wb", labels={"shard": "b"}),
-        ]
-    }
-    sources, digests = loaded(documents)
+    sources, digests = loaded(two_shards())
     first = planning.plan(sources, file_digests=digests)
     assert first.memory is not None and len(first.memory.components) == 2
     again = planning.plan(sources, recalled=first.memory, file_digests=digests)
@@ -264,29 +263,10 @@ def test_an_unchanged_fleet_is_planned_from_memory_alone() -> None:
 
 
 def test_a_change_in_one_shard_replans_only_its_component() -> None:
-    def fleet(replicas: int) -> Documents:
-        documents = [
-            cluster("a0", labels={"shard": "a"}),
-            cluster("b0", labels={"shard": "b"}),
-            policy(
-                "a",
-                resourceSelectors={"labelSelectors": [{"matchLabels": {"shard": "a"}}]},
-                clusterSelector={"matchLabels": {"shard": "a"}},
-            ),
-            policy(
-                "b",
-                resourceSelectors={"labelSelectors": [{"matchLabels": {"shard": "b"}}]},
-                clusterSelector={"matchLabels": {"shard": "b"}},
-            ),
-            deployment("wa", labels={"shard": "a"}, replicas=replicas),
-            deployment("wb", labels={"shard": "b"}),
-        ]
-        return {file_of(document): document for document in documents}
-
-    sources, digests = loaded(fleet(1))
+    sources, digests = loaded(two_shards(1))
     first = planning.plan(sources, file_digests=digests)
     assert first.memory is not None
-    sources, digests = loaded(fleet(2))
+    sources, digests = loaded(two_shards(2))
     second = planning.plan(sources, recalled=first.memory, file_digests=digests)
     assert second == planning.plan(sources)
     assert second.memory is not None

@@ -1,4 +1,4 @@
-"""The cyclic garbage collector paused while a publish builds or reads its large structures.
+"""The cyclic garbage collector paused while a load, a plan or a publish builds or reads large structures.
 
 Loading a source, planning and rendering make a few hundred thousand objects that live until the publish
 ends and hold almost no reference cycles (reference counting frees the rest). Left running, the collector
