@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from nova_gitops import api, scheduling
-from nova_gitops.clients import collection
+from nova_gitops.clients import codedigests, collection
 from nova_gitops.scheduling.memory import Key, Placement, PlanMemory, Spreads
 
 KEPT_SOURCES = 4
@@ -40,11 +40,7 @@ Part = TypeVar("Part", Placement, Spreads)
 @functools.cache
 def planner_digest() -> str:
     """A digest of the code a plan's memory depends on (the api and scheduling packages)."""
-    digest = hashlib.sha256()
-    for package in (api, scheduling):
-        for path in sorted(Path(package.__file__ or "").parent.glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return codedigests.package_digest(api, scheduling)
 
 
 def _directory(cache_dir: Path, source_key: str) -> Path:

@@ -41,7 +41,7 @@ from nova_gitops import api
 from nova_gitops.api.inputs import Classified, Role
 from nova_gitops.api.objects import Document, Manifest, ObjectKey
 from nova_gitops.api.problems import Problem, SourceLocation
-from nova_gitops.clients import collection
+from nova_gitops.clients import codedigests, collection
 
 Parsed = tuple[tuple[Document, ...], tuple[Problem, ...]]
 FORMAT = 6
@@ -59,10 +59,7 @@ def code_digest() -> str:
     """A digest of the code that parses and validates (the ``api`` package): a cache written by other code
     — an upgrade, a local change to a validation rule — is not trusted to say what this code makes of a
     file, whether or not someone remembered to bump ``FORMAT``."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(api.__file__ or "").parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return codedigests.package_digest(api)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,6 @@ branch always ends at a complete render of the newest source.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import random
 import threading
@@ -30,7 +29,7 @@ from pathlib import Path
 from nova_gitops import api, errors
 from nova_gitops import rendering as rendering_package
 from nova_gitops.api import progress as phases
-from nova_gitops.clients import collection
+from nova_gitops.clients import codedigests, collection
 from nova_gitops.publishing import (
     gitwriting,
     guard,
@@ -223,11 +222,7 @@ def default_render(
 def renderer_digest() -> str:
     """A digest of the code that turns a plan into bytes (the api and rendering packages): an index made by
     other code — an upgrade, a local change — is not trusted to describe what this code renders."""
-    digest = hashlib.sha256()
-    for package in (api, rendering_package):
-        for path in sorted(Path(package.__file__ or "").parent.glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return codedigests.package_digest(api, rendering_package)
 
 
 @contextmanager
