@@ -286,6 +286,7 @@ def _touches(
 
 
 def _fails_back(failback: bool | Collection[str]) -> Callable[[str], bool]:
+    """Whether a group (by name) may fail back: ``plan``'s ``failback``, all, none or those named."""
     if isinstance(failback, bool):
         return lambda _: failback
     return lambda name: name in failback
@@ -448,7 +449,8 @@ class _Placer:
     ) -> None:
         self.clusters, self.chosen, self.previous, self.recall = clusters, chosen, previous, recall
         self.cordoned = cordoning.cordoned(clusters)
-        self.avoid, self.failback, self.status = avoid, failback, status
+        self.avoid, self.status = avoid, status
+        self.fails_back = _fails_back(failback)
         self.ledger = Ledger(clusters)
         self.autoscaled = {cluster.name for cluster in clusters if cluster.autoscaled}
         self.unknown_labels = {cluster.name for cluster in clusters if not cluster.node_labels_known}
@@ -457,9 +459,6 @@ class _Placer:
         self.placed: dict[str, str] = {}  # single placements: group -> cluster
         self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
         self.spreads_key: Key | None = None  # the memory's key of the explicit intents placed here
-
-    def fails_back(self, name: str) -> bool:
-        return self.failback if isinstance(self.failback, bool) else name in self.failback
 
     def place_all(self, work: Sequence[Work]) -> dict[str, GroupPlan]:
         ordered = sorted(work, key=lambda item: item.group.name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.inputs import SourceSet
@@ -77,13 +78,12 @@ class Recall:
         if self._clusters is None:
             self._clusters = memory.digest(repr([self.cluster_text[cluster.name] for cluster in clusters]))
         key = (self._clusters, self.policy_text[policy.name])
-        found = self.choices.get(key) or self.recalled.choices.get(key)
+        found = _found(self.choices, self.recalled.choices, key)
         if found is None:
             made = candidates.candidates(policy, clusters)
             tiers = tuple(tuple(cluster.name for cluster in tier) for tier in made.tiers)
             self.choices[key] = (tiers, made.not_ready, made.description)
             return made
-        self.choices[key] = found
         by_name = self._by_name = self._by_name or {cluster.name: cluster for cluster in clusters}
         tiers, not_ready, description = found
         return candidates.Candidates(
@@ -110,10 +110,9 @@ class Recall:
         if identity is None:
             return decide(manifest)
         key = (self.matching, identity)
-        found = self.decisions.get(key) or self.recalled.decisions.get(key)
+        found = _found(self.decisions, self.recalled.decisions, key)
         if found is None:
-            found = decide(manifest)
-        self.decisions[key] = found
+            found = self.decisions[key] = decide(manifest)
         return found
 
     def groups(
@@ -124,7 +123,7 @@ class Recall:
         if None in identities:
             return grouping.form_groups(policy, label_key, manifests)
         key = (policy, label_key, identities)
-        found = self.groupings.get(key) or self.recalled.groupings.get(key)
+        found = _found(self.groupings, self.recalled.groupings, key)
         if found is None:
             made = grouping.form_groups(policy, label_key, manifests)
             position = {id(manifest): index for index, manifest in enumerate(manifests)}
@@ -134,17 +133,13 @@ class Recall:
             )
             self.groupings[key] = found
             return made
-        self.groupings[key] = found
         return [
             grouping.Group(name, policy, group_by, tuple(manifests[index] for index in indices))
             for name, group_by, indices in found
         ]
 
     def measure(self, key: Key) -> memory.Measure | None:
-        found = self.measures.get(key) or self.recalled.measures.get(key)
-        if found is not None:
-            self.measures[key] = found
-        return found
+        return _found(self.measures, self.recalled.measures, key)
 
     def _group(self, item: Work) -> Key | None:
         members = self.members(item.group)
@@ -175,10 +170,7 @@ class Recall:
         return (*self._context(explicit, [cluster.name for cluster in clusters], status), tuple(groups))
 
     def spread(self, key: Key) -> memory.Spreads | None:
-        found = self.spreads.get(key) or self.recalled.spreads.get(key)
-        if found is not None:
-            self.spreads[key] = found
-        return found
+        return _found(self.spreads, self.recalled.spreads, key)
 
     def keep_spreads(self, key: Key, spreads: memory.Spreads) -> None:
         self.spreads[key] = spreads
@@ -212,12 +204,24 @@ class Recall:
 
     def component(self, key: Key) -> memory.Placement | None:
         """A component's stored placement; its spreads are kept too, for when the component changes."""
-        found = self.components.get(key) or self.recalled.components.get(key)
-        if found is not None:
-            self.components[key] = found
-            if found.spreads is not None:
-                self.spread(found.spreads)
+        found = _found(self.components, self.recalled.components, key)
+        if found is not None and found.spreads is not None:
+            self.spread(found.spreads)
         return found
 
     def keep_component(self, key: Key, placement: memory.Placement) -> None:
         self.components[key] = placement
+
+
+Part = TypeVar("Part")
+
+
+def _found(made: dict[Key, Part], recalled: Mapping[Key, Part], key: Key) -> Part | None:
+    """The part this plan made or found already, else the earlier plans'; one found there is kept in this
+    plan's memory (what a plan used is what the next one may reuse)."""
+    found = made.get(key)
+    if found is None:
+        found = recalled.get(key)
+        if found is not None:
+            made[key] = found
+    return found
