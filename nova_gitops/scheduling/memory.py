@@ -112,8 +112,8 @@ class Spreads:
 class Placement:
     groups: Mapping[str, StoredGroup]
     usage: Mapping[str, ClusterUsage]
-    spreads: Key | None = None  # the key of the component's explicit intents, kept with it
-    namespaces: NamespaceNeeds | None = None
+    namespaces: NamespaceNeeds
+    spreads: Key | None  # the key of the component's explicit intents (None: it has none), kept with it
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,9 +227,8 @@ def _place_components(
                 for item in part_work
             )
             usage.update(stored.usage)
-            found_needs = stored.namespaces or _namespace_needs([results[name] for name in part.groups])
-            wanted.update(found_needs.wanted)
-            rendered.update(found_needs.rendered)
+            wanted.update(stored.namespaces.wanted)
+            rendered.update(stored.namespaces.rendered)
             continue
         placer = _Placer(
             [by_name[name] for name in part.clusters], chosen, previous, avoid, failback, status, recall
@@ -247,7 +246,7 @@ def _place_components(
         rendered.update(part_needs.rendered)
         if recall is not None and key is not None:
             stored_groups = {name: StoredGroup.of(plan) for name, plan in found.items()}
-            placement = memory.Placement(stored_groups, part_usage, placer.spreads_key, part_needs)
+            placement = memory.Placement(stored_groups, part_usage, part_needs, placer.spreads_key)
             recall.keep_component(key, placement)
     rest = [by_name[name] for name in components.untouched(list(by_name), parts)]
     idle = Ledger(rest)
