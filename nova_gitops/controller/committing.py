@@ -80,11 +80,15 @@ class GitPublisher:
         tree = _tree(rendered, source, listing)
         if tree is None:  # the index did not cover a change of the head: render every file
             listing = self.repo.listing(head)
+            base = None
             rendered = render(previous, None)
             tree = _tree(rendered, source, listing)
         assert tree is not None  # a render without a base emits every file
         blobs, changes = tree
-        comparison = publishing.comparison_of(self.repo, listing, changes)
+        texts = None
+        if base is not None and rendered.index is not None and diffs.PLACEMENT_FILE in changes.written:
+            texts = increments.placement_difference(base, rendered.index)
+        comparison = publishing.comparison_of(self.repo, listing, changes, placement=texts)
         file_changes = comparison.file_changes
         if comparison.unchanged:  # the head's index, if any, still describes the head: it is kept
             result = PublishResult(

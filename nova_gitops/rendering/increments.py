@@ -34,7 +34,7 @@ import hashlib
 import marshal
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nova_gitops.api.objects import Manifest
@@ -54,7 +54,7 @@ from nova_gitops.rendering.renders import (
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, Plan
 
-FORMAT = 2
+FORMAT = 3
 """Version of the index's layout; an index of another version is not used."""
 
 Files = tuple[tuple[str, str], ...]
@@ -119,7 +119,8 @@ class RenderIndex:
     clusters: Mapping[str, ClusterFiles]
     chunks: Mapping[bytes, str]  # placement.yaml group entry fingerprint → its text
     others: Mapping[str, str]  # path → blob id of the files outside cluster directories (placement.yaml, ...)
-    rows: Mapping[bytes, str] = field(default_factory=dict)  # (table, entry fingerprint) → PLACEMENT.md row
+    rows: Mapping[bytes, str]  # (table, entry fingerprint) → PLACEMENT.md row
+    frame: tuple[str, str]  # placement.yaml's text before its group entries, and after them
 
     def to_wire(self) -> bytes:
         """The index as bytes: it is a cache, read back only by ``from_wire``. A ``marshal`` header (all but
@@ -138,6 +139,7 @@ class RenderIndex:
                 dict(self.chunks),
                 dict(self.others),
                 dict(self.rows),
+                self.frame,
             )
         )
         packs = (self.groups[name].packed for name in names)
@@ -150,9 +152,9 @@ class RenderIndex:
         try:
             size = int.from_bytes(data[:8], "little")
             header = marshal.loads(memoryview(data)[8 : 8 + size])
-            if not isinstance(header, tuple) or len(header) != 10 or header[0] != FORMAT:
+            if not isinstance(header, tuple) or len(header) != 11 or header[0] != FORMAT:
                 return None
-            _, salt, names, layouts, contents, lengths, clusters, chunks, others, rows = header
+            _, salt, names, layouts, contents, lengths, clusters, chunks, others, rows, frame = header
             body = memoryview(data)[8 + size :]
             if not isinstance(salt, str) or sum(lengths) != len(body) or min(lengths, default=0) < 0:
                 return None
@@ -168,10 +170,12 @@ class RenderIndex:
                 chunks,
                 others,
                 rows,
+                frame,
             )
         except (ValueError, EOFError, TypeError, AttributeError):
             return None
-        return index if all(isinstance(part, dict) for part in (chunks, others, rows)) else None
+        framed = isinstance(frame, tuple) and len(frame) == 2 and all(isinstance(part, str) for part in frame)
+        return index if framed and all(isinstance(part, dict) for part in (chunks, others, rows)) else None
 
     @property
     def blobs(self) -> dict[str, str]:
@@ -296,7 +300,7 @@ def _render_delta(
             files = {c: tuple(pairs) for c, pairs in emitted.get(name, {}).items() if c not in dirty}
         files.update((cluster, tuple(pairs)) for cluster, pairs in dirty_files.get(name, {}).items())
         group_index[name] = GroupFiles(shape, content, pack_files(files))
-    entry_keys, chunks, placement = _placement_yaml(
+    entry_keys, chunks, frame, placement = _placement_yaml(
         plan, source, fingerprints, previous.chunks if previous is not None else {}
     )
     fresh[PLACEMENT_YAML] = placement
@@ -305,7 +309,7 @@ def _render_delta(
     fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves, row=row).encode()
     fresh[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
     others = {path: blob_id(fresh[path]) for path in (PLACEMENT_YAML, PLACEMENT_MD, GITATTRIBUTES)}
-    index = RenderIndex(salt, group_index, dict(sorted(cluster_index.items())), chunks, others, rows)
+    index = RenderIndex(salt, group_index, dict(sorted(cluster_index.items())), chunks, others, rows, frame)
     changes = None
     if previous is not None:
         touched = dirty | (previous.clusters.keys() - clusters)
@@ -553,9 +557,9 @@ def _placement_yaml(
     source: reports.SourceInfo,
     fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
     cached: Mapping[bytes, str],
-) -> tuple[dict[str, bytes], dict[bytes, str], bytes]:
+) -> tuple[dict[str, bytes], dict[bytes, str], tuple[str, str], bytes]:
     """placement.yaml, emitting only the group entries ``cached`` does not hold; with each group's entry
-    key (group → key) and the entries' texts (key → text).
+    key (group → key), the entries' texts (key → text) and the text around the entries (before, after).
 
     An entry is keyed by its group's content fingerprint (objects, copies, name, policy) and the decision
     fields the content does not cover, so an unchanged group's entry is neither built nor emitted."""
@@ -564,6 +568,7 @@ def _placement_yaml(
     texts: list[str] = [emitting.dump(reports.placement_head(source))]
     groups = sorted(plan.groups, key=lambda group: group.name)
     texts.append("groups:\n" if groups else "groups: []\n")
+    head = "".join(texts)
     for group in groups:
         content = fingerprints[group.name][1]
         entry = None
@@ -590,5 +595,19 @@ def _placement_yaml(
         keys[group.name] = key
         chunks[key] = text
         texts.append(text)
-    texts.append(emitting.dump(reports.placement_tail(plan)))
-    return keys, chunks, "".join(texts).encode()
+    tail = emitting.dump(reports.placement_tail(plan))
+    texts.append(tail)
+    return keys, chunks, (head, tail), "".join(texts).encode()
+
+
+def placement_difference(previous: RenderIndex, index: RenderIndex) -> tuple[bytes, bytes]:
+    """placement.yaml of the ``previous`` render and of this one (``index``) with the group entries both hold
+    left out: the same decisions to ``diffs.compare_placements`` and the same verdict to
+    ``diffs.same_apart_from_source`` as the two whole files, since both compare group entries as a set of
+    texts, while costing the entries that changed rather than the whole fleet's (~5 MB per 100 clusters to
+    read back from git and to split). Entries are compared by text: an object edit that leaves its group's
+    entry as it was changes the entry's key, not its text."""
+    old_entries, new_entries = set(previous.chunks.values()), set(index.chunks.values())
+    old = [previous.frame[0], *sorted(old_entries - new_entries), previous.frame[1]]
+    new = [index.frame[0], *sorted(new_entries - old_entries), index.frame[1]]
+    return "".join(old).encode(), "".join(new).encode()

@@ -295,13 +295,24 @@ def compare_with_head(
 
 
 def comparison_of(
-    repo: RenderedRepo, listing: Mapping[str, str], changes: gitwriting.TreeChanges
+    repo: RenderedRepo,
+    listing: Mapping[str, str],
+    changes: gitwriting.TreeChanges,
+    *,
+    placement: tuple[bytes, bytes] | None = None,
 ) -> Comparison:
-    """The comparison ``changes`` make to the head's ``listing``, with the old bytes of what they touch."""
-    old = repo.read_blobs([listing[path] for path in (*changes.written, *changes.deleted) if path in listing])
+    """The comparison ``changes`` make to the head's ``listing``, with the old bytes of what they touch.
+
+    ``placement``: placement.yaml's old and new texts without the group entries both hold
+    (``increments.placement_difference``), compared in its place; the old file is then not read."""
+    known = {diffs.PLACEMENT_FILE: placement} if placement is not None else {}
+    wanted = (path for path in (*changes.written, *changes.deleted) if path in listing and path not in known)
+    old = repo.read_blobs([listing[path] for path in wanted])
     file_changes = [
         *(
-            diffs.FileChange(path, old.get(listing.get(path, "")), data)
+            diffs.FileChange(path, *known[path])
+            if path in known
+            else diffs.FileChange(path, old.get(listing.get(path, "")), data)
             for path, data in changes.written.items()
         ),
         *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
@@ -324,6 +335,7 @@ class Rendered:
     placement: object  # a PreviousPlacement, or None when the renderer did not say
     placement_blob: str | None
     index: increments.RenderIndex | None
+    placement_texts: tuple[bytes, bytes] | None = None  # compared in place of placement.yaml (comparison_of)
 
 
 def render_for_head(
@@ -358,7 +370,10 @@ def render_for_head(
             if before.get(README_FILE) != readme_blob:
                 written[README_FILE] = readme
             tree_changes = gitwriting.TreeChanges(written, changes.deleted)
-            return Rendered(before, after.keys(), tree_changes, incremental.placement, placement_blob, index)
+            texts = increments.placement_difference(base, index) if diffs.PLACEMENT_FILE in written else None
+            return Rendered(
+                before, after.keys(), tree_changes, incremental.placement, placement_blob, index, texts
+            )
         if base is not None:  # the index was not used (another renderer, damaged): compare with the tree
             listing = repo.listing(head)
         blobs, tree_changes = _with_readme(incremental.delta, readme, readme_blob, listing)
@@ -481,7 +496,7 @@ def publish_once(
         )
     rendered = render_for_head(repo, head, checkout, source, render, cache_dir)
     listing = rendered.listing
-    comparison = comparison_of(repo, listing, rendered.changes)
+    comparison = comparison_of(repo, listing, rendered.changes, placement=rendered.placement_texts)
     changes, file_changes = comparison.changes, comparison.file_changes
     if comparison.unchanged:
         body = None
@@ -506,22 +521,41 @@ def publish_once(
     commit = repo.commit(head, changes, message, environ=environ)
     if on_committed is not None:
         on_committed(commit)
-    body = None
-    if options.pull_request:
-        body = messages.pull_request_body(
-            diff, source_repo=source.repo, source_revision=source.revision, branch=options.branch
-        )
-        progress.phase(phases.GIT, f"pushing {target}")
-        existing = repo.fetch(target, into=PULL_REQUEST_REF)
-        if existing is not None and repo.same_content(existing, commit):  # a re-run: no new force-push
-            return PublishResult(Outcome.UNCHANGED, target, existing, diff, source, message, body, attempt)
-        outcome = repo.push(commit, target, lease=True, expect=existing)
-    else:
-        progress.phase(phases.GIT, f"pushing {target}")
-        outcome = repo.push(commit, target)
+    with keeping_for_next(cache_dir, commit, rendered):  # while git pushes
+        body = None
+        if options.pull_request:
+            body = messages.pull_request_body(
+                diff, source_repo=source.repo, source_revision=source.revision, branch=options.branch
+            )
+            progress.phase(phases.GIT, f"pushing {target}")
+            existing = repo.fetch(target, into=PULL_REQUEST_REF)
+            if existing is not None and repo.same_content(existing, commit):  # a re-run: no new force-push
+                unchanged = Outcome.UNCHANGED
+                return PublishResult(unchanged, target, existing, diff, source, message, body, attempt)
+            outcome = repo.push(commit, target, lease=True, expect=existing)
+        else:
+            progress.phase(phases.GIT, f"pushing {target}")
+            outcome = repo.push(commit, target)
     if outcome is PushOutcome.REJECTED:
         return None
-    remember_placement(cache_dir, rendered.placement_blob, rendered.placement)
-    if rendered.index is not None:
-        renderindex.store(cache_dir, commit, rendered.index)
     return PublishResult(Outcome.PUBLISHED, target, commit, diff, source, message, body, attempt)
+
+
+@contextmanager
+def keeping_for_next(cache_dir: Path, commit: str, rendered: Rendered) -> Iterator[None]:
+    """Keep what the next publish starts from — the placement just committed and the render's index,
+    under the commit's id — in a thread while the body runs (git pushes in a process of its own): ~0.1 s
+    of a one-change publish at 100 clusters, ~0.5 s at 500, no longer on its path. Both are named by what
+    they describe (a blob, a commit), so an entry for a commit whose push is rejected is merely unused."""
+
+    def keep() -> None:
+        remember_placement(cache_dir, rendered.placement_blob, rendered.placement)
+        if rendered.index is not None:
+            renderindex.store(cache_dir, commit, rendered.index)
+
+    keeper = threading.Thread(target=keep, name="nova-keep-for-next")
+    keeper.start()
+    try:
+        yield
+    finally:
+        keeper.join()

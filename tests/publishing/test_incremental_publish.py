@@ -3,7 +3,7 @@
 Behaviours covered:
 - a sequence of source changes (replicas, a new workload, a removed one, a new spread policy, a policy
   removed) published incrementally leaves the same tree after every step as publishing each with a full
-  render;
+  render, and says the same in its commit message (placement.yaml compared entry by entry);
 - after a publish the render's index is cached under the new commit; the next publish uses it and a
   one-replica change commits one object file and the placement files;
 - a branch head this machine did not publish (no index), and a damaged index, fall back to a full render
@@ -84,10 +84,10 @@ def test_incremental_publishes_leave_the_trees_full_renders_leave(tmp_path: Path
     options = publishing.PublishOptions(allow_mass_delete=True)
     for step in STEPS:
         source.commit(step)
-        publishing.publish(
+        made = publishing.publish(
             source.url, incremental_remote, render=incremental, cache_dir=tmp_path / "ca", options=options
         )
-        publishing.publish(
+        full = publishing.publish(
             source.url,
             full_remote,
             render=full_render(PlanSettings()),
@@ -95,6 +95,7 @@ def test_incremental_publishes_leave_the_trees_full_renders_leave(tmp_path: Path
             options=options,
         )
         assert tree(tmp_path / "a.git") == tree(tmp_path / "b.git")
+        assert (made.message, made.diff) == (full.message, full.diff)  # groups moved, replicas, warnings
     assert list((tmp_path / "ca" / "render-index").glob("*.bin"))
     assert not (tmp_path / "cb" / "render-index").exists()
 

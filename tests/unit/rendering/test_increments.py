@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from nova_gitops import errors
 from nova_gitops.publishing import guard
-from nova_gitops.rendering import emitting, increments, renders, reports
+from nova_gitops.rendering import diffs, emitting, increments, renders, reports
 from nova_gitops.rendering.increments import GroupFiles, RenderIndex
 from nova_gitops.scheduling.plans import ClusterCopy, ObjectPlan, Plan
 from tests.unit.rendering.test_renders import (
@@ -82,6 +82,28 @@ def test_the_changes_of_a_delta_turn_the_previous_tree_into_the_new_one(before: 
     full = renders.render(after, SOURCE).files
     assert second.files[renders.PLACEMENT_MD] == full[renders.PLACEMENT_MD]
     assert second.files[renders.PLACEMENT_MD] == full[renders.PLACEMENT_MD]
+
+
+@settings(max_examples=80, deadline=None)
+@given(before=plans(), after=plans(), revision=st.sampled_from([None, "abc123"]))
+def test_placement_yaml_compared_without_the_entries_both_renders_hold_decides_as_the_whole_files(
+    before: Plan, after: Plan, revision: str | None
+) -> None:
+    """What a publish says about placement.yaml (groups moved, replicas, newly unscheduled, whether only
+    bookkeeping changed) is the same from the entries that differ as from the two whole files."""
+    after = replace(after, settings=before.settings)
+    first = delta(before, None)
+    second = increments.render_delta(
+        after, reports.SourceInfo(SOURCE.repo, revision), first.index, digests=DIGESTS, salt=SALT
+    )
+    old_whole, new_whole = first.files[renders.PLACEMENT_YAML], second.files[renders.PLACEMENT_YAML]
+    old_part, new_part = increments.placement_difference(first.index, second.index)
+    assert diffs.compare_placements(old_part, new_part) == diffs.compare_placements(old_whole, new_whole)
+    whole_same = diffs.same_apart_from_source(old_whole, new_whole)
+    assert diffs.same_apart_from_source(old_part, new_part) == whole_same
+    if before == after:  # no entry differs: none is read or compared
+        for part in (old_part, new_part):
+            assert diffs.list_items(diffs.top_sections(part.decode())["groups"]) == []
 
 
 def assert_changes_turn(old: dict[str, str], second: increments.RenderDelta) -> None:
@@ -201,6 +223,7 @@ def test_an_index_made_with_another_salt_or_format_is_not_used() -> None:
     assert RenderIndex.from_wire(wire) == first.index
     assert RenderIndex.from_wire(b"garbage") is None
     assert RenderIndex.from_wire(rewired(wire, 0, increments.FORMAT + 1)) is None
+    assert RenderIndex.from_wire(rewired(wire, 10, ("groups:\n",))) is None  # a damaged placement frame
 
 
 def rewired(wire: bytes, field: int, value: object) -> bytes:
