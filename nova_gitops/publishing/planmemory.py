@@ -8,6 +8,11 @@ one writes only the parts the plan made (a change to one workload writes its com
 deletes the parts it did not use. What is kept per workload and group is one small file. Parts live under
 the source's directory and a digest of the planner's code: an upgrade or a local change starts afresh.
 
+A part's key can be large (a component's names every input of every group in it: ~5 MB of data at 100
+clusters), so it is digested once, from its ``marshal`` encoding (plain data: the same bytes in every
+process), and a part file starts with the digest and the part; the key's own bytes follow, read only to
+list the parts. Finding a part reads and compares 40 hex digits, not the key.
+
 Like the other caches it is trusted as much as the clones next to it; an unreadable part is a part not found.
 """
 
@@ -16,13 +21,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import marshal
 import os
 import pickle
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from nova_gitops import api, scheduling
 from nova_gitops.clients import codedigests, collection
@@ -49,11 +55,20 @@ def _directory(cache_dir: Path, source_key: str) -> Path:
 
 
 @functools.lru_cache(maxsize=16)
-def part_name(kind: str, key: Key) -> str:
-    """The file of a part: its kind and a digest of its key (plain data, so ``repr`` is the same in every
-    process). Kept for the few keys of a publish: a component's key is megabytes of text to digest, and
-    the plan reads a part under the key that keeping it names again."""
-    return f"{kind}-{hashlib.sha256(repr(key).encode()).hexdigest()[:40]}.pickle"
+def encoded_key(key: Key) -> tuple[str, bytes] | None:
+    """A part's key as ``marshal`` bytes and their digest (which names the part's file); None for a key that
+    is not plain data (such a part is not kept). Kept for the few keys of a publish: a component's key is
+    megabytes, and the plan keeps a part under the very key it looked it up by."""
+    plain: Any = key  # checked by marshal itself
+    try:
+        encoded = marshal.dumps(plain, 2)
+    except ValueError:
+        return None
+    return hashlib.blake2b(encoded, digest_size=20).hexdigest(), encoded
+
+
+def part_name(kind: str, digest: str) -> str:
+    return f"{kind}-{digest}.pickle"
 
 
 def _read(path: Path) -> object:
@@ -72,23 +87,32 @@ class _Parts(Mapping[Key, Part], Generic[Part]):
         self.part_type: type[Part] = part_type
 
     def __getitem__(self, key: Key) -> Part:
-        found = self._part(self.directory / part_name(self.kind, key))
-        if found is None or found[0] != key:  # none, unreadable, or another key with the same digest
+        encoded = encoded_key(key)
+        if encoded is None:
+            raise KeyError(key)
+        found = self._part(self.directory / part_name(self.kind, encoded[0]))
+        if found is None or found[0] != encoded[0]:  # none, unreadable, or another key's part
             raise KeyError(key)
         return found[1]
 
     def __iter__(self) -> Iterator[Key]:
         for path in sorted(self.directory.glob(f"{self.kind}-*.pickle")):
-            found = self._part(path)
-            if found is not None:
-                yield found[0]
+            with contextlib.suppress(*UNREADABLE), open(path, "rb") as kept, collection.paused():
+                found = self._found(pickle.load(kept))
+                key = marshal.loads(kept.read())
+                encoded = encoded_key(key) if isinstance(key, tuple) else None
+                if found is not None and encoded is not None and encoded[0] == found[0]:
+                    yield key
 
-    def _part(self, path: Path) -> tuple[Key, Part] | None:
-        found = _read(path)
-        if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], tuple)):
+    def _part(self, path: Path) -> tuple[str, Part] | None:
+        return self._found(_read(path))
+
+    def _found(self, read: object) -> tuple[str, Part] | None:
+        """(key digest, part) when ``read`` is the head of a part file of this kind."""
+        if not (isinstance(read, tuple) and len(read) == 2 and isinstance(read[0], str)):
             return None
-        key, part = found
-        return (key, part) if isinstance(part, self.part_type) else None
+        digest, part = read
+        return (digest, part) if isinstance(part, self.part_type) else None
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -124,11 +148,15 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
         wanted = {WORKLOADS}
         for kind, parts in (("spreads", memory.spreads), ("component", memory.components)):
             for key, part in parts.items():
-                name = part_name(kind, key)
+                encoded = encoded_key(key)
+                if encoded is None:
+                    continue
+                digest, key_bytes = encoded
+                name = part_name(kind, digest)
                 wanted.add(name)
                 if not (directory / name).exists():
-                    data = pickle.dumps((key, part), protocol=pickle.HIGHEST_PROTOCOL)
-                    _write(directory, name, data)
+                    head = pickle.dumps((digest, part), protocol=pickle.HIGHEST_PROTOCOL)
+                    _write(directory, name, head + key_bytes)
         workloads = tuple(dict(part) for part in _workload_parts(memory))
         if recalled is None or _workload_parts(recalled) != workloads:
             _write(directory, WORKLOADS, pickle.dumps(workloads, protocol=pickle.HIGHEST_PROTOCOL))

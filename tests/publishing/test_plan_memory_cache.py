@@ -3,12 +3,14 @@
 Behaviours covered:
 - publishing with the memory leaves the trees a full render leaves, after every change of a sequence;
 - a change in one shard of a fleet writes that shard's component, not the others';
+- a kept memory lists the parts it finds by their keys; a key that is not plain data is not kept;
 - damaged parts, a part under another key's name and a memory made by other code are not used: the
   publish plans afresh and commits the same tree.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +122,20 @@ def test_memory_of_other_planner_code_is_dropped(tmp_path: Path, monkeypatch: An
     newer = {path.parent for path in (cache / "plan-memory").rglob("*.pickle")}
     assert newer and not newer & older
     assert not any(directory.exists() for directory in older)
+
+
+def test_a_kept_memory_lists_the_parts_it_finds(tmp_path: Path) -> None:
+    """A part file is found by a digest of its key, and still lists its key: each listed key finds its
+    part, and a key that is not plain data is neither kept nor found (the plan makes that part afresh)."""
+    source = SourceRepo(tmp_path)
+    remote, cache = make_bare(tmp_path / "rendered.git"), tmp_path / "cache"
+    source.commit({**shard("east"), **shard("west")})
+    publish(source, remote, cache)
+    memory = planmemory.load(cache, source.url)
+    keys = list(memory.components)
+    assert len(keys) == 2
+    assert all(memory.components[key] is not None for key in keys)
+    assert planmemory.encoded_key((object(),)) is None
+    assert (object(),) not in memory.components
+    planmemory.store(cache, source.url, replace(memory, components={(object(),): memory.components[keys[0]]}))
+    assert list(planmemory.load(cache, source.url).components) == []
