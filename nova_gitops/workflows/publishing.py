@@ -428,7 +428,9 @@ def publish(
         progress=git_progress(progress, f"git {repo_url}"),
     )
     opened = opened_source(source_spec, cache_dir=cache_dir, timeout=options.timeout, progress=progress)
-    with opened as checkout, repo.locked(), _finishing(render):
+    # the collector paused for the whole publish (``collection``): the render index and placement are
+    # read and kept around the render, and the render's structures live until the push
+    with opened as checkout, repo.locked(), _finishing(render), collection.paused():
         source = SourceInfo(checkout.repo, checkout.revision)
         for attempt in range(1, options.attempts + 1):
             result = publish_once(
