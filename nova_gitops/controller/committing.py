@@ -85,9 +85,10 @@ class GitPublisher:
             tree = _tree(rendered, source, listing)
         assert tree is not None  # a render without a base emits every file
         blobs, changes = tree
-        texts = None
+        texts, delta = None, None
         if base is not None and rendered.index is not None and diffs.PLACEMENT_FILE in changes.written:
             texts = increments.placement_difference(base, rendered.index)
+            delta = publishing.placement_delta(base, rendered.index)
         comparison = publishing.comparison_of(self.repo, listing, changes, placement=texts)
         file_changes = comparison.file_changes
         if comparison.unchanged:  # the head's index, if any, still describes the head: it is kept
@@ -108,7 +109,8 @@ class GitPublisher:
             remedial=rendered.rescheduled_only and self._same_source(head, source),
         )
         self._still_leading()
-        commit = self.repo.commit(head, changes, message, environ=self.environ)
+        stored = publishing.stored_placement(self.repo, delta, blobs.get(diffs.PLACEMENT_FILE))
+        commit = self.repo.commit(head, changes, message, environ=self.environ, stored=stored)
         self._still_leading()
         if self.repo.push(commit, branch) is PushOutcome.REJECTED:
             return None

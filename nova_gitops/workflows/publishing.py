@@ -31,6 +31,7 @@ from nova_gitops import rendering as rendering_package
 from nova_gitops.api import progress as phases
 from nova_gitops.clients import codedigests, collection
 from nova_gitops.publishing import (
+    gitdelta,
     gitwriting,
     guard,
     messages,
@@ -336,6 +337,7 @@ class Rendered:
     placement_blob: str | None
     index: increments.RenderIndex | None
     placement_texts: tuple[bytes, bytes] | None = None  # compared in place of placement.yaml (comparison_of)
+    placement_delta: tuple[str, bytes] | None = None  # placement.yaml as a git delta: (base blob id, delta)
 
 
 def render_for_head(
@@ -370,9 +372,12 @@ def render_for_head(
             if before.get(README_FILE) != readme_blob:
                 written[README_FILE] = readme
             tree_changes = gitwriting.TreeChanges(written, changes.deleted)
-            texts = increments.placement_difference(base, index) if diffs.PLACEMENT_FILE in written else None
+            texts, delta = None, None
+            if diffs.PLACEMENT_FILE in written:
+                texts = increments.placement_difference(base, index)
+                delta = placement_delta(base, index)
             return Rendered(
-                before, after.keys(), tree_changes, incremental.placement, placement_blob, index, texts
+                before, after.keys(), tree_changes, incremental.placement, placement_blob, index, texts, delta
             )
         if base is not None:  # the index was not used (another renderer, damaged): compare with the tree
             listing = repo.listing(head)
@@ -386,6 +391,16 @@ def render_for_head(
         increments.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
     )
     return Rendered(listing, files.keys(), compared, getattr(files, "placement", None), placement_blob, None)
+
+
+def placement_delta(base: increments.RenderIndex, index: increments.RenderIndex) -> tuple[str, bytes] | None:
+    """The render's placement.yaml as a git delta against the base render's (``gitdelta``): (base blob id,
+    delta), None when the base does not name its placement.yaml's blob."""
+    old_blob = base.others.get(diffs.PLACEMENT_FILE)
+    if old_blob is None:
+        return None
+    size, segments = increments.placement_segments(base, index)
+    return old_blob, gitdelta.delta(size, segments)
 
 
 def _with_readme(
@@ -520,7 +535,8 @@ def publish_once(
         diff, source_repo=source.repo, source_revision=source.revision, allow_mass_prune=bool(allowed)
     )
     progress.phase(phases.WRITE, f"committing {len(changes.written)} written, {len(changes.deleted)} deleted")
-    commit = repo.commit(head, changes, message, environ=environ)
+    stored = stored_placement(repo, rendered.placement_delta, rendered.placement_blob)
+    commit = repo.commit(head, changes, message, environ=environ, stored=stored)
     if on_committed is not None:
         on_committed(commit)
     with keeping_for_next(cache_dir, commit, rendered):  # while git pushes
@@ -541,6 +557,16 @@ def publish_once(
     if outcome is PushOutcome.REJECTED:
         return None
     return PublishResult(Outcome.PUBLISHED, target, commit, diff, source, message, body, attempt)
+
+
+def stored_placement(repo: RenderedRepo, delta: tuple[str, bytes] | None, blob: str | None) -> dict[str, str]:
+    """placement.yaml (blob id ``blob``) stored as its ``delta`` against the head's (``placement_delta``;
+    ``RenderedRepo.store_delta``), for the commit to name by id: the push then sends that delta instead of
+    searching one. Empty when there is no delta or git did not take it (the commit writes the file in full,
+    as before)."""
+    if delta is None or blob is None or not repo.store_delta(*delta, blob):
+        return {}
+    return {diffs.PLACEMENT_FILE: blob}
 
 
 @contextmanager

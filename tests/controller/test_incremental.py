@@ -12,6 +12,7 @@ Behaviours covered:
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from nova_gitops.controller import looping, reconciling, statusreading
 from nova_gitops.controller.ports import SourceReader
 from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.controller.sourcereading import DirectorySource, GitSource
+from nova_gitops.publishing import gitwriting
 from nova_gitops.rendering import increments, renders
 from nova_gitops.workflows import publishing, rendering
 from nova_gitops.workflows.publishing import Outcome
@@ -133,6 +135,18 @@ def test_every_commit_is_the_full_renders_tree(fleet: Fleet) -> None:
     edited = reconcile_and_check(fleet, controller)
     assert edited.outcome is Outcome.PUBLISHED
     assert edited.emitted == ONE_WORKLOAD < everything
+    cache = gitwriting.cache_path(fleet.root / "cache", fleet.url)  # placement.yaml kept as its own delta
+    old, new = (
+        git(cache, "rev-parse", f"{ref}:placement.yaml") for ref in (f"{fleet.head()}~1", fleet.head())
+    )
+    described = subprocess.run(
+        ["git", "cat-file", "--batch-check=%(deltabase)"],
+        cwd=cache,
+        input=f"{new}\n",
+        capture_output=True,
+        text=True,
+    )
+    assert described.stdout.strip() == old
 
     report(fleet)  # capacity: room in the first tier, but failback waits
     assert reconcile_and_check(fleet, controller).outcome is Outcome.UNCHANGED

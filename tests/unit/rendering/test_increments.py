@@ -86,11 +86,12 @@ def test_the_changes_of_a_delta_turn_the_previous_tree_into_the_new_one(before: 
 
 @settings(max_examples=80, deadline=None)
 @given(before=plans(), after=plans(), revision=st.sampled_from([None, "abc123"]))
-def test_placement_yaml_compared_without_the_entries_both_renders_hold_decides_as_the_whole_files(
+def test_placement_yaml_is_compared_and_stored_by_the_entries_that_differ(
     before: Plan, after: Plan, revision: str | None
 ) -> None:
     """What a publish says about placement.yaml (groups moved, replicas, newly unscheduled, whether only
-    bookkeeping changed) is the same from the entries that differ as from the two whole files."""
+    bookkeeping changed) is the same from the entries that differ as from the two whole files; and the new
+    file is the old one's ranges and new text, as its git delta says."""
     after = replace(after, settings=before.settings)
     first = delta(before, None)
     second = increments.render_delta(
@@ -101,6 +102,10 @@ def test_placement_yaml_compared_without_the_entries_both_renders_hold_decides_a
     assert diffs.compare_placements(old_part, new_part) == diffs.compare_placements(old_whole, new_whole)
     whole_same = diffs.same_apart_from_source(old_whole, new_whole)
     assert diffs.same_apart_from_source(old_part, new_part) == whole_same
+    size, segments = increments.placement_segments(first.index, second.index)
+    assert size == len(old_whole)
+    rebuilt = b"".join(old_whole[s[0] : s[0] + s[1]] if isinstance(s, tuple) else s for s in segments)
+    assert rebuilt == new_whole  # the git delta publish stores placement.yaml as (publishing.gitdelta)
     if before == after:  # no entry differs: none is read or compared
         for part in (old_part, new_part):
             assert diffs.list_items(diffs.top_sections(part.decode())["groups"]) == []
