@@ -217,8 +217,10 @@ class RenderedRepo:
         pack that ``index-pack --fix-thin`` completes with a copy of the base. True when the object store
         now has ``blob`` — a delta that resolves to other bytes stores another object, and says False."""
         pack = gitdelta.thin_pack(base, delta)
-        options = [part for name, value in SMALL_COMMIT_CONFIG for part in ("-c", f"{name}={value}")]
-        indexed = self.git.run(*options, "index-pack", "--stdin", "--fix-thin", stdin=pack, check=False)
+        # the base copy index-pack appends is compressed at core.compression (not pack.compression): fast,
+        # like the rest of a small commit (level 9 took 2.3 s for a 500-cluster placement.yaml, level 1 0.65)
+        fast = ("-c", "core.compression=1")
+        indexed = self.git.run(*fast, "index-pack", "--stdin", "--fix-thin", stdin=pack, check=False)
         return indexed.status == 0 and self.git.run("cat-file", "-e", blob, check=False).status == 0
 
     def commit(
