@@ -11,9 +11,11 @@ long reconcile gives up (``TemporaryError``) instead of pushing beside the new l
 
 Incremental, as ``publish`` is: after each push the render's index (``rendering.increments``) is kept in
 memory and in the cache directory (``publishing.renderindex``) under the commit it describes. When the head
-is that commit, the head's listing is the index's (no ``ls-tree``), the render emits only what changed, and
-only the emitted files are compared and written; a head made by anyone else (another replica, ``publish``
-from another machine, a hand edit) has no index, and the render emits every file, as before.
+is that commit, the render emits only what changed and says what changed in the head's tree
+(``IndexChanges``: only the clusters and files the change reached are looked at, as ``publish`` does — no
+``ls-tree``, no listing of ~100k paths compared); a head made by anyone else (another replica, ``publish``
+from another machine, a hand edit) has no index, and the render emits every file, compared with the head's
+listing, as before.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ class GitPublisher:
         self.repo = RenderedRepo(
             gitwriting.cache_path(cache_dir, repo_url), repo_url, timeout=options.timeout
         )
-        # the last push's commit, its render's index, and its listing (path → blob id)
-        self._index: tuple[str, RenderIndex, Mapping[str, str]] | None = None
+        # the last push's commit and its render's index
+        self._index: tuple[str, RenderIndex] | None = None
 
     def head(self) -> str | None:
         """The branch's commit on the remote (None when the branch does not exist yet)."""
@@ -73,20 +75,25 @@ class GitPublisher:
     def _once(self, render: RenderOnto, source: SourceInfo, attempt: int) -> Publication | None:
         branch = self.options.branch
         head = self.repo.fetch(branch)
-        kept = self._index_of(head)
-        base, listing = kept if kept is not None else (None, self.repo.listing(head))
+        base = self._index_of(head)
+        listing = base.others if base is not None else self.repo.listing(head)  # others: placement.yaml's
         previous = publishing.previous_placement(self.repo, head, listing, self.cache_dir)
         rendered = render(previous, base)
-        tree = _tree(rendered, source, listing)
-        if tree is None:  # the index did not cover a change of the head: render every file
-            listing = self.repo.listing(head)
-            base = None
-            rendered = render(previous, None)
+        changed = rendered.delta.changes
+        if base is not None and changed is not None:  # only where the change reached, as publish does
+            listing, blobs, changes = publishing.changes_with_readme(
+                changed, base, messages.readme(source.repo)
+            )
+        else:
+            listing = self.repo.listing(head) if base is not None else listing
             tree = _tree(rendered, source, listing)
-        assert tree is not None  # a render without a base emits every file
-        blobs, changes = tree
+            if tree is None:  # the index did not cover a change of the head: render every file
+                rendered = render(previous, None)
+                tree = _tree(rendered, source, listing)
+            assert tree is not None  # a render without a base emits every file
+            base, (blobs, changes) = None, tree
         texts, delta = None, None
-        if base is not None and rendered.index is not None and diffs.PLACEMENT_FILE in changes.written:
+        if base is not None and diffs.PLACEMENT_FILE in changes.written:
             texts = increments.placement_difference(base, rendered.index)
             delta = publishing.placement_delta(base, rendered.index)
         comparison = publishing.comparison_of(self.repo, listing, changes, placement=texts)
@@ -117,28 +124,26 @@ class GitPublisher:
         publishing.remember_placement(
             self.cache_dir, blobs.get(diffs.PLACEMENT_FILE), reports.previous_of(rendered.plan)
         )
-        if rendered.index is not None:
-            others = {**rendered.index.others, README_FILE: blobs[README_FILE]}
-            self._remember_index(commit, replace(rendered.index, others=others), blobs)
+        others = {**rendered.index.others, README_FILE: blobs[README_FILE]}
+        self._remember_index(commit, replace(rendered.index, others=others))
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
 
-    def _index_of(self, head: str | None) -> tuple[RenderIndex, Mapping[str, str]] | None:
-        """The index of the render committed as ``head`` and the head's listing it gives: the ones kept from
-        this replica's last push, or the cache directory's index (a restart, or ``publish`` run with the same
-        cache); None for a head nobody here made."""
+    def _index_of(self, head: str | None) -> RenderIndex | None:
+        """The index of the render committed as ``head``: the one kept from this replica's last push, or the
+        cache directory's (a restart, or ``publish`` run with the same cache); None for a head nobody here
+        made."""
         if head is None:
             return None
         if self._index is not None and self._index[0] == head:
-            return self._index[1], self._index[2]
+            return self._index[1]
         found = renderindex.load(self.cache_dir, head)
-        if found is None:
-            return None
-        self._index = (head, found, found.blobs)
-        return found, self._index[2]
+        if found is not None:
+            self._index = (head, found)
+        return found
 
-    def _remember_index(self, commit: str, index: RenderIndex, listing: Mapping[str, str]) -> None:
-        self._index = (commit, index, listing)
+    def _remember_index(self, commit: str, index: RenderIndex) -> None:
+        self._index = (commit, index)
         renderindex.store(self.cache_dir, commit, index)
 
     def _same_source(self, head: str | None, source: SourceInfo) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem
-from nova_gitops.rendering.increments import RenderIndex
+from nova_gitops.rendering.increments import RenderDelta, RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import RolloutEvent
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
@@ -132,17 +132,29 @@ class RolloutObserver(Protocol):
 @dataclass(frozen=True, slots=True)
 class Rendered:
     """What one render attempt produced on top of a given previous placement, as changes to the render
-    ``RenderOnto`` was given the index of (``rendering.increments``): ``blobs`` names every file of the new
-    render, ``files`` holds the bytes of those emitted this time (every file whose blob id the base render
-    did not have, at least; every file without a base)."""
+    ``RenderOnto`` was given the index of (``rendering.increments``): ``delta.files`` holds the bytes of the
+    files emitted this time (every file whose blob id the base render did not have, at least; every file
+    without a base), ``delta.changes`` what changed in the base's tree (None without a base)."""
 
-    blobs: Mapping[str, str]  # path → git blob id
-    files: Mapping[str, bytes]
+    delta: RenderDelta
     plan: Plan
-    index: RenderIndex | None  # describes this render, for the next one (None: the next renders whole)
     notes: tuple[str, ...] = ()  # extra commit-message lines (reschedules with their reasons, failbacks)
     vacated: frozenset[str] = frozenset()  # clusters the controller deliberately moved groups off
     rescheduled_only: bool = False  # every move was a reschedule (no failback): remedial if the source is too
+
+    @property
+    def files(self) -> Mapping[str, bytes]:
+        return self.delta.files
+
+    @property
+    def index(self) -> RenderIndex:
+        """Describes this render, for the next one."""
+        return self.delta.index
+
+    @property
+    def blobs(self) -> Mapping[str, str]:
+        """Every file of the render (path → git blob id): decodes every group, a full render's cost."""
+        return self.delta.blobs
 
 
 RenderOnto = Callable[[PreviousPlacement, RenderIndex | None], Rendered]

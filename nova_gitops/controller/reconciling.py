@@ -352,7 +352,7 @@ class Reconciler:
             notes = _notes(previous, plan, update.memory, attempt)
             rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
             vacated = _vacated(previous, plan, attempt)
-            return Rendered(delta.blobs, delta.files, plan, delta.index, notes, vacated, rescheduled_only)
+            return Rendered(delta, plan, notes, vacated, rescheduled_only)
 
         self._planning = (loaded.digests or None, None)
         publication = self.publisher.publish(render, snapshot.source)

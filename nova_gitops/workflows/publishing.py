@@ -364,14 +364,8 @@ def render_for_head(
         index = replace(index, others={**index.others, README_FILE: readme_blob})
         placement_blob = index.others.get(diffs.PLACEMENT_FILE)
         if base is not None and changes is not None:
-            before, after = dict(changes.before), dict(changes.after)
-            written = dict(changes.written)
-            if README_FILE in base.others:
-                before[README_FILE] = base.others[README_FILE]
-            after[README_FILE] = readme_blob
-            if before.get(README_FILE) != readme_blob:
-                written[README_FILE] = readme
-            tree_changes = gitwriting.TreeChanges(written, changes.deleted)
+            before, after, tree_changes = changes_with_readme(changes, base, readme)
+            written = tree_changes.written
             texts, delta = None, None
             if diffs.PLACEMENT_FILE in written:
                 texts = increments.placement_difference(base, index)
@@ -391,6 +385,23 @@ def render_for_head(
         increments.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
     )
     return Rendered(listing, files.keys(), compared, getattr(files, "placement", None), placement_blob, None)
+
+
+def changes_with_readme(
+    changes: increments.IndexChanges, base: increments.RenderIndex, readme: bytes
+) -> tuple[dict[str, str], dict[str, str], gitwriting.TreeChanges]:
+    """A delta's changes to the tree ``base`` describes (``IndexChanges``), with README.md, which every
+    rendered repository carries besides the render: the part of the old tree looked at (path → blob id),
+    of the new one, and what to write and delete."""
+    readme_blob = increments.blob_id(readme)
+    before, after = dict(changes.before), dict(changes.after)
+    written = dict(changes.written)
+    if README_FILE in base.others:
+        before[README_FILE] = base.others[README_FILE]
+    after[README_FILE] = readme_blob
+    if before.get(README_FILE) != readme_blob:
+        written[README_FILE] = readme
+    return before, after, gitwriting.TreeChanges(written, changes.deleted)
 
 
 def placement_delta(base: increments.RenderIndex, index: increments.RenderIndex) -> tuple[str, bytes] | None:
