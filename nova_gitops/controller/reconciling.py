@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, errors
+from nova_gitops.clients import collection
 from nova_gitops.controller import rescheduling, skipping, statusreading
 from nova_gitops.controller.ports import (
     Clock,
@@ -269,7 +270,8 @@ class Reconciler:
                 self.basis = basis
                 return skipped
             reason = skipped
-        return self._reconcile(status, snapshot, started, read, reason or "")
+        with collection.paused():  # a reconcile builds ~100k objects per 100 clusters beside the memories
+            return self._reconcile(status, snapshot, started, read, reason or "")
 
     def _skip(
         self,
