@@ -119,13 +119,13 @@ class GitPublisher:
         stored = publishing.stored_placement(self.repo, delta, blobs.get(diffs.PLACEMENT_FILE))
         commit = self.repo.commit(head, changes, message, environ=self.environ, stored=stored)
         self._still_leading()
-        if self.repo.push(commit, branch) is PushOutcome.REJECTED:
+        placement = (blobs.get(diffs.PLACEMENT_FILE), reports.previous_of(rendered.plan))
+        index = replace(rendered.index, others={**rendered.index.others, README_FILE: blobs[README_FILE]})
+        with publishing.keeping_for_next(self.cache_dir, commit, placement, index):  # while git pushes
+            pushed = self.repo.push(commit, branch)
+        if pushed is PushOutcome.REJECTED:
             return None
-        publishing.remember_placement(
-            self.cache_dir, blobs.get(diffs.PLACEMENT_FILE), reports.previous_of(rendered.plan)
-        )
-        others = {**rendered.index.others, README_FILE: blobs[README_FILE]}
-        self._remember_index(commit, replace(rendered.index, others=others))
+        self._index = (commit, index)
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
 
@@ -141,10 +141,6 @@ class GitPublisher:
         if found is not None:
             self._index = (head, found)
         return found
-
-    def _remember_index(self, commit: str, index: RenderIndex) -> None:
-        self._index = (commit, index)
-        renderindex.store(self.cache_dir, commit, index)
 
     def _same_source(self, head: str | None, source: SourceInfo) -> bool:
         """The head was rendered from the same source revision: what changes now is the controller's own
