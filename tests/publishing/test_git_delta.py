@@ -81,6 +81,7 @@ def test_a_delta_of_other_bytes_is_not_taken(tmp_path: Path) -> None:
     assert not repo.store_delta(base_id, wrong_size, blob_id(wanted))
     other_bytes = gitdelta.delta(len(base), [(1, len(base) - 1), b"warnings: []\n"])
     assert not repo.store_delta(base_id, other_bytes, blob_id(wanted))
+    assert repo.store_delta(base_id, gitdelta.delta(len(base), [(0, len(base))]), base_id)  # has it already
     missing_base = gitdelta.delta(len(base), [(0, len(base))])
     assert not repo.store_delta("0" * 40, missing_base, blob_id(base + b"!"))
     try:
