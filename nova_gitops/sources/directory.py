@@ -315,10 +315,10 @@ def read_source(
     classifies through its memo saves it then). A file given as ``root`` is read as one below its directory.
     Raises UserError when ``root`` does not exist.
 
-    ``blobs`` (path relative to ``root`` → git blob id) says which bytes a git export wrote where
-    (``git.Checkout.blobs``): a file the cache holds with the same blob id is taken from it without being
-    read, so a load of a revision reads only the files that changed since the cached one. Walking the tree
-    still decides which files are sources, exactly as without ``blobs``.
+    ``blobs`` (path relative to ``root`` → git blob id) says which bytes a git export wrote where, or which
+    files of a work tree hold their index blob (``git.Checkout.blobs``): a file the cache holds with the
+    same blob id is taken from it without being read, so a load reads only the files that changed since the
+    cached one. Walking the tree still decides which files are sources, exactly as without ``blobs``.
 
     A directory holding a ``kustomization.yaml`` is built by kustomize instead (``sources.kustomizing``):
     its objects are located at the files they came from, and the files below it (and below what it
@@ -362,7 +362,9 @@ def read_source(
                     continue
             try:
                 data = reader.read(relative)
-                cached = cache.get(name, data) if cache is not None else None
+                # a blob id is kept with the file's entry only when the bytes read are that blob's
+                verified = blob if blob and cache and exporting.blob_id(data, blob) == blob else None
+                cached = cache.get(name, data, verified) if cache is not None else None
                 text = data.decode("utf-8")
             except Refused as refused:
                 problems.append(Problem(SourceLocation(name, 1), refused.reason))
@@ -382,8 +384,7 @@ def read_source(
             found, file_problems = loading.load_documents(name, text)
             documents += found
             problems += file_problems
-            if cache is not None:  # kept by blob id only when the bytes read are that blob's
-                verified = blob if blob is not None and exporting.blob_id(data, blob) == blob else None
+            if cache is not None:
                 cache.put(name, data, (tuple(found), tuple(file_problems)), verified)
     if cache is not None and save_cache:
         cache.save()

@@ -43,7 +43,7 @@ import git
 from nova_gitops import errors
 from nova_gitops.clients import gitenvironment, gitrunning
 from nova_gitops.clients.gitrunning import GitFailed
-from nova_gitops.sources import directory, exporting
+from nova_gitops.sources import directory, exporting, worktree
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
 
@@ -65,8 +65,9 @@ class Checkout:
     revision: str | None
     repository: Repository | None = None  # where the revision's history can be asked about
     blobs: Mapping[str, str] | None = None
-    """Path → blob id of each file the export wrote (None: not an export), which lets a load with a parse
-    cache skip reading the files it holds (``directory.read_source``)."""
+    """Path → blob id of each file the export wrote, or of each file of a work tree that holds its index
+    blob (``open_directory``'s ``with_blobs``); None when not known. Lets a load with a parse cache skip
+    reading the files it holds (``directory.read_source``)."""
 
 
 def is_url_like(text: str) -> bool:
@@ -350,30 +351,53 @@ def git_dir_of(path: Path) -> Path:
     raise errors.RepoError(f"{path} is not the top of a git repository; run the command from its root")
 
 
-def open_directory(path: Path) -> Checkout:
+def open_directory(path: Path, *, with_blobs: bool = False) -> Checkout:
     """A directory source as it is on disk: recorded by its origin URL (else its name) and by HEAD, but only
     when the work tree is clean — the directory is read with its uncommitted changes, and a commit must not
-    claim a revision it was not rendered from."""
+    claim a revision it was not rendered from.
+
+    ``with_blobs`` also gives the blob id of each file that holds its index entry's bytes
+    (``worktree.clean_blobs``; one ``ls-files`` more), so a load with a parse cache reads only the files
+    changed since it was written, clean tree or not."""
     try:
         repository = Repository(git_dir_of(path))
     except errors.RepoError:
         return Checkout(path, path.resolve().name, None)
     origin = repository.run("config", "--get", "remote.origin.url", check=False).strip()
+    settings = _settings(repository)
     # the user's global ignore file, which git no longer finds itself (no global configuration)
-    own_excludes = repository.run("config", "--get", "core.excludesFile", check=False).strip()
+    own_excludes = settings.get("core.excludesfile", "")
     excludes = None if own_excludes else user_excludes_file(os.environ)
     # --no-optional-locks: asking whether the tree is clean must not rewrite the user's index (a refresh)
-    status = repository.run(
+    status_command = [
         "--no-optional-locks",
         *(["-c", f"core.excludesFile={excludes}"] if excludes else []),
         f"--work-tree={path.absolute()}",
         "status",
         "--porcelain",
-        check=False,
-    )
+        "-z",
+    ]
+    try:
+        status: bytes | None = repository.run_bytes(*status_command)
+    except GitFailed:
+        status = None
     head = repository.resolve(None)
     repo = public_url(origin) if origin else path.resolve().name
-    return Checkout(path, repo, head if not status.strip() else None, repository)
+    blobs = None
+    if with_blobs and status is not None:
+        listing = repository.run_bytes("ls-files", "--stage", "-v", "-z")
+        blobs = worktree.clean_blobs(path, repository.git_dir, listing, status, settings, os.environ)
+    return Checkout(path, repo, head if not (status or b"").strip() else None, repository, blobs)
+
+
+def _settings(repository: Repository) -> dict[str, str]:
+    """The few configuration values ``open_directory`` needs (lower-case keys; the last value of each)."""
+    pattern = "^core\\.(excludesfile|autocrlf|attributesfile)$"
+    found: dict[str, str] = {}
+    for line in repository.run("config", "--get-regexp", pattern, check=False).splitlines():
+        key, _, value = line.partition(" ")
+        found[key.lower()] = value
+    return found
 
 
 def user_excludes_file(environ: Mapping[str, str]) -> str | None:

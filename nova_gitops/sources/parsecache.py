@@ -8,10 +8,11 @@ document's ``inputs.Classified`` (``memo``), which ``build_source_set`` takes on
 (the default namespace, the CRD scope of its kind) is unchanged. The whole cache is one file per source,
 holding only the entries the last run used (no unbounded growth).
 
-A file exported from git (``sources.git``) is also known by its blob id: a load that is told the blob ids of
-an export (``directory.read_source``'s ``blobs``) takes an entry recorded with the same blob id without
-reading the file at all. That trusts git's object ids as git does: the export wrote exactly that blob's
-bytes.
+A file exported from git (``sources.git``) or that a work tree's index vouches for (``sources.worktree``) is
+also known by its blob id: a load that is told the blob ids (``directory.read_source``'s ``blobs``) takes an
+entry recorded with the same blob id without reading the file at all. That trusts git's object ids as git
+does: the export wrote exactly that blob's bytes, and ``git status`` found the file unchanged. An entry
+records a blob id only when the bytes read had exactly that id.
 
 The stored form is what loads fastest: ``marshal`` for the bulk (bodies, and each workload's validated fields
 as a tuple), ``pickle`` only for the few entries with problems or a non-workload classification, read with
@@ -117,11 +118,16 @@ class ParseCache:
         digest = hashlib.sha256(source_key.encode()).hexdigest()[:32]
         return cls(cache_dir / "parsed" / f"{digest}.cache")
 
-    def get(self, name: str, data: bytes) -> Parsed | None:
-        """The documents and problems of ``name`` when its bytes are ``data``; None when not cached."""
+    def get(self, name: str, data: bytes, blob: str | None = None) -> Parsed | None:
+        """The documents and problems of ``name`` when its bytes are ``data``; None when not cached.
+        ``blob`` is the git blob id ``data`` was checked to have: kept with the entry, so the next load that
+        is told it finds the file without reading it (``get_blob``)."""
         entry = self._entry(name)
         if entry is None or entry.sha256 != hashlib.sha256(data).digest():
             return None
+        if blob is not None and entry.blob != blob:
+            entry.blob = blob
+            self._changes += 1
         return self._use(name, entry)
 
     def get_blob(self, name: str, blob: str) -> tuple[Parsed, str] | None:

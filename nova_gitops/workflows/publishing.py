@@ -232,7 +232,7 @@ def opened_source(
 ) -> Iterator[git_sources.Checkout]:
     """SOURCE as a directory (read as it is) or ``git-url[@ref]`` (fetched into the cache, one revision)."""
     if not git_sources.is_git_spec(spec):
-        yield git_sources.open_directory(Path(spec))
+        yield git_sources.open_directory(Path(spec), with_blobs=True)
         return
     progress.phase(phases.GIT, f"fetching {spec}")
     hook = git_progress(progress, f"fetching {spec}")

@@ -8,10 +8,14 @@ Behaviours covered:
   whether the cache was written back after the last change or left behind it, and whether the cache is
   opened anew for each load or one object serves them all;
 - the same for a git source exported revision by revision, where unchanged files are taken from the cache by
-  blob id without being read;
+  blob id without being read, and for a directory that is a git work tree (committed, staged, edited,
+  untracked, deleted and renamed files), where the index's blob ids of the files git vouches for do the
+  same; a file git does not vouch for (edited, untracked, a link, assume-unchanged, skip-worktree) is read,
+  no blob id is given where an attribute or ``core.autocrlf`` could convert a file, and a cache filled
+  without blob ids learns them;
 - the cache never makes a load read outside the source (a cached file replaced by a link leading out of it,
   with the very same bytes, is refused as a full load refuses it), never keeps a blob id the bytes read do
-  not have, and a cache file that is not ours is ignored.
+  not have, and a cache file that is not ours or damaged is ignored.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -320,3 +325,200 @@ def test_a_cache_file_that_is_not_ours_is_ignored(tmp_path: Path) -> None:
     ):
         cache_file.write_bytes(junk)
         assert rendering.load_source_with_digests(root, parse_cache=ParseCache(cache_file)) == full
+
+
+WORK_TREE_CHANGES = st.one_of(
+    CHANGES,
+    st.just(("commit",)),  # what the work tree holds becomes HEAD: every file clean again
+    st.just(("stage",)),  # added to the index, not committed: status still names the files
+)
+
+
+def work_tree_step(work: Path, change: tuple[Any, ...]) -> None:
+    if change[0] == "commit":
+        git("add", "-A", cwd=work)
+        git("commit", "--quiet", "--allow-empty", "-m", "change", cwd=work)
+    elif change[0] == "stage":
+        git("add", "-A", cwd=work)
+    else:
+        apply(work, change)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=st.lists(st.tuples(st.sampled_from(FILES), TEXTS), min_size=1, max_size=4),
+    changes=st.lists(WORK_TREE_CHANGES, max_size=8),
+)
+@example(  # a committed file edited in place, same size, right after the cache took it by blob id
+    first=[("a.yaml", text(deployment("web", None, "x", 1)))],
+    changes=[("commit",), ("write", "a.yaml", text(deployment("web", None, "x", 2))), ("commit",)],
+)
+def test_a_work_tree_load_through_the_cache_by_blob_id_is_a_full_load_after_every_change(
+    first: list[tuple[str, bytes]], changes: list[tuple[Any, ...]]
+) -> None:
+    """Committed, staged, edited, untracked, deleted and renamed files, in any order: a load given the work
+    tree's blob ids (``open_directory(with_blobs=True)``) is a full load at every step."""
+    with tempfile.TemporaryDirectory() as scratch, unsaved_changes(0):
+        work, cache = Path(scratch, "work"), Path(scratch, "cache")
+        work.mkdir()
+        git("init", "--quiet", "--initial-branch=main", cwd=work)
+        for name, text in first:
+            apply(work, ("write", name, text))
+        namespace: str | None = None
+        for change in [("commit",), *changes]:
+            work_tree_step(work, change)
+            if change[0] == "namespace":
+                namespace = change[1]
+            checkout = git_sources.open_directory(work, with_blobs=True)
+            assert checkout.blobs is not None
+            full = outcome(work, namespace=namespace)
+            incremental = outcome(
+                work,
+                parse_cache=ParseCache.for_source(cache, "src"),
+                namespace=namespace,
+                blobs=checkout.blobs,
+            )
+            assert incremental == full, change
+
+
+def committed_work_tree(work: Path, files: dict[str, bytes]) -> None:
+    work.mkdir()
+    git("init", "--quiet", "--initial-branch=main", cwd=work)
+    for name, data in files.items():
+        apply(work, ("write", name, data))
+    git("add", "-A", cwd=work)
+    git("commit", "--quiet", "-m", "files", cwd=work)
+
+
+def named(name: str) -> bytes:
+    return DEPLOYMENT.replace(b"web", name.encode())
+
+
+def test_unchanged_files_of_a_work_tree_are_not_read(tmp_path: Path) -> None:
+    """What makes a directory source's load cost its change: a file git says holds its committed blob, and
+    that the cache holds by that blob id, is taken without being opened (here: overwritten after git was
+    asked, and the load still has the blob's documents)."""
+    work, cache_file = tmp_path / "work", tmp_path / "cache"
+    committed_work_tree(work, {"web.yaml": named("web"), "api.yaml": named("api")})
+    first = git_sources.open_directory(work, with_blobs=True)
+    assert first.blobs is not None and set(first.blobs) == {"web.yaml", "api.yaml"}
+    directory.read_source(work, cache=ParseCache(cache_file), blobs=first.blobs)
+    (work / "api.yaml").write_bytes(named("api2"))
+    git("commit", "--quiet", "-am", "api changed", cwd=work)
+    checkout = git_sources.open_directory(work, with_blobs=True)
+    (work / "web.yaml").write_bytes(b"not: [read\n")
+    files = directory.read_source(work, cache=ParseCache(cache_file), blobs=checkout.blobs)
+    assert [document.body["metadata"]["name"] for document in files.documents] == ["api2", "web"]
+
+
+def test_a_cache_written_without_blob_ids_learns_them_from_the_files_it_reads(tmp_path: Path) -> None:
+    """A cache filled by loads that were not told blob ids (an older version, a plain directory) takes
+    them from the next load that is, so the one after reads nothing it holds."""
+    work, cache_file = tmp_path / "work", tmp_path / "cache"
+    committed_work_tree(work, {"web.yaml": named("web")})
+    with unsaved_changes(0):
+        directory.read_source(work, cache=ParseCache(cache_file))
+        checkout = git_sources.open_directory(work, with_blobs=True)
+        assert checkout.blobs is not None
+        learnt = directory.read_source(work, cache=ParseCache(cache_file), blobs=checkout.blobs)
+        assert learnt == directory.read_source(work)
+    assert ParseCache(cache_file).get_blob("web.yaml", checkout.blobs["web.yaml"]) is not None
+
+
+def link_to_other(work: Path, name: str) -> None:
+    (work / name).unlink()
+    (work / name).symlink_to("target.txt")
+
+
+def assume_unchanged(work: Path, name: str) -> None:
+    git("update-index", "--assume-unchanged", name, cwd=work)
+    (work / name).write_bytes(named("assumed2"))
+
+
+def skip_worktree(work: Path, name: str) -> None:
+    git("update-index", "--skip-worktree", name, cwd=work)
+    (work / name).write_bytes(named("skipped2"))
+
+
+def test_what_git_does_not_vouch_for_is_read(tmp_path: Path) -> None:
+    """Edited, untracked, staged-but-edited-again, replaced by a link, marked assume-unchanged or
+    skip-worktree (which ``status`` does not compare): none of these files gets a blob id, and the load is a
+    full load of what the work tree holds."""
+    work, cache_file = tmp_path / "work", tmp_path / "cache"
+    names = ["edited", "staged", "linked", "assumed", "skipped", "kept"]
+    committed_work_tree(
+        work, {f"{name}.yaml": named(name) for name in names} | {"target.txt": named("linked2")}
+    )
+    with unsaved_changes(0):
+        directory.read_source(
+            work, cache=ParseCache(cache_file), blobs=git_sources.open_directory(work, with_blobs=True).blobs
+        )
+    (work / "edited.yaml").write_bytes(named("edited2"))
+    (work / "staged.yaml").write_bytes(named("staged2"))
+    git("add", "staged.yaml", cwd=work)
+    (work / "staged.yaml").write_bytes(named("staged3"))
+    link_to_other(work, "linked.yaml")
+    assume_unchanged(work, "assumed.yaml")
+    skip_worktree(work, "skipped.yaml")
+    (work / "untracked.yaml").write_bytes(named("untracked"))
+    checkout = git_sources.open_directory(work, with_blobs=True)
+    assert checkout.blobs is not None and set(checkout.blobs) == {"kept.yaml", "target.txt"}
+    incremental = outcome(work, parse_cache=ParseCache(cache_file), blobs=checkout.blobs)
+    assert incremental == outcome(work)
+    loaded = [manifest.name for manifest in incremental[1].workloads]
+    assert set(loaded) == {"edited2", "staged3", "linked2", "assumed2", "skipped2", "kept", "untracked"}
+
+
+@pytest.mark.parametrize(
+    "conversion",
+    ["committed", "untracked below", "ignored", "info/attributes", "core.autocrlf", "core.attributesFile"],
+)
+def test_no_blob_ids_when_git_could_convert_what_it_compares(tmp_path: Path, conversion: str) -> None:
+    """Line-ending conversion, ``ident`` or a filter make a file that ``status`` calls unchanged differ from
+    its blob: wherever an attribute or ``core.autocrlf`` could come from, no blob id is given at all."""
+    work = tmp_path / "work"
+    committed_work_tree(work, {"sub/web.yaml": named("web")})
+    if conversion == "committed":
+        (work / ".gitattributes").write_text("*.yaml ident\n")
+        git("add", ".gitattributes", cwd=work)
+        git("commit", "--quiet", "-m", "attributes", cwd=work)
+    elif conversion == "untracked below":
+        (work / "sub" / ".gitattributes").write_text("*.yaml text eol=crlf\n")
+    elif conversion == "ignored":
+        (work / ".gitignore").write_text(".gitattributes\n.gitignore\n")
+        (work / "sub" / ".gitattributes").write_text("*.yaml text eol=crlf\n")
+    elif conversion == "info/attributes":
+        (work / ".git" / "info").mkdir(exist_ok=True)
+        (work / ".git" / "info" / "attributes").write_text("*.yaml ident\n")
+    elif conversion == "core.autocrlf":
+        git("config", "core.autocrlf", "input", cwd=work)
+    else:
+        (tmp_path / "attributes").write_text("*.yaml ident\n")
+        git("config", "core.attributesFile", str(tmp_path / "attributes"), cwd=work)
+    assert git_sources.open_directory(work, with_blobs=True).blobs is None
+    assert git_sources.open_directory(work, with_blobs=False).blobs is None
+
+
+def test_a_damaged_cache_with_blob_ids_is_a_full_load(tmp_path: Path) -> None:
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    committed_work_tree(work, {"web.yaml": DEPLOYMENT})
+    blobs = git_sources.open_directory(work, with_blobs=True).blobs
+    assert blobs is not None
+    full = rendering.load_source_with_digests(work)
+    cache_file = ParseCache.for_source(cache, "src").path
+    cache_file.parent.mkdir(parents=True)
+    rendering.load_source_with_digests(work, parse_cache=ParseCache(cache_file), blobs=blobs)
+    whole = cache_file.read_bytes()
+    blob = blobs["web.yaml"]
+    for junk in (
+        whole[: len(whole) // 2],
+        marshal.dumps((parsecache.FORMAT, parsecache.code_digest(), {"web.yaml": (b"x", blob)}, b"")),
+        marshal.dumps(
+            (parsecache.FORMAT, parsecache.code_digest(), {"web.yaml": (b"x", blob, "d", ("?",), ())}, b"")
+        ),
+        marshal.dumps((parsecache.FORMAT, "other code", {"web.yaml": (b"x", blob, "d", (), ())}, b"")),
+    ):
+        cache_file.write_bytes(junk)
+        assert (
+            rendering.load_source_with_digests(work, parse_cache=ParseCache(cache_file), blobs=blobs) == full
+        )
