@@ -382,8 +382,9 @@ def _note_duplicate(
     """True (with an error naming both places) when ``key`` was already defined; else remember it."""
     if key is None:
         return False
-    first = seen.setdefault((what, key), document.location)
-    if first == document.location:
+    location = document.location
+    first = seen.setdefault((what, key), location)
+    if first is location or first == location:  # ``is``: the usual answer, without a dataclass __eq__
         return False
     shown = f"{what} {excerpt(key)}" if isinstance(key, str) else f"{what} {shortened(str(key))}"
     problems.append(

@@ -278,22 +278,25 @@ def _is_plain(document: Document, classified: Classified) -> bool:
 
 
 def _entry(name: str, stored: Any, extra: Any) -> _Entry:
+    """The entry ``stored`` describes, built in one pass over its documents: what a load of an unchanged
+    file costs (~6 µs a document, most of it the five objects each one is)."""
     sha256, blob, digest, bodies, workloads = stored
     problems, others = extra if extra is not None else ((), {})
-    documents = tuple(Document(body, SourceLocation(name, line)) for body, line in bodies)
+    documents = []
     classified: list[Classified | None] = []
-    for index, (document, workload) in enumerate(zip(documents, workloads, strict=True)):
+    workload_role = Role.WORKLOAD
+    for index, ((body, line), workload) in enumerate(zip(bodies, workloads, strict=True)):
+        location = SourceLocation(name, line)
+        documents.append(Document(body, location))
         if workload is None:
             classified.append(others.get(index))
             continue
         api_version, group, kind, object_name, namespace, namespaced, note, default_namespace, crd_scope = (
             workload
         )
-        manifest = Manifest(
-            document.body, document.location, api_version, kind, object_name, namespace, namespaced, note
-        )
+        manifest = Manifest(body, location, api_version, kind, object_name, namespace, namespaced, note)
         claim = ("object", ObjectKey(group, kind, namespace, object_name))
         classified.append(
-            Classified(Role.WORKLOAD, manifest, claim, (), default_namespace, crd_scope, (group, kind))
+            Classified(workload_role, manifest, claim, (), default_namespace, crd_scope, (group, kind))
         )
-    return _Entry(sha256, blob, digest, documents, tuple(problems), classified)
+    return _Entry(sha256, blob, digest, tuple(documents), tuple(problems), classified)
