@@ -385,8 +385,9 @@ def open_directory(path: Path, *, with_blobs: bool = False) -> Checkout:
     repo = public_url(origin) if origin else path.resolve().name
     blobs = None
     if with_blobs and status is not None:
-        listing = repository.run_bytes("ls-files", "--stage", "-v", "-z")
-        blobs = worktree.clean_blobs(path, repository.git_dir, listing, status, settings, os.environ)
+        with contextlib.suppress(GitFailed):  # without blob ids, every file is read: still the same load
+            listing = repository.run_bytes("ls-files", "--stage", "-v", "-z")
+            blobs = worktree.clean_blobs(path, repository.git_dir, listing, status, settings, os.environ)
     return Checkout(path, repo, head if not (status or b"").strip() else None, repository, blobs)
 
 

@@ -92,6 +92,9 @@ def _without_conversions(git_dir: Path, settings: Mapping[str, str], environ: Ma
     xdg = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
     common = git_dir
     if (git_dir / "commondir").is_file():  # a linked work tree: info/ is the main repository's
-        common = git_dir / (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+        try:
+            common = git_dir / (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return False
     candidates = (xdg / "git" / "attributes", git_dir / "info" / "attributes", common / "info" / "attributes")
     return not any(os.path.lexists(candidate) for candidate in candidates)

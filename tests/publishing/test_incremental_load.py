@@ -522,3 +522,14 @@ def test_a_damaged_cache_with_blob_ids_is_a_full_load(tmp_path: Path) -> None:
         assert (
             rendering.load_source_with_digests(work, parse_cache=ParseCache(cache_file), blobs=blobs) == full
         )
+
+
+def test_a_linked_work_tree_has_blob_ids_unless_its_repository_has_attributes(tmp_path: Path) -> None:
+    work, linked = tmp_path / "work", tmp_path / "linked"
+    committed_work_tree(work, {"web.yaml": named("web")})
+    git("worktree", "add", "--quiet", str(linked), cwd=work)
+    checkout = git_sources.open_directory(linked, with_blobs=True)
+    assert checkout.blobs is not None and set(checkout.blobs) == {"web.yaml"}
+    (work / ".git" / "info").mkdir(exist_ok=True)
+    (work / ".git" / "info" / "attributes").write_text("*.yaml ident\n")
+    assert git_sources.open_directory(linked, with_blobs=True).blobs is None
