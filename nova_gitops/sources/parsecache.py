@@ -33,6 +33,7 @@ import hashlib
 import marshal
 import os
 import pickle
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,10 +46,12 @@ from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.clients import codedigests, collection
 
 Parsed = tuple[tuple[Document, ...], tuple[Problem, ...]]
-FORMAT = 6
+FORMAT = 7
 """Bumped whenever parsing, classifying or the stored form changes (2: timestamps stay strings, non-JSON tags
 are problems; 3: documents stored as tuples; 4: problems carry a column and the quoted line; 5: marshal, and
-each document's classification; 6: a workload's group)."""
+each document's classification; 6: a workload's group; 7: keys and short texts shared)."""
+SHARED_TEXT = 64
+"""Texts up to this many characters are stored once however many documents hold them (``_shared``)."""
 UNSAVED_CHANGES = 32
 """Files parsed or documents classified anew (or files no longer used) that a load may leave unsaved:
 rewriting the whole cache (~0.1 s at the reference size) to record one changed file costs more than parsing
@@ -74,6 +77,7 @@ class _Entry:
     documents: tuple[Document, ...]
     problems: tuple[Problem, ...]
     classified: list[Classified | None]
+    parsed: bool = False  # parsed by this process: its texts are not shared yet (``_shared``)
 
 
 class ParseCache:
@@ -142,7 +146,7 @@ class ParseCache:
         documents, problems = parsed
         digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
         entry = _Entry(
-            hashlib.sha256(data).digest(), blob, digest, documents, problems, [None] * len(documents)
+            hashlib.sha256(data).digest(), blob, digest, documents, problems, [None] * len(documents), True
         )
         self._changes += 1
         self._use(name, entry)
@@ -176,6 +180,8 @@ class ParseCache:
                     out.write(stored)
                 os.replace(temporary, self.path)
                 self._changes, self._read = 0, True
+                for entry in self._used.values():
+                    entry.parsed = False
             except OSError:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
@@ -241,26 +247,53 @@ def _stored(entry: _Entry) -> tuple[tuple[Any, ...], Extra | None]:
         if classified is not None and _is_plain(document, classified):
             manifest = classified.value
             assert isinstance(manifest, Manifest)
-            workloads.append(
-                (
-                    manifest.api_version,
-                    manifest.group,
-                    manifest.kind,
-                    manifest.name,
-                    manifest.namespace,
-                    manifest.namespaced,
-                    manifest.scope_note,
-                    classified.namespace,
-                    classified.crd_scope,
-                )
+            workload = (
+                manifest.api_version,
+                manifest.group,
+                manifest.kind,
+                manifest.name,
+                manifest.namespace,
+                manifest.namespaced,
+                manifest.scope_note,
+                classified.namespace,
+                classified.crd_scope,
             )
+            workloads.append(_shared(workload) if entry.parsed else workload)
             continue
         workloads.append(None)
         if classified is not None:
             others[index] = classified
-    bodies = tuple((document.body, document.location.line) for document in entry.documents)
+    bodies = tuple(
+        (_shared(document.body) if entry.parsed else document.body, document.location.line)
+        for document in entry.documents
+    )
     stored = (entry.sha256, entry.blob, entry.digest, bodies, tuple(workloads))
     return stored, ((entry.problems, others) if entry.problems or others else None)
+
+
+def _shared(value: Any) -> Any:
+    """``value`` (a parsed body, or a stored workload's fields) with each key and short text replaced by the
+    one interned copy of it. marshal writes a text it has written before as a reference to it, so the cache
+    holds each of a fleet's few thousand distinct keys and values once instead of each time a document
+    names it (~300,000 at the reference size): a quarter less to store, a third less time to load. Equal to
+    ``value``; ``value`` itself when it nests too deep to copy."""
+    try:
+        return _interned(value)
+    except RecursionError:
+        return value
+
+
+def _interned(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value) if len(value) <= SHARED_TEXT else value
+    if kind is dict:
+        return {_interned(key): _interned(item) for key, item in value.items()}
+    if kind is list:
+        return [_interned(item) for item in value]
+    if kind is tuple:
+        return tuple(_interned(item) for item in value)
+    return value
 
 
 def _is_plain(document: Document, classified: Classified) -> bool:
