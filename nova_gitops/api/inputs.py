@@ -265,6 +265,8 @@ def _extra_strategies(found: Sequence[rollouts.RolloutStrategy]) -> list[Problem
     ]
 
 
+_ABSENT = object()  # no label at a key (unlike any label value)
+
 UNMATCHED_POLICY = (
     "matches no object in the source: its namespaceSelector and resourceSelectors select nothing here"
 )
@@ -284,10 +286,21 @@ def unmatched_policy_warnings(
     object per such signature: a few hundred for thousands of workloads, instead of every object for every
     policy that selects nothing (0.4 s at the reference fleet)."""
     keys = policies.selector_label_keys(found)
+    absent = (_ABSENT,) * len(keys)
     alike: dict[object, Manifest] = {}
     for manifest in workloads:
+        # policies.match_signature's partition (a label at a key: its value, else _ABSENT), looked up by
+        # map rather than a generator: ~1 µs less an object, a third of this function at 6,000 objects
+        labels_ = manifest.labels
+        signature = (
+            manifest.kind,
+            manifest.api_version,
+            manifest.namespaced,
+            manifest.namespace,
+            tuple(map(labels_.get, keys, absent)),
+        )
         try:
-            alike.setdefault(policies.match_signature(manifest, keys), manifest)
+            alike.setdefault(signature, manifest)
         except TypeError:  # a label value that cannot be hashed: the object stands for itself
             alike[id(manifest)] = manifest
     candidates = _Candidates(list(alike.values()))
