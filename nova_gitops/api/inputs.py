@@ -266,6 +266,7 @@ def _extra_strategies(found: Sequence[rollouts.RolloutStrategy]) -> list[Problem
 
 
 _ABSENT = object()  # no label at a key (unlike any label value)
+_NO_LABELS: Mapping[str, str] = {}
 
 UNMATCHED_POLICY = (
     "matches no object in the source: its namespaceSelector and resourceSelectors select nothing here"
@@ -290,8 +291,12 @@ def unmatched_policy_warnings(
     alike: dict[object, Manifest] = {}
     for manifest in workloads:
         # policies.match_signature's partition (a label at a key: its value, else _ABSENT), looked up by
-        # map rather than a generator: ~1 µs less an object, a third of this function at 6,000 objects
-        labels_ = manifest.labels
+        # map rather than a generator, and Manifest.labels read without its two properties: ~1.5 µs less
+        # an object, more than half of this function at 6,000 objects
+        metadata = manifest.body.get("metadata")
+        labels_ = metadata.get("labels") if isinstance(metadata, dict) else None
+        if not isinstance(labels_, dict):
+            labels_ = _NO_LABELS
         signature = (
             manifest.kind,
             manifest.api_version,
