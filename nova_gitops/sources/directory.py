@@ -363,7 +363,8 @@ def read_source(
             try:
                 data = reader.read(relative)
                 # a blob id is kept with the file's entry only when the bytes read are that blob's
-                verified = blob if blob and cache and exporting.blob_id(data, blob) == blob else None
+                checked = blob is not None and cache is not None and exporting.blob_id(data, blob) == blob
+                verified = blob if checked else None
                 cached = cache.get(name, data, verified) if cache is not None else None
                 text = data.decode("utf-8")
             except Refused as refused:
@@ -382,10 +383,11 @@ def read_source(
                 problems += cached[1]
                 continue
             found, file_problems = loading.load_documents(name, text)
-            documents += found
+            if cache is not None:  # the same documents, their bodies' texts shared
+                documents += cache.put(name, data, found, file_problems, verified)[0]
+            else:
+                documents += found
             problems += file_problems
-            if cache is not None:
-                cache.put(name, data, (tuple(found), tuple(file_problems)), verified)
     if cache is not None and save_cache:
         cache.save()
     if built_files:  # a file a build read too is digested as built: its objects depend on more than it
