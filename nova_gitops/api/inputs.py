@@ -90,7 +90,9 @@ class Classified:
 
     role: Role
     value: Classification
-    claim: tuple[str, object] | None  # (what, key) a second definition of which is a duplicate
+    claim: tuple[str, object] | None
+    """(what, key) a second definition of which is a duplicate; an object's key is its ``ObjectKey``'s
+    fields as a plain tuple (``ObjectKeyFields``), which is hashed and compared at C speed."""
     problems: tuple[Problem, ...]
     namespace: str | None = None
     crd_scope: bool | None = None
@@ -156,8 +158,8 @@ def build_source_set(
         if role is Role.WORKLOAD:
             if not duplicate:
                 workloads.append(value)  # type: ignore[arg-type]
-                key: ObjectKey = claim[1] if claim is not None else value.key  # type: ignore[assignment,union-attr]
-                workload_keys.append((key.group, key.kind, key.namespace, key.name))
+                key = claim[1] if claim is not None else _key_fields(value.key)  # type: ignore[union-attr]
+                workload_keys.append(key)  # type: ignore[arg-type]
         elif role is Role.POLICY:
             found_policies.append(value)  # type: ignore[arg-type]
         elif role is Role.CLUSTER:
@@ -238,9 +240,12 @@ def classify_document(
     manifest = _parse_workload(document, api_version, kind, crds, problems, defaults)
     if (raw_name := _raw_name(body)) is not None:  # without a name, the problem is its name
         name_subject(problems, 0, kind, raw_name)
-    claim = None if key is None else ("object", key)
+    claim = None if key is None else (OBJECT_CLAIM, key)
     crd_scope = crds.get((group, kind))
     return Classified(Role.WORKLOAD, manifest, claim, tuple(problems), namespace, crd_scope, (group, kind))
+
+
+OBJECT_CLAIM = "object"  # what a workload claims (``Classified.claim``)
 
 
 def _claim(what: str, body: Mapping[str, Any]) -> tuple[str, object] | None:
@@ -375,9 +380,17 @@ def _raw_name(body: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+ObjectKeyFields = tuple[str, str, str, str]
+"""An ``ObjectKey``'s group, kind, namespace and name: what an object claims (``Classified.claim``)."""
+
+
+def _key_fields(key: ObjectKey) -> ObjectKeyFields:
+    return (key.group, key.kind, key.namespace, key.name)
+
+
 def _raw_key(
     body: Mapping[str, Any], group: str, kind: str, crds: Mapping[kinds.GroupKind, bool], defaults: _Defaults
-) -> ObjectKey | None:
+) -> ObjectKeyFields | None:
     """The key an object claims, read before validation so that duplicates are reported even when invalid."""
     name = _raw_name(body)
     metadata = body.get("metadata")
@@ -386,8 +399,8 @@ def _raw_key(
         return None
     namespace = namespace if isinstance(namespace, str) else ""
     if kinds.is_namespaced(group, kind, bool(namespace), crds, namespace_given=defaults.given):
-        return ObjectKey(group, kind, namespace or defaults.namespace, name)
-    return ObjectKey(group, kind, "", name)
+        return (group, kind, namespace or defaults.namespace, name)
+    return (group, kind, "", name)
 
 
 def _note_duplicate(
@@ -404,6 +417,8 @@ def _note_duplicate(
     first = seen.setdefault((what, key), location)
     if first is location or first == location:  # ``is``: the usual answer, without a dataclass __eq__
         return False
+    if what == OBJECT_CLAIM and isinstance(key, tuple):
+        key = ObjectKey(*key)  # named as ObjectKey shows itself: Kind.group/namespace/name
     shown = f"{what} {excerpt(key)}" if isinstance(key, str) else f"{what} {shortened(str(key))}"
     problems.append(
         Problem(document.location, f"duplicate {shown}: also defined at {first}", "metadata.name")

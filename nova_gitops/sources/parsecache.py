@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from nova_gitops import api
-from nova_gitops.api.inputs import Classified, Role
-from nova_gitops.api.objects import Document, Manifest, ObjectKey
+from nova_gitops.api.inputs import OBJECT_CLAIM, Classified, Role
+from nova_gitops.api.objects import Document, Manifest
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.clients import codedigests, collection
 
@@ -353,7 +353,8 @@ def _is_plain(document: Document, classified: Classified) -> bool:
         and not classified.problems
         and manifest.body is document.body
         and manifest.location == document.location
-        and classified.claim == ("object", manifest.key)
+        and classified.claim
+        == (OBJECT_CLAIM, (manifest.group, manifest.kind, manifest.namespace, manifest.name))
         and classified.kind_key == (manifest.group, manifest.kind)
     )
 
@@ -376,7 +377,7 @@ def _entry(name: str, stored: Any, extra: Any) -> _Entry:
             workload
         )
         manifest = Manifest(body, location, api_version, kind, object_name, namespace, namespaced, note)
-        claim = ("object", ObjectKey(group, kind, namespace, object_name))
+        claim = (OBJECT_CLAIM, (group, kind, namespace, object_name))
         classified.append(
             Classified(workload_role, manifest, claim, (), default_namespace, crd_scope, (group, kind))
         )
