@@ -533,3 +533,22 @@ def test_a_linked_work_tree_has_blob_ids_unless_its_repository_has_attributes(tm
     (work / ".git" / "info").mkdir(exist_ok=True)
     (work / ".git" / "info" / "attributes").write_text("*.yaml ident\n")
     assert git_sources.open_directory(linked, with_blobs=True).blobs is None
+
+
+def test_a_yaml_alias_is_one_object_through_the_cache_as_in_a_full_load(tmp_path: Path) -> None:
+    """Sharing the texts of what the cache keeps copies a body once: an alias stays a reference to the one
+    mapping it names (never expanded into copies), when parsed and when read back from the cache file."""
+    root, cache_file = tmp_path / "source", tmp_path / "cache"
+    root.mkdir()
+    (root / "config.yaml").write_bytes(
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: team\n"
+        b"  labels: &shared {app: web}\n  annotations: *shared\n"
+    )
+    full = directory.read_source(root)
+    with unsaved_changes(0):
+        parsed = directory.read_source(root, cache=ParseCache(cache_file))
+    from_file = directory.read_source(root, cache=ParseCache(cache_file))
+    for files in (full, parsed, from_file):
+        assert files.documents == full.documents
+        metadata = files.documents[0].body["metadata"]
+        assert metadata["labels"] is metadata["annotations"]
