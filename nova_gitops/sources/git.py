@@ -397,7 +397,7 @@ def _settings(repository: Repository) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in repository.run("config", "--get-regexp", pattern, check=False).splitlines():
         key, _, value = line.partition(" ")
-        found[key.lower()] = value
+        found[key.lower()] = value.strip()
     return found
 
 

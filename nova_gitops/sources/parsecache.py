@@ -17,8 +17,9 @@ records a blob id only when the bytes read had exactly that id.
 The stored form is what loads fastest: ``marshal`` for the bulk (bodies, and each workload's validated fields
 as a tuple), ``pickle`` only for the few entries with problems or a non-workload classification, read with
 the garbage collector paused (it would otherwise walk the growing heap many times over while ~1 million
-containers are made: 1.8 s instead of 0.35 s for five times the reference fleet). Nothing is built from an
-entry until a load asks for it.
+containers are made: 1.8 s instead of 0.35 s for five times the reference fleet). Each key and short text is
+stored once however many documents hold it (``_shared``), and the pickled dataclasses are rebuilt by their
+own constructors (``_pickled``). Nothing is built from an entry until a load asks for it.
 
 A cache written by other parsing or validation code (``code_digest``) is ignored. The cache lives in the
 user's own cache directory (``$XDG_CACHE_HOME/nova-gitops``), like the clone cache: a
