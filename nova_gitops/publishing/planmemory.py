@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar
 
 from nova_gitops import api, scheduling
 from nova_gitops.clients import codedigests, collection
-from nova_gitops.scheduling.memory import Key, Placement, PlanMemory, Spreads
+from nova_gitops.scheduling.memory import Kept, Key, Placement, PlanMemory, Spreads
 
 KEPT_SOURCES = 4
 """Sources whose memory a cache directory keeps."""
@@ -40,7 +40,7 @@ WORKLOADS = "workloads.pickle"
 """The parts of every workload and group (decisions, groupings, measures): small, read and kept whole."""
 UNREADABLE = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError)
 
-Part = TypeVar("Part", Placement, Spreads)
+Part = TypeVar("Part", Placement, Spreads, Kept)
 
 
 @functools.cache
@@ -54,11 +54,12 @@ def _directory(cache_dir: Path, source_key: str) -> Path:
     return cache_dir / "plan-memory" / source / planner_digest()[:32]
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4096)
 def encoded_key(key: Key) -> tuple[str, bytes] | None:
     """A part's key as ``marshal`` bytes and their digest (which names the part's file); None for a key that
-    is not plain data (such a part is not kept). Kept for the few keys of a publish: a component's key is
-    megabytes, and the plan keeps a part under the very key it looked it up by."""
+    is not plain data (such a part is not kept). Kept for the keys of a publish (a few, and one keeps part
+    per cluster, which are small): a component's key is megabytes, and the plan keeps a part under the very
+    key it looked it up by."""
     plain: Any = key  # checked by marshal itself
     try:
         encoded = marshal.dumps(plain, 2)
@@ -136,6 +137,7 @@ def load(cache_dir: Path, source_key: str) -> PlanMemory:
         decisions,
         groupings,
         choices,
+        _Parts(directory, "keeps", Kept),
     )
 
 
@@ -146,7 +148,11 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
     directory = _directory(cache_dir, source_key)
     with contextlib.suppress(OSError, pickle.PicklingError, RecursionError), collection.paused():
         wanted = {WORKLOADS}
-        for kind, parts in (("spreads", memory.spreads), ("component", memory.components)):
+        for kind, parts in (
+            ("spreads", memory.spreads),
+            ("component", memory.components),
+            ("keeps", memory.keeps),
+        ):
             for key, part in parts.items():
                 encoded = encoded_key(key)
                 if encoded is None:

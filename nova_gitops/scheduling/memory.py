@@ -14,12 +14,17 @@ parts are kept:
   group is divided;
 - **spreads**: the explicit intents of one component of the fleet (pins, spread-onto, spread policies; they
   are placed first, on the clusters' bare capacity) and each of its clusters' room once they are placed;
+- **keeps**: the sticky groups kept on one cluster (each group that was placed there stays when it still
+  fits, in name order), keyed by the cluster's room once the explicit intents took theirs and the groups
+  tried there, in order;
 - **components**: the whole placement of one component: every group's plan and its clusters' usage.
 
 A *component* is a set of clusters and the groups that may touch them (``components``): no placement in one
 reads or changes the room of another, so each is planned alone and, when its inputs are those of an earlier
 plan, reused whole. A change to one workload thus re-plans its own component; within it, the spreads are
-reused when no explicit intent and no cluster changed.
+reused when no explicit intent and no cluster changed, and the sticky groups kept on each cluster whose
+room and groups did not change (the first stage of placement after the spreads, and most of its cost: each
+cluster's keeps read and change that cluster's room alone).
 
 A member's identity is its source file's name and content digest, its position, and what the loader
 resolved about it (kind, name, namespace, scope): the same bytes at the same place load to the same object.
@@ -31,8 +36,10 @@ every part they are in computed afresh. The memory holds only data of the pure c
 from __future__ import annotations
 
 import hashlib
+import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from nova_gitops.api.objects import Manifest
 from nova_gitops.scheduling import fitting
@@ -103,6 +110,21 @@ class BaseRoom:
 
 
 @dataclass(frozen=True, slots=True)
+class Kept:
+    """A cluster's single placements once the sticky groups that still fit there are kept
+    (``placing.Ledger.kept``): the groups, in name order, whether each packed (False: it overflows an
+    autoscaled cluster) and why not, and after them each node's free room, the cluster's free room and the
+    requests placed there. Plain data: a plan reads one per cluster."""
+
+    names: tuple[str, ...]
+    packed: tuple[bool, ...]
+    shortfalls: tuple[str, ...]
+    rooms: tuple[Mapping[str, int], ...]  # in node-name order
+    free: Mapping[str, int]
+    placed: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class Spreads:
     groups: Mapping[str, StoredGroup]
     rooms: Mapping[str, BaseRoom]
@@ -114,6 +136,7 @@ class Placement:
     usage: Mapping[str, ClusterUsage]
     namespaces: NamespaceNeeds
     spreads: Key | None  # the key of the component's explicit intents (None: it has none), kept with it
+    keeps: tuple[Key, ...] = ()  # the keys of its clusters' kept sticky groups, kept with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +159,7 @@ class PlanMemory:
     decisions: Mapping[Key, Decision] = field(default_factory=dict)
     groupings: Mapping[Key, Grouping] = field(default_factory=dict)
     choices: Mapping[Key, Choice] = field(default_factory=dict)
+    keeps: Mapping[Key, Kept] = field(default_factory=dict)
 
     def merged(self, other: PlanMemory) -> PlanMemory:
         """Both memories' parts (``other``'s where both have one: they are equal)."""
@@ -146,6 +170,7 @@ class PlanMemory:
             {**self.decisions, **other.decisions},
             {**self.groupings, **other.groupings},
             {**self.choices, **other.choices},
+            {**self.keeps, **other.keeps},
         )
 
 
@@ -156,6 +181,14 @@ def digest(text: str) -> str:
     """A SHA-256 digest of ``text``, for the context many keys share: comparing it costs nothing, comparing
     the text itself 30,000 times (every workload's decision names every policy) cost seconds."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def fingerprint(key: Key) -> str:
+    """A digest of a key of plain data, for a key whose parts (every member of a cluster's groups) would be
+    compared and kept again in full: its ``marshal`` bytes (format 2, the same for equal data in every
+    process) are made at C speed, where ``repr`` of a fleet's members costs tens of milliseconds."""
+    plain: Any = key  # plain data, as every key is (marshal raises ValueError otherwise)
+    return hashlib.blake2b(marshal.dumps(plain, 2), digest_size=20).hexdigest()
 
 
 def member_identity(manifest: Manifest, file_digests: Mapping[str, str]) -> Key | None:

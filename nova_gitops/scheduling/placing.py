@@ -28,7 +28,7 @@ from nova_gitops.api.clusters import Cluster
 from nova_gitops.scheduling import fitting
 from nova_gitops.scheduling.candidates import Candidates
 from nova_gitops.scheduling.demand import PodDemand
-from nova_gitops.scheduling.memory import BaseRoom
+from nova_gitops.scheduling.memory import BaseRoom, Kept
 
 DEFAULT_SCORED_RESOURCES = ("cpu", "memory")
 SCORE_SCALE = 10**12
@@ -39,7 +39,7 @@ class _Single:
     """A group placed alone on a cluster, as the ledger packs it."""
 
     name: str
-    pods: fitting.Pods
+    demands: Sequence[PodDemand]  # prepared for fitting by ``Ledger._pods`` when it is packed again
     need: Mapping[str, int]
 
 
@@ -52,7 +52,7 @@ class _Stack:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.entries: list[_Single] = []
-        self.after: list[tuple[fitting.NodeRoom, ...]] = []
+        self.after: list[tuple[fitting.NodeRoom, ...] | None] = []  # None: not worked out (``_after``)
         self.packed: list[bool] = []
         self.shortfalls: list[str] = []
 
@@ -189,6 +189,67 @@ class Ledger:
         self._base_placed[cluster], self.placed[cluster] = dict(room.base_placed), dict(room.placed)
         self._versions[cluster] += 1
 
+    def kept(self, cluster: str) -> Kept:
+        """The cluster's single placements and its room after them (``restore_kept`` puts them back)."""
+        stack = self._stacks[cluster]
+        return Kept(
+            tuple(stack.names),
+            tuple(stack.packed),
+            tuple(stack.shortfalls),
+            tuple(room.free for room in self._rooms[cluster]),
+            dict(self._free[cluster]),
+            dict(self.placed[cluster]),
+        )
+
+    def restore_kept(
+        self, cluster: str, kept: Kept, entries: Mapping[str, tuple[Sequence[PodDemand], Mapping[str, int]]]
+    ) -> None:
+        """Put back single placements ``kept`` gave, made on the same base room by inserting the same
+        groups (``entries``: each one's demands and need, by name) in the same order. The nodes' room after
+        each group but the last is worked out again only if a change before the last asks for it."""
+        stack = self._stacks[cluster]
+        if stack.names:
+            raise RuntimeError(f"kept placements are restored onto an empty cluster (cluster {cluster})")
+        base = self._base[cluster]
+        rooms = tuple(
+            fitting.NodeRoom(room.name, dict(free), room.labels, room.taints, room.labels_known)
+            for room, free in zip(base, kept.rooms, strict=True)
+        )
+        stack.names = list(kept.names)
+        stack.entries = [_Single(name, *entries[name]) for name in kept.names]
+        stack.packed, stack.shortfalls = list(kept.packed), list(kept.shortfalls)
+        stack.after = [*([None] * (len(kept.names) - 1)), rooms] if kept.names else []
+        self._rooms[cluster] = rooms if kept.names else base
+        self._free[cluster], self.placed[cluster] = dict(kept.free), dict(kept.placed)
+        self._versions[cluster] += 1
+
+    def _after(self, cluster: str, position: int) -> tuple[fitting.NodeRoom, ...]:
+        """The nodes' room after the single placement at ``position`` (the base before the first); those a
+        restored stack does not hold are packed again, as they were packed."""
+        if position < 0:
+            return self._base[cluster]
+        stack = self._stacks[cluster]
+        found = stack.after[position]
+        if found is not None:
+            return found
+        rooms = self._base[cluster]
+        for index, entry in enumerate(stack.entries):
+            after = stack.after[index]
+            if after is None:
+                if stack.packed[index]:
+                    fit = fitting.fit_in_name_order(rooms, self._pods(entry.demands))
+                    if not fit.ok:
+                        raise RuntimeError(
+                            f"restored group {entry.name} no longer packs on cluster {cluster}"
+                        )
+                    rooms = fit.after
+                stack.after[index] = rooms
+            else:
+                rooms = after
+            if index == position:
+                return rooms
+        raise IndexError(position)
+
     def _add_base(self, cluster: str, need: Mapping[str, int], *, used: bool) -> None:
         free, placed = self._base_free[cluster], self._base_placed[cluster]
         for resource, amount in need.items():
@@ -209,7 +270,7 @@ class Ledger:
         ``overflow`` it must fit and every group packed there must still fit after it; with ``overflow``
         (an autoscaled cluster) it is always placed, and what does not fit overflows."""
         stack = self._stacks[cluster]
-        entry = _Single(name, self._pods(demands), need)
+        entry = _Single(name, demands, need)
         index = bisect.bisect_left(stack.names, name)
         if index < len(stack.names) and stack.names[index] == name:
             raise RuntimeError(f"group {name} is already placed on cluster {cluster}")
@@ -221,8 +282,8 @@ class Ledger:
                 return Trial(cluster, True, fit.shortfall, index, entry, ((after, fit.ok, fit.shortfall),))
             if not fit.ok:
                 return Trial(cluster, False, fit.shortfall)
-        rooms = stack.after[index - 1] if index else self._base[cluster]
-        first = fitting.fit_in_name_order(rooms, entry.pods)
+        rooms = self._after(cluster, index - 1)
+        first = fitting.fit_in_name_order(rooms, self._pods(demands))
         if not first.ok and not overflow:
             return Trial(cluster, False, first.shortfall)
         rooms = first.after if first.ok else rooms
@@ -245,7 +306,7 @@ class Ledger:
         index = bisect.bisect_left(stack.names, name)
         if index == len(stack.names) or stack.names[index] != name:
             raise RuntimeError(f"group {name} is not placed on cluster {cluster}")
-        rooms = stack.after[index - 1] if index else self._base[cluster]
+        rooms = self._after(cluster, index - 1)
         tail = []
         for position in range(index + 1, len(stack.names)):
             refit = self._refit(stack, position, rooms, overflow=False)
@@ -257,13 +318,12 @@ class Ledger:
             tail.append(refit)
         return Trial(cluster, True, "", index, None, tuple(tail))
 
-    @staticmethod
     def _refit(
-        stack: _Stack, position: int, rooms: tuple[fitting.NodeRoom, ...], overflow: bool
+        self, stack: _Stack, position: int, rooms: tuple[fitting.NodeRoom, ...], overflow: bool
     ) -> tuple[tuple[fitting.NodeRoom, ...], bool, str] | None:
         """A placed group packed again after a change before it; None when it packed and no longer does
         (and ``overflow`` is not allowed)."""
-        fit = fitting.fit_in_name_order(rooms, stack.entries[position].pods)
+        fit = fitting.fit_in_name_order(rooms, self._pods(stack.entries[position].demands))
         if fit.ok:
             return (fit.after, True, "")
         if stack.packed[position] and not overflow:
@@ -285,7 +345,7 @@ class Ledger:
         stack.after[index:] = [after for after, _, _ in trial.tail]
         stack.packed[index:] = [packed for _, packed, _ in trial.tail]
         stack.shortfalls[index:] = [shortfall for _, _, shortfall in trial.tail]
-        self._rooms[cluster] = stack.after[-1] if stack.after else self._base[cluster]
+        self._rooms[cluster] = self._after(cluster, len(stack.names) - 1)
         if appended and entry is not None:
             if stack.packed[-1]:
                 self._add(cluster, entry.need)

@@ -246,7 +246,8 @@ def _place_components(
         rendered.update(part_needs.rendered)
         if recall is not None and key is not None:
             stored_groups = {name: StoredGroup.of(plan) for name, plan in found.items()}
-            placement = memory.Placement(stored_groups, part_usage, part_needs, placer.spreads_key)
+            keeps = tuple(key for key in placer.keeps if key is not None)
+            placement = memory.Placement(stored_groups, part_usage, part_needs, placer.spreads_key, keeps)
             recall.keep_component(key, placement)
     rest = [by_name[name] for name in components.untouched(list(by_name), parts)]
     idle = Ledger(rest)
@@ -458,6 +459,7 @@ class _Placer:
         self.placed: dict[str, str] = {}  # single placements: group -> cluster
         self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
         self.spreads_key: Key | None = None  # the memory's key of the explicit intents placed here
+        self.keeps: list[Key | None] = []  # the memory's keys of each cluster's kept sticky groups
 
     def place_all(self, work: Sequence[Work]) -> dict[str, GroupPlan]:
         ordered = sorted(work, key=lambda item: item.group.name)
@@ -477,7 +479,7 @@ class _Placer:
                 known.append(item)
             else:
                 (grown if self._grown(item) else unchanged).append(item)
-        moved = [item for item in (*unchanged, *grown) if not self._keep(item)]  # 2. sticky groups that fit
+        moved = self._keep_all([*unchanged, *grown])  # 2. sticky groups that fit
         self._fail_back(ordered)
         for item in sorted((*moved, *known), key=lambda item: item.group.name):  # 3. the rest
             self._place(item, self._sticky_cluster(item))
@@ -563,23 +565,62 @@ class _Placer:
             amount > before.get(resource, 0) for resource, amount in item.need.items()
         )
 
-    def _keep(self, item: Work) -> bool:
-        """Keep a sticky group where it was if it still fits there (on an autoscaled cluster: always, which
-        scales up for it); False when it must move."""
-        cluster, name = self._sticky_cluster(item), item.group.name
-        assert cluster is not None and item.policy is not None
+    def _keep_all(self, sticky: Sequence[Work]) -> list[Work]:
+        """Keep each sticky group where it was if it still fits there, in the order given; the groups that
+        must move. Each cluster's keeps read and change only its own room, so they are worked out cluster by
+        cluster, and taken from the memory for a cluster whose room and groups tried are an earlier plan's."""
+        ledger, recall = self.ledger, self.recall
+        tried: dict[str, list[Work]] = {}
+        for item in sticky:
+            cluster = self._sticky_cluster(item)
+            assert cluster is not None
+            tried.setdefault(cluster, []).append(item)
+        kept: set[str] = set()
+        for cluster, items in tried.items():
+            key = None
+            if recall is not None:
+                key = recall.keeps_key(
+                    cluster, ledger.rooms(cluster), ledger.free(cluster), ledger.placed[cluster], items
+                )
+                self.keeps.append(key)
+            found = None if recall is None or key is None else recall.kept(key)
+            if found is not None:
+                ledger.restore_kept(
+                    cluster, found, {item.group.name: (item.demands, item.need) for item in items}
+                )
+                kept.update(found.names)
+                continue
+            kept.update(item.group.name for item in items if self._fits_sticky(cluster, item))
+            if recall is not None and key is not None:
+                recall.keep_kept(key, ledger.kept(cluster))
+        moved = []
+        for item in sticky:
+            if item.group.name in kept:
+                self._keep(item)
+            else:
+                moved.append(item)
+        return moved
+
+    def _fits_sticky(self, cluster: str, item: Work) -> bool:
+        """Place a sticky group on ``cluster`` if it still fits there (on an autoscaled cluster: always,
+        which scales up for it); False when it must move."""
+        name = item.group.name
         trial = self.ledger.try_insert(cluster, name, item.demands, item.need)
         if not trial.ok and cluster in self.autoscaled:
             trial = self.ledger.try_insert(cluster, name, item.demands, item.need, overflow=True)
-        if not trial.ok:
-            return False
-        self.ledger.accept(trial)
+        if trial.ok:
+            self.ledger.accept(trial)
+        return trial.ok
+
+    def _keep(self, item: Work) -> None:
+        """Record a sticky group kept where it was, with the reason that put it there."""
+        cluster, name = self._sticky_cluster(item), item.group.name
+        assert cluster is not None and item.policy is not None
         reason = self.previous.reasons.get(name)
         if reason is None:
             lines = placing.header(item.policy.name, self.chosen[item.policy.name])
             reason = " ".join([*lines, placing.picked(cluster)])
         self._record(item, cluster, reason)
-        return True
 
     def _record(self, item: Work, cluster: str | None, reason: str) -> None:
         name = item.group.name

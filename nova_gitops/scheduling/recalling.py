@@ -18,7 +18,7 @@ from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import SchedulePolicy
-from nova_gitops.scheduling import candidates, components, demand, grouping, intents, memory
+from nova_gitops.scheduling import candidates, components, demand, fitting, grouping, intents, memory
 from nova_gitops.scheduling.memory import Key, PlanMemory
 from nova_gitops.scheduling.plans import PreviousPlacement, Status
 
@@ -51,6 +51,7 @@ class Recall:
         self.decisions: dict[Key, memory.Decision] = {}
         self.groupings: dict[Key, memory.Grouping] = {}
         self.choices: dict[Key, memory.Choice] = {}
+        self.keeps: dict[Key, memory.Kept] = {}
         self._clusters: str | None = None  # a digest of every cluster's text, made when first needed
         self._by_name: dict[str, Cluster] = {}
         self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
@@ -70,7 +71,13 @@ class Recall:
 
     def built(self) -> PlanMemory:
         return PlanMemory(
-            self.measures, self.spreads, self.components, self.decisions, self.groupings, self.choices
+            self.measures,
+            self.spreads,
+            self.components,
+            self.decisions,
+            self.groupings,
+            self.choices,
+            self.keeps,
         )
 
     def candidates(self, policy: SchedulePolicy, clusters: Sequence[Cluster]) -> candidates.Candidates:
@@ -203,11 +210,41 @@ class Recall:
         return (*self._context(work, part.clusters, status), tuple(groups))
 
     def component(self, key: Key) -> memory.Placement | None:
-        """A component's stored placement; its spreads are kept too, for when the component changes."""
+        """A component's stored placement; its spreads and keeps are kept too, for when it changes."""
         found = _found(self.components, self.recalled.components, key)
         if found is not None and found.spreads is not None:
             self.spread(found.spreads)
+        for keeps in () if found is None else found.keeps:
+            self.kept(keeps)
         return found
+
+    def keeps_key(
+        self,
+        cluster: str,
+        base: tuple[fitting.NodeRoom, ...],
+        free: Mapping[str, int],
+        placed: Mapping[str, int],
+        tried: Sequence[Work],
+    ) -> Key | None:
+        """The key of the sticky groups kept on ``cluster`` (``planning``): the cluster's text, its room once
+        the explicit intents took theirs (``base``, ``free``, ``placed``), the pod shapes, and the groups
+        tried there in order, by name and members (single groups: their members are their pods). A digest
+        of it, with the cluster's name: the groups' members are most of a component's key, kept again."""
+        groups = []
+        for item in tried:
+            members = self.members(item.group)
+            if members is None:
+                return None
+            groups.append((item.group.name, members))
+        rooms = tuple((room.name, tuple(room.free.items())) for room in base)
+        text = (self.cluster_text[cluster], self.shapes, rooms, tuple(free.items()), tuple(placed.items()))
+        return ("keeps", cluster, memory.fingerprint((text, tuple(groups))))
+
+    def kept(self, key: Key) -> memory.Kept | None:
+        return _found(self.keeps, self.recalled.keeps, key)
+
+    def keep_kept(self, key: Key, kept: memory.Kept) -> None:
+        self.keeps[key] = kept
 
     def keep_component(self, key: Key, placement: memory.Placement) -> None:
         self.components[key] = placement

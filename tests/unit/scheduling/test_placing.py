@@ -170,3 +170,59 @@ def test_a_clusters_state_depends_on_what_is_placed_not_on_the_order(
                 kept.append(name)
         rest, _ = place(sorted((g for g in groups if g[0] in kept), key=lambda g: g[0]), overflow)
         assert state(ledger, "c1") == state(rest, "c1")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    single_groups,
+    single_groups,
+    st.lists(st.integers(500, 4000), min_size=1, max_size=3),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_a_restored_cluster_takes_later_changes_as_the_one_it_was_kept_from(
+    kept: list[tuple[str, int, int]],
+    later: list[tuple[str, int, int]],
+    cpus: list[int],
+    overflow: bool,
+    random: Random,
+) -> None:
+    """A cluster's single placements put back from what ``kept`` gave (the plan memory's keeps) take groups
+    inserted before, between and after them and groups taken off exactly as the cluster they were kept
+    from, though a restored cluster holds the nodes' room after its last group only."""
+    nodes = {f"n{index}": {"cpu": f"{cpu}m", "memory": "16Gi"} for index, cpu in enumerate(cpus)}
+    clusters = fleet(cluster("c1", nodes=nodes, autoscaled=overflow))
+    later = [(f"{name[:1]}{index}x", cpu, count) for index, (name, cpu, count) in enumerate(later)]
+    entries = {name: pod_demands(cpu, count) for name, cpu, count in (*kept, *later)}
+    made = Ledger(clusters)
+    for name, _, _ in kept:
+        trial = made.try_insert(
+            "c1", name, entries[name], demand.total_requests(entries[name]), overflow=overflow
+        )
+        if trial.ok:
+            made.accept(trial)
+    restored = Ledger(clusters)
+    restored.restore_kept(
+        "c1", made.kept("c1"), {name: (pods, demand.total_requests(pods)) for name, pods in entries.items()}
+    )
+    assert state(restored, "c1") == state(made, "c1")
+    changes = [*(("insert", name) for name, _, _ in later), *(("remove", name) for name, _, _ in kept)]
+    random.shuffle(changes)
+    placed = set(made.kept("c1").names)
+    for change, name in changes:
+        if change == "insert":
+            need = demand.total_requests(entries[name])
+            trials = [
+                ledger.try_insert("c1", name, entries[name], need, overflow=overflow)
+                for ledger in (made, restored)
+            ]
+        elif name in placed:
+            trials = [ledger.try_remove("c1", name) for ledger in (made, restored)]
+        else:
+            continue
+        assert trials[0] == trials[1]
+        if trials[0].ok:
+            made.accept(trials[0])
+            restored.accept(trials[1])
+            placed ^= {name}
+        assert state(restored, "c1") == state(made, "c1")

@@ -5,7 +5,9 @@ components), with pins, spread-onto, tiers, Divide, Duplicate, autoscaled and co
 generated sequences of changes — a workload edited, scaled, added or deleted, a policy edited, a cluster's
 capacity changed, a cluster removed, reschedule exclusions and failback holds — and after every change the
 plan made with the memory of the plans before it, each file's digest and the previous placement equals, to
-the byte, the plan made without any memory and with the whole fleet placed as one component.
+the byte, the plan made without any memory and with the whole fleet placed as one component. Added
+workloads are named between the others, so that a cluster whose kept groups come from the memory takes a
+group before them (``placing.Ledger.restore_kept``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 from nova_gitops.api import inputs, loading
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.rendering import reports
-from nova_gitops.scheduling import memory, planning
+from nova_gitops.scheduling import grouping, memory, planning
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from tests.builders import cluster, deployment, policy
 
@@ -103,7 +105,7 @@ def shard_documents(draw: st.DrawFn, shard: str) -> list[dict[str, Any]]:
 
 
 @st.composite
-def workloads_of(draw: st.DrawFn, shard: str, clusters: list[str], index: int) -> dict[str, Any]:
+def workloads_of(draw: st.DrawFn, shard: str, clusters: list[str], index: int | str) -> dict[str, Any]:
     style = draw(st.sampled_from(["single", "single", "grouped", "divide", "duplicate"]))
     labels = {"style": style, "shard": shard}
     if style == "grouped":
@@ -171,7 +173,8 @@ def changed(draw: st.DrawFn, documents: Documents) -> Documents:
             for name in of_kind["Cluster"]
             if after[name]["metadata"]["labels"]["shard"] == shard
         ]
-        added = draw(workloads_of(shard, clusters or ["gone"], 100 + len(after)))
+        # named between the others ("a-w1b"): it lands before groups a kept cluster holds (``keeps``)
+        added = draw(workloads_of(shard, clusters or ["gone"], f"{draw(st.integers(0, 6))}b"))
         after[file_of(added)] = added
     elif change == "policy" and of_kind["SchedulePolicy"]:
         name = draw(st.sampled_from(of_kind["SchedulePolicy"]))
@@ -304,3 +307,44 @@ def test_a_spread_remembered_on_a_cordoned_cluster_is_not_reused_for_a_group_new
     fresh = planning.plan(sources, recalled=staying.memory, file_digests=digests)
     assert fresh == planning.plan(sources)
     assert fresh.groups[0].clusters == ("c1",)
+
+
+def test_a_cluster_kept_from_memory_gives_a_group_back_and_takes_one_between_its_groups() -> None:
+    """The groups kept on a cluster come from the memory when its room and groups are unchanged; a group
+    that fails back from between them, and a new group placed between them, leave the plan made afresh."""
+    ordered = {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["gold", "silver"]}]}
+
+    def fleet(gold_cpu: str, sizes: dict[str, str]) -> Documents:
+        documents = [
+            cluster("gold", cpu=gold_cpu, labels={"tier": "gold"}),
+            cluster("silver", cpu="16", labels={"tier": "silver"}),
+            policy("p", orderedClusterSelector=ordered),
+            *(deployment(name, cpu=cpu) for name, cpu in sizes.items()),
+        ]
+        return {file_of(document): document for document in documents}
+
+    def group_of(workload: str) -> str:
+        sources, _ = loaded({file_of(deployment(workload)): deployment(workload)})
+        return grouping.form_groups("p", None, sources.workloads)[0].name
+
+    workloads = sorted(["w1", "w2", "w3"], key=group_of)
+    sizes = {name: "4" if name == workloads[0] else "2" for name in workloads}  # the first does not fit gold
+    between = next(
+        f"new{index}"
+        for index in range(1000)
+        if group_of(workloads[0]) < group_of(f"new{index}") < group_of(workloads[1])
+    )
+    steps = [("1", False), ("1", False), ("3", False), ("1", False), ("1", False), ("1", True)]
+    previous, remembered = PreviousPlacement.empty(), None
+    for step, (gold_cpu, add) in enumerate(steps):
+        if add:
+            sizes[between] = "2"
+        sources, digests = loaded(fleet(gold_cpu, sizes))
+        made = planning.plan(sources, previous=previous, recalled=remembered, file_digests=digests)
+        assert made == planning.plan(sources, previous=previous, partitioned=False)
+        assert made.memory is not None
+        if step in (2, 5):  # the silver cluster's keeps were found, then changed
+            assert remembered is not None and set(made.memory.keeps) & set(remembered.keeps)
+        remembered, previous = made.memory, reports.previous_of(made)
+    assert previous.groups[group_of(workloads[1])] == ("silver",)
+    assert previous.groups[group_of(between)] == ("silver",)
