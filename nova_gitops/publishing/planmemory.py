@@ -153,16 +153,19 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
             ("component", memory.components),
             ("keeps", memory.keeps),
         ):
-            for key, part in parts.items():
+            for key in parts:  # a part is asked for only to write it: a plan carries some unread
                 encoded = encoded_key(key)
                 if encoded is None:
                     continue
                 digest, key_bytes = encoded
                 name = part_name(kind, digest)
-                wanted.add(name)
                 if not (directory / name).exists():
+                    part = parts.get(key)
+                    if part is None:  # carried from a memory that no longer has it
+                        continue
                     head = pickle.dumps((digest, part), protocol=pickle.HIGHEST_PROTOCOL)
                     _write(directory, name, head + key_bytes)
+                wanted.add(name)
         workloads = tuple(dict(part) for part in _workload_parts(memory))
         if recalled is None or _workload_parts(recalled) != workloads:
             _write(directory, WORKLOADS, pickle.dumps(workloads, protocol=pickle.HIGHEST_PROTOCOL))

@@ -468,6 +468,7 @@ class _Placer:
         grown: list[Work] = []
         known: list[Work] = []
         new: list[Work] = []
+        sticky: dict[str, str] = {}  # group -> the cluster it stays on if it still fits there
         for item in ordered:
             if item.explicit:
                 continue
@@ -475,11 +476,12 @@ class _Placer:
             before = self.previous.groups.get(name)
             if before is None:
                 new.append(item)
-            elif self._sticky_cluster(item) is None:
+            elif (cluster := self._sticky_cluster(item)) is None:
                 known.append(item)
             else:
+                sticky[name] = cluster
                 (grown if self._grown(item) else unchanged).append(item)
-        moved = self._keep_all([*unchanged, *grown])  # 2. sticky groups that fit
+        moved = self._keep_all([*unchanged, *grown], sticky)  # 2. sticky groups that fit
         self._fail_back(ordered)
         for item in sorted((*moved, *known), key=lambda item: item.group.name):  # 3. the rest
             self._place(item, self._sticky_cluster(item))
@@ -493,8 +495,9 @@ class _Placer:
                 found = self.results[name]
                 warning = f"cluster {cluster} must scale up for the group: {shortfall}"
                 self.results[name] = replace(found, warnings=(*found.warnings, warning))
-        for item in ordered:
-            self._note(item)
+        if self.standby or self.unknown_labels:  # else no group has a note to add
+            for item in ordered:
+                self._note(item)
         return self.results
 
     def _place_explicit_all(self, explicit: Sequence[Work]) -> None:
@@ -565,38 +568,37 @@ class _Placer:
             amount > before.get(resource, 0) for resource, amount in item.need.items()
         )
 
-    def _keep_all(self, sticky: Sequence[Work]) -> list[Work]:
-        """Keep each sticky group where it was if it still fits there, in the order given; the groups that
-        must move. Each cluster's keeps read and change only its own room, so they are worked out cluster by
-        cluster, and taken from the memory for a cluster whose room and groups tried are an earlier plan's."""
+    def _keep_all(self, items: Sequence[Work], sticky: Mapping[str, str]) -> list[Work]:
+        """Keep each group of ``items`` on its ``sticky`` cluster if it still fits there, in the order given;
+        the groups that must move. Each cluster's keeps read and change only its own room, so they are worked
+        out cluster by cluster, and taken from the memory for a cluster whose room and groups tried are an
+        earlier plan's."""
         ledger, recall = self.ledger, self.recall
         tried: dict[str, list[Work]] = {}
-        for item in sticky:
-            cluster = self._sticky_cluster(item)
-            assert cluster is not None
-            tried.setdefault(cluster, []).append(item)
+        for item in items:
+            tried.setdefault(sticky[item.group.name], []).append(item)
         kept: set[str] = set()
-        for cluster, items in tried.items():
+        for cluster, on_cluster in tried.items():
             key = None
             if recall is not None:
                 key = recall.keeps_key(
-                    cluster, ledger.rooms(cluster), ledger.free(cluster), ledger.placed[cluster], items
+                    cluster, ledger.rooms(cluster), ledger.free(cluster), ledger.placed[cluster], on_cluster
                 )
                 self.keeps.append(key)
             found = None if recall is None or key is None else recall.kept(key)
             if found is not None:
                 ledger.restore_kept(
-                    cluster, found, {item.group.name: (item.demands, item.need) for item in items}
+                    cluster, found, {item.group.name: (item.demands, item.need) for item in on_cluster}
                 )
                 kept.update(found.names)
                 continue
-            kept.update(item.group.name for item in items if self._fits_sticky(cluster, item))
+            kept.update(item.group.name for item in on_cluster if self._fits_sticky(cluster, item))
             if recall is not None and key is not None:
                 recall.keep_kept(key, ledger.kept(cluster))
         moved = []
-        for item in sticky:
+        for item in items:
             if item.group.name in kept:
-                self._keep(item)
+                self._keep(item, sticky[item.group.name])
             else:
                 moved.append(item)
         return moved
@@ -612,10 +614,10 @@ class _Placer:
             self.ledger.accept(trial)
         return trial.ok
 
-    def _keep(self, item: Work) -> None:
+    def _keep(self, item: Work, cluster: str) -> None:
         """Record a sticky group kept where it was, with the reason that put it there."""
-        cluster, name = self._sticky_cluster(item), item.group.name
-        assert cluster is not None and item.policy is not None
+        name = item.group.name
+        assert item.policy is not None
         reason = self.previous.reasons.get(name)
         if reason is None:
             lines = placing.header(item.policy.name, self.chosen[item.policy.name])

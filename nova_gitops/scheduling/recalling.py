@@ -10,7 +10,7 @@ made from memory to plans made afresh; a key missing an input fails it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -52,6 +52,9 @@ class Recall:
         self.groupings: dict[Key, memory.Grouping] = {}
         self.choices: dict[Key, memory.Choice] = {}
         self.keeps: dict[Key, memory.Kept] = {}
+        # the spreads and keeps of the components found whole: kept for when they change, and not read
+        self._carried_spreads: list[Key] = []
+        self._carried_keeps: list[Key] = []
         self._clusters: str | None = None  # a digest of every cluster's text, made when first needed
         self._by_name: dict[str, Cluster] = {}
         self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
@@ -72,12 +75,12 @@ class Recall:
     def built(self) -> PlanMemory:
         return PlanMemory(
             self.measures,
-            self.spreads,
+            _Carried(self.spreads, self.recalled.spreads, self._carried_spreads),
             self.components,
             self.decisions,
             self.groupings,
             self.choices,
-            self.keeps,
+            _Carried(self.keeps, self.recalled.keeps, self._carried_keeps),
         )
 
     def candidates(self, policy: SchedulePolicy, clusters: Sequence[Cluster]) -> candidates.Candidates:
@@ -210,12 +213,12 @@ class Recall:
         return (*self._context(work, part.clusters, status), tuple(groups))
 
     def component(self, key: Key) -> memory.Placement | None:
-        """A component's stored placement; its spreads and keeps are kept too, for when it changes."""
+        """A component's stored placement; its spreads and keeps are kept too, unread, for when it
+        changes."""
         found = _found(self.components, self.recalled.components, key)
-        if found is not None and found.spreads is not None:
-            self.spread(found.spreads)
-        for keeps in () if found is None else found.keeps:
-            self.kept(keeps)
+        if found is not None:
+            self._carried_spreads += () if found.spreads is None else (found.spreads,)
+            self._carried_keeps += found.keeps
         return found
 
     def keeps_key(
@@ -251,6 +254,35 @@ class Recall:
 
 
 Part = TypeVar("Part")
+
+
+class _Carried(Mapping[Key, Part]):
+    """The parts a plan made or found, and those of an earlier plan it carries unread (a component found
+    whole carries its spreads and keeps): one is read from the earlier plan's memory only when asked for, so
+    that keeping the memory (``publishing.planmemory.store`` asks only for parts it has not kept yet) does
+    not read every cluster's keeps of every component that did not change."""
+
+    def __init__(
+        self, made: Mapping[Key, Part], recalled: Mapping[Key, Part], carried: Iterable[Key]
+    ) -> None:
+        self._made, self._recalled = made, recalled
+        self._carried = [key for key in dict.fromkeys(carried) if key not in made]
+        self._carried_keys = frozenset(self._carried)
+
+    def __getitem__(self, key: Key) -> Part:
+        found = self._made.get(key)
+        if found is not None:
+            return found
+        if key in self._carried_keys:
+            return self._recalled[key]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[Key]:
+        yield from self._made
+        yield from self._carried
+
+    def __len__(self) -> int:
+        return len(self._made) + len(self._carried)
 
 
 def _found(made: dict[Key, Part], recalled: Mapping[Key, Part], key: Key) -> Part | None:

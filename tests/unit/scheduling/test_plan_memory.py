@@ -277,6 +277,34 @@ def test_a_change_in_one_shard_replans_only_its_component() -> None:
     assert len(kept) == 1  # shard b's placement was found, shard a's made again
 
 
+def test_a_component_found_whole_carries_its_clusters_keeps_to_the_next_plan() -> None:
+    """Shard b's component is found whole while shard a changes; when a workload is then added to shard b,
+    its cluster's kept groups come from the keeps that plan carried (without reading them)."""
+    documents = two_shards()
+    sources, digests = loaded(documents)
+    made = planning.plan(sources, file_digests=digests)
+    kept_of_b: dict[memory.Key, memory.Kept] = {}
+    for change in ("none", "a", "b"):
+        if change == "a":
+            documents = two_shards(2)
+        elif change == "b":
+            added = deployment("wb2", labels={"shard": "b"})
+            documents = {**documents, file_of(added): added}
+        sources, digests = loaded(documents)
+        previous = reports.previous_of(made)
+        before, made = (
+            made,
+            planning.plan(sources, previous=previous, recalled=made.memory, file_digests=digests),
+        )
+        assert made == planning.plan(sources, previous=previous, partitioned=False)
+        assert made.memory is not None and before.memory is not None
+        if change == "none":
+            kept_of_b = {key: kept for key, kept in made.memory.keeps.items() if key[1] == "b0"}
+        assert kept_of_b  # the very parts: carried, then found, not made again
+        assert all(made.memory.keeps[key] is kept for key, kept in kept_of_b.items())
+    assert sum(1 for group in made.groups if group.clusters == ("b0",)) == 2
+
+
 def test_objects_without_a_file_digest_are_always_planned_afresh() -> None:
     """A kustomize build's objects have no digest of their own: nothing holding them is remembered."""
     documents = {file_of(document): document for document in [cluster("a0"), policy("p"), deployment("w")]}
