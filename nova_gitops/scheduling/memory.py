@@ -128,6 +128,7 @@ class Kept:
 class Spreads:
     groups: Mapping[str, StoredGroup]
     rooms: Mapping[str, BaseRoom]
+    namespaces: NamespaceNeeds  # of these groups alone: a Duplicate over every cluster is most of the fleet's
 
 
 @dataclass(frozen=True, slots=True)

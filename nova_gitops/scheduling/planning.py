@@ -241,7 +241,9 @@ def _place_components(
         }
         results.update(found)
         usage.update(part_usage)
-        part_needs = _namespace_needs([found[name] for name in part.groups])
+        part_needs = _namespace_needs(
+            [found[name] for name in part.groups if not items[name].explicit], placer.explicit_needs
+        )
         wanted.update(part_needs.wanted)
         rendered.update(part_needs.rendered)
         if recall is not None and key is not None:
@@ -258,8 +260,11 @@ def _place_components(
     return results, usage, memory.NamespaceNeeds(wanted, frozenset(rendered))
 
 
-def _namespace_needs(groups: Sequence[GroupPlan]) -> memory.NamespaceNeeds:
-    """Where ``groups`` (sorted by name) send namespaced objects, and which Namespaces they render where."""
+def _namespace_needs(
+    groups: Sequence[GroupPlan], others: memory.NamespaceNeeds | None = None
+) -> memory.NamespaceNeeds:
+    """Where ``groups`` (sorted by name), and the groups ``others`` holds the needs of, send namespaced
+    objects, and which Namespaces they render where."""
     rendered: set[tuple[str, str]] = set()
     wanted: dict[tuple[str, str], str] = {}
     for group in groups:  # sorted by name: the first group that pulls a namespace in names it
@@ -270,6 +275,12 @@ def _namespace_needs(groups: Sequence[GroupPlan]) -> memory.NamespaceNeeds:
             elif manifest.namespaced:
                 for copy in object_plan.copies:
                     wanted.setdefault((copy.cluster, manifest.namespace), group.name)
+    if others is not None:  # the first group by name of either
+        for where, name in others.wanted.items():
+            found = wanted.get(where)
+            if found is None or name < found:
+                wanted[where] = name
+        rendered.update(others.rendered)
     return memory.NamespaceNeeds(wanted, frozenset(rendered))
 
 
@@ -460,6 +471,9 @@ class _Placer:
         self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
         self.spreads_key: Key | None = None  # the memory's key of the explicit intents placed here
         self.keeps: list[Key | None] = []  # the memory's keys of each cluster's kept sticky groups
+        self.explicit_needs = memory.NamespaceNeeds(
+            {}, frozenset()
+        )  # the explicit intents' (``_namespace_needs``)
 
     def place_all(self, work: Sequence[Work]) -> dict[str, GroupPlan]:
         ordered = sorted(work, key=lambda item: item.group.name)
@@ -520,15 +534,17 @@ class _Placer:
                 self.results[item.group.name] = stored.groups[item.group.name].attached(item.group.members)
             for name, room in stored.rooms.items():
                 self.ledger.restore_base(name, room)
+            self.explicit_needs = stored.namespaces
             return
         for item in explicit:
             self.results[item.group.name] = _place_explicit(
                 item, self.clusters, self.chosen, self.ledger, self.status, closed[item.group.name]
             )
+        self.explicit_needs = _namespace_needs([self.results[item.group.name] for item in explicit])
         if recall is not None and key is not None:
             groups = {item.group.name: StoredGroup.of(self.results[item.group.name]) for item in explicit}
             rooms = {cluster.name: self.ledger.base_of(cluster.name) for cluster in self.clusters}
-            recall.keep_spreads(key, memory.Spreads(groups, rooms))
+            recall.keep_spreads(key, memory.Spreads(groups, rooms, self.explicit_needs))
 
     def _note(self, item: Work) -> None:
         """Say in the reason where the group lands on a Standby cluster (placing there wakes it) and where a
