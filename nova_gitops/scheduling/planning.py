@@ -552,21 +552,21 @@ class _Placer:
         (it was assumed to satisfy them, DESIGN §3 "Capacity and fit"). The reason of a group that stays may
         carry a note already: it is not repeated."""
         found = self.results[item.group.name]
-        constrained = any(
-            pod.shape.node_selector or pod.shape.required_affinity for pod in item.demands if pod.count
-        )
-        wanted = [
-            *(
+        wanted = []
+        if not self.standby.isdisjoint(found.clusters):  # a Duplicate has every cluster: looked at once
+            wanted += [
                 f"Cluster {cluster} is on Standby: placing there wakes it;"
                 for cluster in found.clusters
                 if cluster in self.standby
-            ),
-            *(
+            ]
+        if not self.unknown_labels.isdisjoint(found.clusters) and any(
+            pod.shape.node_selector or pod.shape.required_affinity for pod in item.demands if pod.count
+        ):
+            wanted += [
                 f"node labels unknown for {cluster}: nodeSelector not checked;"
                 for cluster in found.clusters
-                if constrained and cluster in self.unknown_labels
-            ),
-        ]
+                if cluster in self.unknown_labels
+            ]
         if notes := [note for note in wanted if note not in found.reason]:
             self.results[item.group.name] = replace(found, reason=" ".join([found.reason, *notes]))
 
