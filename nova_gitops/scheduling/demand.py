@@ -27,6 +27,7 @@ from typing import Any, Literal, get_args
 
 from nova_gitops.api import kinds, podshapes, quantities
 from nova_gitops.api.objects import split_api_version
+from nova_gitops.scheduling.plans import by_fields
 
 NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 TolerationOperator = Literal["Exists", "Equal"]
@@ -84,11 +85,15 @@ class PodShape:
     required_affinity: tuple[NodeSelectorTerm, ...]  # ORed terms; () = no constraint
     tolerations: tuple[Toleration, ...]
 
+    __reduce__ = by_fields  # the plan memory's measures hold every group's pods
+
 
 @dataclass(frozen=True, slots=True)
 class PodDemand:
     shape: PodShape
     count: int
+
+    __reduce__ = by_fields
 
 
 def pod_demands(

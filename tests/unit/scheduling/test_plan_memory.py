@@ -381,11 +381,11 @@ def test_a_cluster_kept_from_memory_gives_a_group_back_and_takes_one_between_its
 
 def test_the_parts_of_a_memory_are_pickled_as_they_are() -> None:
     """The memory's parts are kept pickled (``publishing.planmemory``), by their fields: each comes back
-    equal, groups, copies, usage, rooms and namespace needs included."""
+    equal, groups, copies, usage, rooms, namespace needs and pods included."""
     sources, digests = loaded(two_shards())
     first = planning.plan(sources, file_digests=digests)
     made = planning.plan(sources, previous=reports.previous_of(first), file_digests=digests)
     assert made.memory is not None and made.memory.keeps and made.memory.components
-    for parts in (made.memory.components, made.memory.spreads, made.memory.keeps):
+    for parts in (made.memory.components, made.memory.spreads, made.memory.keeps, made.memory.measures):
         for part in parts.values():
             assert pickle.loads(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)) == part
