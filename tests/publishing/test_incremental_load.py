@@ -216,6 +216,17 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+def started_work_tree(scratch: Path, first: list[tuple[str, bytes]]) -> tuple[Path, Path]:
+    """A new git work tree under ``scratch`` with the files ``first`` written (not committed), and a cache
+    directory beside it."""
+    work, cache = scratch / "work", scratch / "cache"
+    work.mkdir()
+    git("init", "--quiet", "--initial-branch=main", cwd=work)
+    for name, data in first:
+        apply(work, ("write", name, data))
+    return work, cache
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     first=st.lists(st.tuples(st.sampled_from(FILES), TEXTS), min_size=1, max_size=4),
@@ -225,11 +236,7 @@ def test_a_git_load_through_the_cache_by_blob_id_is_a_full_load_after_every_comm
     first: list[tuple[str, bytes]], changes: list[tuple[Any, ...]]
 ) -> None:
     with tempfile.TemporaryDirectory() as scratch, unsaved_changes(0):
-        work, cache = Path(scratch, "work"), Path(scratch, "cache")
-        work.mkdir()
-        git("init", "--quiet", "--initial-branch=main", cwd=work)
-        for name, text in first:
-            apply(work, ("write", name, text))
+        work, cache = started_work_tree(Path(scratch), first)
         namespace: str | None = None
         for change in [("namespace", None), *changes]:
             apply(work, change)
@@ -359,11 +366,7 @@ def test_a_work_tree_load_through_the_cache_by_blob_id_is_a_full_load_after_ever
     """Committed, staged, edited, untracked, deleted and renamed files, in any order: a load given the work
     tree's blob ids (``open_directory(with_blobs=True)``) is a full load at every step."""
     with tempfile.TemporaryDirectory() as scratch, unsaved_changes(0):
-        work, cache = Path(scratch, "work"), Path(scratch, "cache")
-        work.mkdir()
-        git("init", "--quiet", "--initial-branch=main", cwd=work)
-        for name, text in first:
-            apply(work, ("write", name, text))
+        work, cache = started_work_tree(Path(scratch), first)
         namespace: str | None = None
         for change in [("commit",), *changes]:
             work_tree_step(work, change)
