@@ -16,6 +16,7 @@ it was and, at worst, a dangling private ref in the cache, which the next run ov
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -131,10 +132,11 @@ class RenderedRepo:
 
     def _configure(self) -> None:
         """Set the cache's own configuration (``BIG_FILE_THRESHOLD``) where it is not set yet: read and
-        written in-process, no git command."""
+        written in-process, no git command. Only a speed-up: a cache whose config another publisher holds
+        locked this very moment (both opening a new cache) is used as it is."""
         reader = self.repo.config_reader("repository")
         if str(reader.get_value("core", "bigFileThreshold", "")) != BIG_FILE_THRESHOLD:
-            with self.repo.config_writer("repository") as writer:
+            with contextlib.suppress(OSError), self.repo.config_writer("repository") as writer:
                 writer.set_value("core", "bigFileThreshold", BIG_FILE_THRESHOLD)
 
     @contextmanager

@@ -5,6 +5,7 @@ Behaviours covered:
   resolves to exactly the joined bytes (real git, hypothesis);
 - a delta that resolves to other bytes (a wrong base size, ranges of another base) is not taken: the
   expected blob is missing, and ``store_delta`` says so;
+- the cache sets core.bigFileThreshold, and still opens while another publisher holds its config;
 - an incremental publish stores the new placement.yaml as a delta of the old one, with the tree a full
   render makes, and the cache passes ``git fsck``.
 """
@@ -117,3 +118,16 @@ def test_an_incremental_publish_stores_placement_yaml_as_a_delta_of_the_old_one(
     assert described.split() == [new, old]
     git("--git-dir", str(cache_repo), "fsck", "--no-dangling")
     git("--git-dir", str(tmp_path / "rendered.git"), "fsck", "--no-dangling")
+
+
+def test_the_cache_sets_its_big_file_threshold_and_opens_while_another_publisher_holds_its_config(
+    tmp_path: Path,
+) -> None:
+    remote = make_bare(tmp_path / "remote.git")
+    cache = tmp_path / "cache.git"
+    git("init", "--quiet", "--bare", str(cache))
+    (cache / "config.lock").write_text("another publisher opening the same new cache")
+    gitwriting.RenderedRepo(cache, remote)  # only a speed-up: the cache is used as it is
+    (cache / "config.lock").unlink()
+    gitwriting.RenderedRepo(cache, remote)
+    assert git("--git-dir", str(cache), "config", "core.bigFileThreshold") == gitwriting.BIG_FILE_THRESHOLD
