@@ -93,9 +93,8 @@ class GitPublisher:
             assert tree is not None  # a render without a base emits every file
             base, (blobs, changes) = None, tree
         texts, delta = None, None
-        if base is not None and diffs.PLACEMENT_FILE in changes.written:
-            texts = increments.placement_difference(base, rendered.index)
-            delta = publishing.placement_delta(base, rendered.index)
+        if base is not None:
+            texts, delta = publishing.placement_changes(base, rendered.index, changes.written)
         comparison = publishing.comparison_of(self.repo, listing, changes, placement=texts)
         file_changes = comparison.file_changes
         if comparison.unchanged:  # the head's index, if any, still describes the head: it is kept

@@ -365,11 +365,7 @@ def render_for_head(
         placement_blob = index.others.get(diffs.PLACEMENT_FILE)
         if base is not None and changes is not None:
             before, after, tree_changes = changes_with_readme(changes, base, readme)
-            written = tree_changes.written
-            texts, delta = None, None
-            if diffs.PLACEMENT_FILE in written:
-                texts = increments.placement_difference(base, index)
-                delta = placement_delta(base, index)
+            texts, delta = placement_changes(base, index, tree_changes.written)
             return Rendered(
                 before, after.keys(), tree_changes, incremental.placement, placement_blob, index, texts, delta
             )
@@ -402,6 +398,17 @@ def changes_with_readme(
     if before.get(README_FILE) != readme_blob:
         written[README_FILE] = readme
     return before, after, gitwriting.TreeChanges(written, changes.deleted)
+
+
+def placement_changes(
+    base: increments.RenderIndex, index: increments.RenderIndex, written: Collection[str]
+) -> tuple[tuple[bytes, bytes] | None, tuple[str, bytes] | None]:
+    """What a commit on top of ``base``'s render needs of placement.yaml when it is ``written``: the old and
+    new texts without the entries both hold (``comparison_of``) and its git delta (``stored_placement``);
+    (None, None) when it did not change."""
+    if diffs.PLACEMENT_FILE not in written:
+        return None, None
+    return increments.placement_difference(base, index), placement_delta(base, index)
 
 
 def placement_delta(base: increments.RenderIndex, index: increments.RenderIndex) -> tuple[str, bytes] | None:
