@@ -9,7 +9,7 @@ without hammering the server.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from nova_agent import permissions, redacting, replacing
@@ -52,7 +52,7 @@ def resolve(kube: KubePort, item: DesiredObject) -> tuple[Resource | None, Desir
     if resource is not None and resource.namespaced and not item.ref.namespace:
         body = with_namespace(item.body, "default")
         ref = ObjectRef(item.ref.api_version, item.ref.kind, "default", item.ref.name)
-        return resource, DesiredObject(ref, body, item.digest, item.path)
+        return resource, replace(item, ref=ref, body=body)
     return resource, item
 
 

@@ -7,6 +7,15 @@ different matter; they are reported per object while the others are applied.
 YAML is read by the renderer's own loader (``nova_gitops.api.loading.load_documents``): the C loader, only
 JSON-compatible data, and bounded alias expansion, so a "billion laughs" file in the rendered repo
 is a refused render with a clear message rather than seconds of CPU and an out-of-memory kill in the digest.
+
+Two metadata fields are taken off every object before anything else (its digest included), whatever the
+render says (:data:`NEVER_APPLIED`): the agent does not trust the rendered repository with the cluster's
+garbage collector. An ``ownerReferences`` entry names an owner by uid, a relation between two objects of one
+cluster; when the owner does not exist (a manifest copied from ``kubectl get -o yaml``, or a hostile one) or
+is deleted later, the collector deletes the object — a user's adopted object with its data. A finalizer
+nobody removes holds the object's every deletion (a prune, a replacement) forever. The agent sets neither
+field itself; those on a live object that others set are left alone (server-side apply drops only what the
+agent owns).
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from nova_gitops.api.problems import SourceLocation
 
 SKIPPED_FILES: Final = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
+NEVER_APPLIED: Final = ("finalizers", "ownerReferences")
+"""Metadata the agent takes off every object before applying it (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +43,19 @@ class DesiredObject:
     body: Body
     digest: str
     path: str
+    stripped: tuple[str, ...] = ()
+    """The fields of :data:`NEVER_APPLIED` the render set and the agent took off (``metadata.<field>``)."""
+
+
+def without_never_applied(body: Body) -> tuple[Body, tuple[str, ...]]:
+    """``body`` without the metadata fields of :data:`NEVER_APPLIED` (``body`` itself when it has none), and
+    those of them it set to something (``metadata.<field>``, sorted; null or empty ones go quietly)."""
+    metadata = body.get("metadata")
+    if not isinstance(metadata, dict) or not any(field in metadata for field in NEVER_APPLIED):
+        return body, ()
+    stripped = tuple(f"metadata.{field}" for field in NEVER_APPLIED if metadata.get(field))
+    kept = {key: value for key, value in metadata.items() if key not in NEVER_APPLIED}
+    return {**body, "metadata": kept}, stripped
 
 
 def secret_problems(body: Body) -> list[str]:
@@ -87,6 +111,7 @@ def load_desired(files: Sequence[TreeFile], cluster: str) -> tuple[list[DesiredO
                 problems.append(f"{where}: {ref} is also defined in {seen[ref.key]}")
                 continue
             seen[ref.key] = where
+            body, stripped = without_never_applied(body)
             labelled = body if target == cluster else _labelled(body, cluster)
-            objects.append(DesiredObject(ref, labelled, digest_of(labelled), file.path))
+            objects.append(DesiredObject(ref, labelled, digest_of(labelled), file.path, stripped))
     return objects, problems

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from nova_agent.desired import DesiredObject
@@ -79,7 +79,7 @@ def stamped(items: Sequence[DesiredObject], repository: str) -> list[DesiredObje
         metadata = dict(item.body.get("metadata") or {})
         metadata["labels"] = {**labels_of(item.body), LABEL: repository}
         body = {**item.body, "metadata": metadata}
-        result.append(DesiredObject(item.ref, body, digest_of(body), item.path))
+        result.append(replace(item, body=body, digest=digest_of(body)))
     return result
 
 

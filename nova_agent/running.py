@@ -269,6 +269,27 @@ class Agent:
                 log_outcome(outcome)
 
 
+STRIPPED_NAMED = 5
+"""How many objects the note on stripped fields names (then a count)."""
+
+
+def stripped_applied(result: SyncResult) -> str:
+    """One line on the objects this pass applied without the ``ownerReferences`` or ``finalizers`` their
+    render set ("" when none): said when they are applied, not at every pass that finds them unchanged."""
+    refs = sorted(ref for ref in result.applied if ref in result.stripped)
+    if not refs:
+        return ""
+    fields = sorted({name for ref in refs for name in result.stripped[ref]})
+    named = ", ".join(str(ref) for ref in refs[:STRIPPED_NAMED])
+    more = f" and {len(refs) - STRIPPED_NAMED} more" if len(refs) > STRIPPED_NAMED else ""
+    return (
+        f"applied {len(refs)} object(s) without the {' and '.join(fields)} their render sets "
+        f"({named}{more}): "
+        "nova-agent never applies owner references (the garbage collector would delete the object when the "
+        "owner they name is absent) nor finalizers (docs/agent.md)"
+    )
+
+
 def log_outcome(outcome: PassOutcome) -> None:
     result = outcome.sync
     if result is not None:
@@ -285,6 +306,8 @@ def log_outcome(outcome: PassOutcome) -> None:
             log.warning("%s: %s", ref, message)
         for ref in result.replaced:
             log.info("replaced %s: the server refused the change of an immutable field", ref)
+        if stripped := stripped_applied(result):
+            log.warning("%s", stripped)
         for found in result.drifted:
             done = "put back" if found.corrected else f"not put back (drift {found.mode.value})"
             log.warning("drift: %s differs from git at %s: %s", found.ref, ", ".join(found.fields), done)

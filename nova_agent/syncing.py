@@ -79,6 +79,9 @@ class SyncResult:
     """Objects whose live state departed from git's (put back when the drift mode is ``correct``)."""
     owned: list[OwnedObject] = field(default_factory=list)
     """Of those, the ones in this agent's inventory (the report's workloads), with their revisions."""
+    stripped: dict[ObjectRef, tuple[str, ...]] = field(default_factory=dict)
+    """Objects of the render that set ``metadata.ownerReferences`` or ``metadata.finalizers``, and which:
+    the agent applies them without (``desired.NEVER_APPLIED``)."""
 
     @property
     def error_summary(self) -> str:
@@ -231,6 +234,7 @@ def sync_once(
     if (shared := repositories.inventory_refusal(inventory.repository, repository, name)) is not None:
         raise SyncRefused(shared)
     desired, resources = _resolved(kube, desired)
+    result.stripped = {item.ref: item.stripped for item in desired if item.stripped}
     wanted = {item.ref.key for item in desired}  # a refused object is not applied, and never pruned either
     desired, refused = refuse_unsafe(desired, settings)
     result.failed.update(refused)

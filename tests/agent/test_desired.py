@@ -89,3 +89,20 @@ def test_a_render_with_an_alias_bomb_is_refused(rendered: RenderedRepo, make_age
     outcome = make_agent(report_enabled=False).pass_once()
     assert outcome.exit_code == EXIT_REFUSED
     assert "is not applied" in outcome.message and "YAML aliases" in outcome.message
+
+
+def test_owner_references_and_finalizers_are_never_part_of_the_desired_object() -> None:
+    plain = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\ndata: {v: '1'}\n"
+    hostile = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n"
+        b"  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: gone, uid: 0000-dead}]\n"
+        b"  finalizers: [example.com/never-released]\ndata: {v: '1'}\n"
+    )
+    empty = plain.replace(b"namespace: ns}", b"namespace: ns, finalizers: []}")
+    [expected], _ = load_desired([TreeFile("clusters/c1/ns/a.yaml", plain)], "c1")
+    [stripped], problems = load_desired([TreeFile("clusters/c1/ns/a.yaml", hostile)], "c1")
+    [quiet], _ = load_desired([TreeFile("clusters/c1/ns/a.yaml", empty)], "c1")
+    assert problems == []
+    assert stripped.stripped == ("metadata.finalizers", "metadata.ownerReferences")
+    assert stripped.body == expected.body and stripped.digest == expected.digest  # the same applied object
+    assert quiet.stripped == () and quiet.body == expected.body
