@@ -21,7 +21,13 @@ from nova_gitops.api import (
     selectors,
 )
 from nova_gitops.api.clusters import Cluster, is_cluster_name
-from nova_gitops.api.objects import Document, Manifest, ObjectKey, split_api_version
+from nova_gitops.api.objects import (
+    Document,
+    Manifest,
+    ObjectKey,
+    cluster_relation_warnings,
+    split_api_version,
+)
 from nova_gitops.api.policies import SchedulePolicy, SpreadMode
 from nova_gitops.api.problems import (
     Problem,
@@ -174,6 +180,7 @@ def build_source_set(
     namespace_labels = _namespace_labels(workloads)
     if not any(problem.is_error for problem in problems):  # with errors, some objects were not read
         problems += unmatched_policy_warnings(found_policies, workloads, namespace_labels)
+    problems += cluster_relation_warnings(workloads)  # stripped by the render: said once, not per object
     if texts:
         problems = _point_at_fields(problems, texts)
     problems.sort(key=lambda problem: problem.location)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from nova_gitops.api.problems import SourceLocation
+from nova_gitops.api.problems import Problem, Severity, SourceLocation
 
 Body = dict[str, Any]
 """A raw Kubernetes object as YAML loads it. Treated as immutable once loaded: copy-on-write only."""
@@ -91,11 +91,18 @@ SERVER_METADATA_FIELDS: Final = frozenset(
     {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"}
 )
 """Metadata the API server writes on every change: never what a user or git set."""
+CLUSTER_RELATION_FIELDS: Final = ("finalizers", "ownerReferences")
+"""Metadata that ties an object to one cluster: an owner reference names its owner by uid, and on any other
+cluster (or once that owner is gone) the garbage collector deletes the object; a finalizer holds its every
+deletion until some controller of that cluster removes it. Never rendered, and nova-agent never applies them
+(issue 21): they come into sources with manifests copied from ``kubectl get -o yaml``."""
+_STRIPPED_METADATA: Final = SERVER_METADATA_FIELDS | frozenset(CLUSTER_RELATION_FIELDS)
 LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def strip_server_fields(body: Body) -> Body:
-    """``body`` without what the API server writes; ``body`` itself when there is nothing to strip."""
+    """``body`` without what the API server writes, nor :data:`CLUSTER_RELATION_FIELDS`; ``body`` itself
+    when there is nothing to strip."""
     out = body
     if "status" in out:
         out = {key: value for key, value in out.items() if key != "status"}
@@ -103,8 +110,8 @@ def strip_server_fields(body: Body) -> Body:
     if not isinstance(metadata, dict):
         return out
     new_metadata = metadata
-    if not SERVER_METADATA_FIELDS.isdisjoint(metadata):
-        new_metadata = {k: v for k, v in metadata.items() if k not in SERVER_METADATA_FIELDS}
+    if not _STRIPPED_METADATA.isdisjoint(metadata):
+        new_metadata = {k: v for k, v in metadata.items() if k not in _STRIPPED_METADATA}
     annotations = new_metadata.get("annotations")
     if isinstance(annotations, dict) and LAST_APPLIED_ANNOTATION in annotations:
         kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
@@ -117,3 +124,34 @@ def strip_server_fields(body: Body) -> Body:
         out = dict(body)
     out["metadata"] = new_metadata
     return out
+
+
+RELATIONS_NAMED: Final = 5
+"""How many objects the warning on :data:`CLUSTER_RELATION_FIELDS` names (then a count)."""
+
+
+def cluster_relation_warnings(workloads: Sequence[Manifest]) -> list[Problem]:
+    """ONE warning for the whole source when objects set :data:`CLUSTER_RELATION_FIELDS` (which
+    :func:`strip_server_fields` drops): how many, the first few in source order, at the first one's field.
+    None otherwise. One, not one per object: a directory copied from ``kubectl get -o yaml`` has them on
+    hundreds of objects, and the user needs to hear it once."""
+    found: list[tuple[Manifest, list[str]]] = []
+    for manifest in workloads:
+        metadata = manifest.body.get("metadata")
+        if isinstance(metadata, dict) and (metadata.get("ownerReferences") or metadata.get("finalizers")):
+            fields = [f"metadata.{name}" for name in ("ownerReferences", "finalizers") if metadata.get(name)]
+            found.append((manifest, fields))
+    if not found:
+        return []
+    count = len(found)
+    named = ", ".join(str(manifest.key) for manifest, _ in found[:RELATIONS_NAMED])
+    more = f" and {count - RELATIONS_NAMED} more" if count > RELATIONS_NAMED else ""
+    fields = sorted({name for _, names in found for name in names}, reverse=True)  # ownerReferences first
+    message = (
+        f"{count} object{'s' if count > 1 else ''} set {' or '.join(fields)} ({named}{more}): not rendered. "
+        "An owner reference names its owner by uid in one cluster, and the garbage collector deletes the "
+        "object where that owner is absent; a finalizer holds its deletion until a controller removes it. "
+        "nova-agent never applies either (docs/sources.md)"
+    )
+    first, first_fields = found[0]
+    return [Problem(first.location, message, first_fields[0], Severity.WARNING)]

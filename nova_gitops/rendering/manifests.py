@@ -6,7 +6,9 @@ manifest costs about 40), and ``manifest.body`` is never mutated because every c
 
 The steps, in order (DESIGN §3–§4):
 
-1. strip what the API server owns (``status``, ``metadata.uid`` …, the last-applied annotation), and write
+1. strip what the API server owns (``status``, ``metadata.uid`` …, the last-applied annotation) and what
+   ties the object to one cluster (``ownerReferences``, ``finalizers``: ``objects.CLUSTER_RELATION_FIELDS``,
+   which the source's load warns about once), and write
    the resolved namespace of a namespaced object that names none, so the file means the same wherever it is
    applied;
 2. label ``nova.elotl.co/target-cluster`` (and ``nova.elotl.co/schedule: "true"`` in delegated mode) and
