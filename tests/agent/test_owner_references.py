@@ -8,7 +8,8 @@ fake API server and on a real cluster (NOVA_TEST_KUBECONFIG), where the garbage 
   owner reference to a uid that never existed, which kube-controller-manager's collector acts on at once;
 - an object the agent creates gets neither field either, and a later prune is not held by a finalizer the
   render slipped in;
-- the result names each stripped object and field once; the next pass sees no drift and sends nothing.
+- the result names each stripped object and field once; the next pass sees no drift and sends nothing;
+- an owner reference an older agent applied (the nova-agent field manager owns it) goes at the next pass.
 
 Waiting for the collector is a condition, never a bare sleep: a *witness* ConfigMap the test itself makes
 with the same owner reference is deleted by the collector; once the witness is gone, the collector has had
@@ -26,9 +27,12 @@ import pytest
 from kubernetes import client
 
 from nova_agent import running
+from nova_agent.inventories import Inventory, InventoryEntry
 from nova_agent.kubeports import Resource
+from nova_agent.ownership import Ownership
 from nova_agent.resources import ObjectRef
 from nova_agent.running import EXIT_OK
+from nova_agent.syncing import write_inventory
 from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, layout
@@ -172,3 +176,26 @@ def test_an_owner_reference_to_a_uid_that_never_existed_deletes_nothing(
         again = agent.pass_once()
         assert again.exit_code == EXIT_OK, again.message
         assert again.sync is not None and again.sync.applied == [] and again.sync.drifted == []
+
+
+def test_an_owner_reference_an_older_agent_applied_goes_at_the_next_pass(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+) -> None:
+    ns = kube.namespace
+    owner = _create(kube, "owner", {"o": "1"})
+    hostile = _hostile(ns, "app", _reference("owner", owner.metadata.uid))
+    agent = make_agent(report_enabled=False)
+    applied = agent.kube.apply(CONFIGMAPS, hostile, force=False)  # as an agent before issue 21 applied it
+    ref = ObjectRef("v1", "ConfigMap", ns, "app")
+    entry = InventoryEntry(ref, "digest-with-the-reference", Ownership.CREATED, applied["metadata"]["uid"])
+    write_inventory(agent.kube, agent.settings, Inventory("old", {ref.key: entry}))
+    rendered.commit(layout("c1", hostile))
+
+    outcome = agent.pass_once()
+    assert outcome.exit_code == EXIT_OK, outcome.message
+    assert outcome.sync is not None and outcome.sync.applied == [ref]
+    live = _live(kube, "app")
+    assert live is not None and live["metadata"]["uid"] == applied["metadata"]["uid"]
+    assert "ownerReferences" not in live["metadata"]
+    again = agent.pass_once()
+    assert again.sync is not None and again.sync.applied == [] and again.sync.drifted == []
