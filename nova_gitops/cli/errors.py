@@ -3,7 +3,9 @@
 A ``UserError`` prints its message (an ``InputError`` prints one ``file:line: message`` per problem) and
 exits with the error's ``exit_code`` (a Kubernetes API that answered 429/5xx: 4, unreachable, as the agent
 says); Ctrl-C prints ``interrupted`` and exits 130; a git command that failed where nothing wrapped it prints
-``git failed: …`` and exits 2, or 4 when the remote gave no answer (``clients.gitfailures``); anything
+``git failed: …`` and exits 2, or 4 when the remote gave no answer (``clients.gitfailures``); output whose
+reader went away (``nova-gitops rollout status | head -1``) ends quietly with ``EXIT_CLOSED_PIPE`` (141,
+128 + SIGPIPE, as git and the shell's own tools end), the rest of the output thrown away; anything
 else exits 3 with a pointer to ``--debug``, which shows the traceback. Library exceptions never reach a user
 raw. The codes are ``nova_gitops.errors``' table, shared with ``nova-agent`` (docs/exit-codes.md).
 
@@ -15,6 +17,9 @@ output (``-o json``) lists problems today; one that does should list them all, s
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -30,6 +35,7 @@ from nova_gitops.errors import InputError, UserError
 
 EXIT_INTERRUPTED = errors.EXIT_INTERRUPTED
 EXIT_UNEXPECTED = errors.EXIT_UNEXPECTED
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
 MAX_PRINTED_PROBLEMS = 100
 
 T = TypeVar("T")
@@ -58,18 +64,46 @@ def run(action: Callable[[], int], *, debug: bool = False) -> int:
         return EXIT_INTERRUPTED
     except click.exceptions.Exit:
         raise
+    except BrokenPipeError as error:
+        if _output_closed():
+            return EXIT_CLOSED_PIPE
+        return _unexpected(error, debug)  # a pipe of our own (to a child), not the user's output
     except Exception as error:  # the last line of defence: nothing raw reaches the user
-        failure = gitfailures.git_failure(error)
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        if failure is not None:
-            report(f"error: {failure.message}")
-            return failure.exit_code
-        if not debug:
-            # an exception's text can quote input (a whole document): only its start is shown
-            report(f"error: unexpected {type(error).__name__}: {shortened(str(error))}")
-            report("This is a bug in nova-gitops. Run again with --debug to see where it happened.")
-        return EXIT_UNEXPECTED
+        return _unexpected(error, debug)
+
+
+def _unexpected(error: Exception, debug: bool) -> int:
+    failure = gitfailures.git_failure(error)
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    if failure is not None:
+        report(f"error: {failure.message}")
+        return failure.exit_code
+    if not debug:
+        # an exception's text can quote input (a whole document): only its start is shown
+        report(f"error: unexpected {type(error).__name__}: {shortened(str(error))}")
+        report("This is a bug in nova-gitops. Run again with --debug to see where it happened.")
+    return EXIT_UNEXPECTED
+
+
+def _output_closed() -> bool:
+    """Whether stdout or stderr is a pipe whose reader has gone (poll says POLLERR); each such one is
+    pointed at /dev/null, so that nothing more is written to it — not even by the interpreter's flush at
+    exit, which would print "Exception ignored … BrokenPipeError"."""
+    closed = False
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            descriptor = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file (a test's runner): nothing to check
+            continue
+        poll = select.poll()
+        poll.register(descriptor, select.POLLOUT)
+        if any(events & select.POLLERR for _, events in poll.poll(0)):
+            closed = True
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, descriptor)
+            os.close(null)
+    return closed
 
 
 def exit_code_of(error: UserError) -> int:
