@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from nova_agent import drifting
-from nova_agent.desired import load_desired
+from nova_agent.desired import load_desired, read_cluster_files
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.owned import OwnedObject, generation_of
 from nova_agent.resources import Body, BodyError, ObjectKey, labels_of, ref_of
@@ -60,7 +60,7 @@ def read_directory(repo: RepoCache, settings: AgentSettings) -> RenderedDirector
         raise GitUnavailable(f"the rendered repository has no branch {settings.source_branch!r} (yet)")
     if settings.allowed_signers is not None:
         repo.verify_signature(revision, settings.allowed_signers)
-    desired, _ = load_desired(repo.read_tree(revision, settings.directory), settings.cluster)
+    desired, _ = load_desired(read_cluster_files(repo, revision, settings), settings.cluster)
     manifests: dict[ObjectKey, Body] = {}
     for item in desired:
         group, kind, namespace, name = item.ref.key

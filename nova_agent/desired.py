@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from nova_agent.gitrepos import MAX_FILE_BYTES, TreeFile
+from nova_agent.gitrepos import MAX_FILE_BYTES, DirectoryMissing, RepoCache, TreeFile, redact
 from nova_agent.resources import Body, BodyError, ObjectRef, digest_of, labels_of, ref_of
+from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import names, secrets
 from nova_gitops.api.loading import load_documents
@@ -56,6 +57,30 @@ def without_never_applied(body: Body) -> tuple[Body, tuple[str, ...]]:
     stripped = tuple(f"metadata.{field}" for field in NEVER_APPLIED if metadata.get(field))
     kept = {key: value for key, value in metadata.items() if key not in NEVER_APPLIED}
     return {**body, "metadata": kept}, stripped
+
+
+def read_cluster_files(repo: RepoCache, revision: str, settings: AgentSettings) -> list[TreeFile]:
+    """The files of this agent's directory in ``revision``. Raises :class:`DirectoryMissing` saying which
+    directory, which commit and which option named it when the commit does not have it.
+
+    A missing directory is an error, never an empty desired state: a wrong ``--path``, a cluster the fleet
+    does not have (yet, or any more), a render that lost a cluster — none of them means "delete everything",
+    and none may report the commit as synced. The renderer writes every cluster it knows a directory with a
+    ``kustomization.yaml``, even when nothing is placed there, so an empty cluster is never a missing one."""
+    try:
+        return repo.read_tree(revision, settings.directory)
+    except DirectoryMissing:
+        named = (
+            f"--path {settings.path} names it"
+            if settings.path
+            else f"it is cluster {settings.cluster}'s directory (--cluster)"
+        )
+        raise DirectoryMissing(
+            f"{settings.directory}/ does not exist in commit {revision[:12]} of {redact(settings.repo)} "
+            f"(branch {settings.source_branch}); {named}: nothing is applied nor pruned. The renderer gives "
+            "every cluster of the fleet a directory (with a kustomization.yaml even when nothing is placed "
+            "there): check --cluster and --path, and that the fleet has this cluster"
+        ) from None
 
 
 def secret_problems(body: Body) -> list[str]:

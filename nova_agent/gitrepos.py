@@ -49,6 +49,10 @@ class GitUnavailable(GitError):
     """The remote could not be read (network, credentials) or has no such branch yet: try again later."""
 
 
+class DirectoryMissing(GitError):
+    """The directory is not in the commit: nothing at all is under it (git keeps no empty directory)."""
+
+
 def run_git(
     args: Sequence[str],
     cwd: Path,
@@ -162,13 +166,17 @@ class RepoCache:
             raise GitError(f"cannot read {local_ref} in the cache {self.path}: {error}") from None
 
     def read_tree(self, commit: str, directory: str) -> list[TreeFile]:
-        """Every file under ``directory`` in ``commit``, read from the object store (never a work tree)."""
+        """Every file under ``directory`` in ``commit``, read from the object store (never a work tree).
+        Raises :class:`DirectoryMissing` when the commit has nothing under it: git keeps no empty directory,
+        so that is a directory that does not exist, never one that is empty (a rendered cluster's directory
+        always holds its ``kustomization.yaml``)."""
         prefix = directory.strip("/") + "/"
         listing = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", prefix], self.path).stdout
+        records = [record for record in listing.split(b"\0") if record]
+        if not records:
+            raise DirectoryMissing(f"{prefix} does not exist in commit {commit[:12]}")
         entries: list[tuple[str, str]] = []
-        for record in listing.split(b"\0"):
-            if not record:
-                continue
+        for record in records:
             meta, _, path = record.partition(b"\t")
             mode, kind, sha = meta.decode().split()
             if kind == "blob" and mode != "120000":

@@ -26,7 +26,7 @@ from nova_agent import (
 )
 from nova_agent.applying import apply_objects, resolve
 from nova_agent.clocks import Clock
-from nova_agent.desired import DesiredObject, load_desired, secret_problems
+from nova_agent.desired import DesiredObject, load_desired, read_cluster_files, secret_problems
 from nova_agent.drifting import DriftedObject, DriftMode
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
@@ -223,7 +223,7 @@ def sync_once(
     result.revision = revision
     if settings.allowed_signers is not None:
         repo.verify_signature(revision, settings.allowed_signers)
-    files = repo.read_tree(revision, settings.directory)
+    files = read_cluster_files(repo, revision, settings)  # a missing one raises: never "delete everything"
     desired, problems = load_desired(files, settings.cluster)
     if problems:
         raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))

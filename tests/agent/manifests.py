@@ -111,9 +111,15 @@ def widget(
     )
 
 
+EMPTY_KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+
+
 def layout(cluster: str, *bodies: dict[str, Any]) -> dict[str, str | None]:
-    """Files of ``clusters/<cluster>/`` for these objects (one per file, as the renderer lays them out)."""
-    files: dict[str, str | None] = {}
+    """Files of ``clusters/<cluster>/`` for these objects (one per file, as the renderer lays them out), and a
+    ``kustomization.yaml``, which the renderer writes in every cluster's directory: removing the objects'
+    files later leaves an empty cluster, not a missing directory (an error, docs/agent.md). The agent never
+    reads it, so it lists nothing."""
+    files: dict[str, str | None] = {f"clusters/{cluster}/kustomization.yaml": EMPTY_KUSTOMIZATION}
     for body in bodies:
         namespace = body["metadata"].get("namespace") or "_cluster"
         files[f"clusters/{cluster}/{namespace}/{body['kind'].lower()}-{body['metadata']['name']}.yaml"] = (

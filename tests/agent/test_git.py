@@ -1,5 +1,6 @@
 """Git boundary (real repositories over file://): the agent reads a cluster directory from the resolved
-commit's tree (a push that lands afterwards does not leak into it); reads commit trailers; an unreachable
+commit's tree (a push that lands afterwards does not leak into it; a directory the commit does not have is
+DirectoryMissing, not an empty list); reads commit trailers; an unreachable
 remote, a missing branch, or a fetch that fails after the branch was listed is GitUnavailable (so the loop
 backs off as for an unreachable remote: exit 4, not a refusal); status reports from two agents racing on one
 branch both land, each agent rebuilding its one-file commit on the moved head; publishing unchanged bytes
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nova_agent.clocks import FakeClock
-from nova_agent.gitrepos import GitUnavailable, RepoCache
+from nova_agent.gitrepos import DirectoryMissing, GitUnavailable, RepoCache
 from nova_agent.running import EXIT_UNREACHABLE
 from nova_agent.statuspushing import StatusBranch
 from tests.agent.conftest import AgentFactory
@@ -33,7 +34,8 @@ def test_reads_the_directory_of_the_resolved_commit_only(tmp_path: Path) -> None
     repo.commit({"clusters/c1/ns/configmap-a.yaml": None, "clusters/c1/ns/configmap-z.yaml": cm("z")})
     files = cache.read_tree(first, "clusters/c1")
     assert [(f.path, f.data.decode()) for f in files] == [("clusters/c1/ns/configmap-a.yaml", cm("a"))]
-    assert cache.read_tree(first, "clusters/c3") == []
+    with pytest.raises(DirectoryMissing, match="clusters/c3/ does not exist in commit"):
+        cache.read_tree(first, "clusters/c3")  # git keeps no empty directory: missing, never empty
 
 
 def test_trailers(tmp_path: Path) -> None:

@@ -138,7 +138,8 @@ def test_mass_prune_is_refused_unless_the_commit_allows_it(
     assert agent.pass_once().exit_code == EXIT_OK
     if kube.fake is not None:
         kube.fake.requests.clear()
-    rendered.commit({path: None for path in list(files)[:2]})
+    objects = [path for path in files if not path.endswith("/kustomization.yaml")]
+    rendered.commit({path: None for path in objects[:2]})
     refused = agent.pass_once()
     assert refused.exit_code == EXIT_REFUSED
     assert "would delete 2 of the 4" in refused.message and "Nova-Allow-Mass-Prune: true" in refused.message
