@@ -135,23 +135,29 @@ def cluster_relation_warnings(workloads: Sequence[Manifest]) -> list[Problem]:
     :func:`strip_server_fields` drops): how many, the first few in source order, at the first one's field.
     None otherwise. One, not one per object: a directory copied from ``kubectl get -o yaml`` has them on
     hundreds of objects, and the user needs to hear it once."""
-    found: list[tuple[Manifest, list[str]]] = []
+    count, named, fields = 0, list[str](), set[str]()
+    first: tuple[Manifest, str] | None = None
     for manifest in workloads:
         metadata = manifest.body.get("metadata")
-        if isinstance(metadata, dict) and (metadata.get("ownerReferences") or metadata.get("finalizers")):
-            fields = [f"metadata.{name}" for name in ("ownerReferences", "finalizers") if metadata.get(name)]
-            found.append((manifest, fields))
-    if not found:
+        if not isinstance(metadata, dict) or not (
+            metadata.get("ownerReferences") or metadata.get("finalizers")
+        ):
+            continue
+        found = [f"metadata.{name}" for name in ("ownerReferences", "finalizers") if metadata.get(name)]
+        fields.update(found)
+        count += 1
+        if first is None:
+            first = (manifest, found[0])
+        if len(named) < RELATIONS_NAMED:
+            named.append(str(manifest.key))
+    if first is None:
         return []
-    count = len(found)
-    named = ", ".join(str(manifest.key) for manifest, _ in found[:RELATIONS_NAMED])
     more = f" and {count - RELATIONS_NAMED} more" if count > RELATIONS_NAMED else ""
-    fields = sorted({name for _, names in found for name in names}, reverse=True)  # ownerReferences first
     message = (
-        f"{count} object{'s' if count > 1 else ''} set {' or '.join(fields)} ({named}{more}): not rendered. "
+        f"{count} object{'s' if count > 1 else ''} set {' or '.join(sorted(fields, reverse=True))} "
+        f"({', '.join(named)}{more}): not rendered. "
         "An owner reference names its owner by uid in one cluster, and the garbage collector deletes the "
         "object where that owner is absent; a finalizer holds its deletion until a controller removes it. "
         "nova-agent never applies either (docs/sources.md)"
     )
-    first, first_fields = found[0]
-    return [Problem(first.location, message, first_fields[0], Severity.WARNING)]
+    return [Problem(first[0].location, message, first[1], Severity.WARNING)]
