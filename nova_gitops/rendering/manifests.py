@@ -136,9 +136,28 @@ def customize(
             body = fieldpaths.set_value(body, override.path, override.value)
         except (ValueError, TypeError, KeyError, IndexError) as error:
             failures.append(RenderFailure(override.path.text, f"cannot apply override: {error}"))
+    if overrides:
+        failures += _relations_set_by_overrides(body)
     if failures:
         raise ObjectRenderError(failures)
     return body
+
+
+def _relations_set_by_overrides(body: Body) -> list[RenderFailure]:
+    """Step 1 stripped ``objects.CLUSTER_RELATION_FIELDS``, so any found now an override set (its path, or a
+    whole ``metadata``): a failure each, as for an override that cannot be applied."""
+    metadata = body.get("metadata")
+    if not isinstance(metadata, dict):
+        return []
+    return [
+        RenderFailure(
+            f"metadata.{name}",
+            "cannot apply override: a relation of one cluster's objects is never rendered (the garbage "
+            "collector deletes an object whose owner is absent; a finalizer holds its deletion)",
+        )
+        for name in objects.CLUSTER_RELATION_FIELDS[::-1]  # ownerReferences first
+        if name in metadata
+    ]
 
 
 def render_object(

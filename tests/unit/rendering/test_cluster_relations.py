@@ -7,7 +7,9 @@ deletion until a controller that may not exist removes it. Both come into source
 
 - the rendered object has neither field, and the source body is not mutated;
 - a render whose source sets them says so in ONE warning, not one per object: how many objects, the first
-  few by name, pointed at the first one's field (file:line); a source without them has no such warning.
+  few by name, pointed at the first one's field (file:line); a source without them has no such warning;
+- a policy's override cannot put them back (``metadata.ownerReferences``, or a whole ``metadata``): the
+  object's render fails naming the field, as any override that cannot be applied.
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from nova_gitops.api import objects
-from nova_gitops.api.problems import Severity
-from nova_gitops.scheduling.plans import PlanSettings
+from nova_gitops.api import fieldpaths, objects
+from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import FieldOverride
+from nova_gitops.api.problems import Severity, SourceLocation
+from nova_gitops.rendering import manifests
+from nova_gitops.scheduling.plans import ClusterCopy, PlanSettings
 from nova_gitops.workflows import rendering
 from tests.builders import cluster, deployment, policy
 
@@ -88,3 +94,25 @@ def test_a_render_drops_them_and_says_so_once(tmp_path: Path) -> None:
 def test_a_source_without_them_has_no_such_warning(tmp_path: Path) -> None:
     result = _render(tmp_path, cluster("c1"), policy("p"), deployment("plain"))
     assert _relation_warnings(result) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        ("metadata.ownerReferences", [OWNER], "metadata.ownerReferences"),
+        ("metadata.finalizers", ["example.com/never-released"], "metadata.finalizers"),
+        (
+            "metadata",
+            {"name": "web", "namespace": "demo", "ownerReferences": [OWNER]},
+            "metadata.ownerReferences",
+        ),
+    ],
+)
+def test_an_override_cannot_set_them_either(path: str, value: Any, field: str) -> None:
+    body = deployment("web")
+    source = Manifest(body, SourceLocation("source.yaml", 1), "apps/v1", "Deployment", "web", "demo", True)
+    copy_ = ClusterCopy("c1", overrides=(FieldOverride(fieldpaths.parse(path), value),))
+    with pytest.raises(manifests.ObjectRenderError) as raised:
+        manifests.render_object(source, copy_, None, PlanSettings())
+    [failure] = raised.value.failures
+    assert failure.field == field and "never rendered" in failure.message
