@@ -178,6 +178,7 @@ class Controller:
             self.metrics.leading = is_leader
         self._running = False
         self._status_problems: tuple[str, ...] = ()
+        self._rollout_notes: tuple[str, ...] = ()
         self.metrics.alive = lambda: self._running
 
     def reconcile_once(self) -> ReconcileOutcome:
@@ -247,7 +248,12 @@ class Controller:
         current = decision.current_wave
         started = decision.record.started_at
         seconds = (self.wall_clock() - started).total_seconds() if started and current else 0.0
-        self.metrics.rolled_out(names.index(current) if current in names else -1, decision.paused, seconds)
+        index = names.index(current) if current in names else -1
+        self.metrics.rolled_out(index, decision.paused, seconds, bool(decision.requests_problem))
+        if decision.notes != self._rollout_notes:  # told when it appears, not at every poll
+            for note in decision.notes:
+                self.log.warning("rollout input refused", target=decision.record.target, problem=note)
+            self._rollout_notes = decision.notes
         if outcome.rollout is not None and outcome.rollout.moved is MoveOutcome.MOVED:
             for wave in decision.waves:
                 self.log.info(

@@ -137,7 +137,7 @@ class RolloutDriver:
             changes={name: self._change(state.released.get(name), target, name) for name in names},
             reports={name: health.facts_from_status(_status_of(report)) for name, report in reports.items()},
             record=record,
-            requests=records.requests_from_data(loading.load_or_none(self.requests.read_record())),
+            requests=records.read_requests(self.requests.read_record()),
             continues=bool(record.target) and self._same_rollout(record.target, target, names),
             unreported=unreported,
         )

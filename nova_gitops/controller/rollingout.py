@@ -12,22 +12,22 @@ rendered, so the rendered repository does not hold it; reading the source as the
 waves the controller's next step will use.
 
 Requests (pause, resume, promote, abort) are one file, ``rollout/requests.yaml`` on ``nova/rollout`` of the
-rendered repository, rewritten whole from what it parsed as (a corrupted file becomes a clean one, never a
-promote) and committed with a compare-and-set: when someone else changed it in between, it is read again
-and the request applied again, once.
+rendered repository, rewritten whole from what it parsed as and committed with a compare-and-set: when
+someone else changed it in between, it is read again and the request applied again, once. A file that does
+not read is a pause (``records.read_requests``), so the clean file a command writes over it stays paused —
+except ``resume``, which lifts it — and says why; the command's output says so too.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from nova_gitops import errors
-from nova_gitops.api import loading
 from nova_gitops.api.problems import Problem
 from nova_gitops.api.rollouts import RolloutStrategy
 from nova_gitops.controller import reconciling, sourcereading, statusreading
@@ -121,6 +121,8 @@ class Written:
     outcome: WriteOutcome
     requests: Requests
     commit: str | None
+    replaced: str = ""
+    """Why the file this command replaced did not read ("" when it did)."""
 
 
 def write_requests(
@@ -136,12 +138,19 @@ def write_requests(
     for _ in range(2):
         with repo.locked():
             previous = store.read_record()
-            wanted = change(records.requests_from_data(loading.load_or_none(previous)))
+            found = records.read_requests(previous)
+            wanted = replace(change(found), unreadable="")
+            if found.unreadable and wanted.paused and wanted.paused_reason == found.paused_reason:
+                wanted = replace(
+                    wanted,
+                    paused_reason=f"kept paused: the requests did not read when they were rewritten "
+                    f"({found.unreadable}); `nova-gitops rollout resume` lifts it",
+                )
             data = dump_yaml(records.requests_to_data(wanted))
             outcome = store.write_record(data, previous, message)
             if outcome is not WriteOutcome.CHANGED:
                 head = repo.remote_head(ROLLOUT_BRANCH) if outcome is WriteOutcome.WRITTEN else None
-                return Written(outcome, wanted, head)
+                return Written(outcome, wanted, head, found.unreadable)
     raise errors.RepoError(
         f"{REQUESTS_PATH} on {repo.url} {ROLLOUT_BRANCH} changed twice while this request was written "
         "(someone else is running nova-gitops rollout): run the command again"
@@ -284,7 +293,13 @@ def _rolled_back(reading: Reading) -> str:
 
 
 def _said(written: Written, done: str, following: str) -> str:
+    replaced = (
+        f"\nwarning: the requests did not read ({written.replaced}): replaced by a clean file"
+        + ("; it stays paused until `nova-gitops rollout resume`" if written.requests.paused else "")
+        if written.replaced
+        else ""
+    )
     if written.outcome is WriteOutcome.UNCHANGED:
-        return f"{done}: already requested, nothing committed\nnext: {following}"
+        return f"{done}: already requested, nothing committed\nnext: {following}{replaced}"
     where = f"{REQUESTS_PATH} on {ROLLOUT_BRANCH}"
-    return f"{done} (commit {(written.commit or '')[:7]} to {where})\nnext: {following}"
+    return f"{done} (commit {(written.commit or '')[:7]} to {where})\nnext: {following}{replaced}"

@@ -108,6 +108,11 @@ class Metrics:
             "Time since the rollout in progress started.",
             registry=self.registry,
         )
+        self.rollout_requests_unreadable = Gauge(
+            "nova_rollout_requests_unreadable",
+            "1 while rollout/requests.yaml does not read: the rollout is held paused for it.",
+            registry=self.registry,
+        )
         for outcome in OUTCOMES:  # every series exists from the start: rate() and absent() need no guess
             self.reconciles.labels(outcome)
         for action in RESCHEDULE_ACTIONS:
@@ -136,10 +141,11 @@ class Metrics:
     def failed_back(self, count: int) -> None:
         self.failbacks.inc(count)
 
-    def rolled_out(self, wave: int, paused: bool, seconds: float) -> None:
+    def rolled_out(self, wave: int, paused: bool, seconds: float, requests_unreadable: bool = False) -> None:
         self.rollout_wave.set(wave)
         self.rollout_paused.set(int(paused))
         self.rollout_seconds.set(seconds)
+        self.rollout_requests_unreadable.set(int(requests_unreadable))
 
     def triggered(self) -> None:
         self.triggers.inc()

@@ -63,6 +63,11 @@ class Decision:
     record: Record
     waves: tuple[WaveStatus, ...]
     clusters: Mapping[str, str]  # cluster → why it is where it is
+    requests_problem: str = ""
+    """Why ``rollout/requests.yaml`` did not read ("" when it did): the rollout is paused for it."""
+    notes: tuple[str, ...] = ()
+    """What the controller logs as a warning: inputs it did not trust, and why (the requests that did not
+    read; claims of the record it did not observe)."""
 
     @property
     def current_wave(self) -> str | None:

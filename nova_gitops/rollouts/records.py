@@ -10,15 +10,26 @@ never promotes the next.
 Both convert to and from plain mappings (``record_to_data``/``record_from_data``,
 ``requests_to_data``/``requests_from_data``)
 so the controller's git code only moves YAML; times are RFC 3339 UTC text.
+
+The two are read in opposite ways, each in its safe direction. A record that does not read is the empty
+record (the rollout starts over at wave 1: gates are checked again). The requests are read strictly
+(``read_requests``): a file that does not parse, a field of the wrong type (``paused: "true"``), an unknown
+field or a malformed request is not ignored but makes the whole file a **pause** (``Requests.unreadable``
+says why, with the file and line), because what the file meant may have been a pause, and a pause must never
+be lifted by a typo or a merge-conflict marker. Nothing in such a file is promoted, resumed or aborted.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from nova_gitops.api import loading
+from nova_gitops.api.names import suggestion
+from nova_gitops.api.problems import excerpt
 from nova_gitops.api.times import parse_rfc3339, rfc3339
 
 API_VERSION: Final = "gitops.nova.elotl.co/v1alpha1"
@@ -79,6 +90,9 @@ class Requests:
     resume: Resume | None = None
     promotes: frozenset[tuple[str, str]] = frozenset()
     abort: str = ""
+    unreadable: str = ""
+    """Why ``rollout/requests.yaml`` did not read (``file:line: …``); then ``paused`` is true and nothing
+    else is requested (``read_requests``). Never written back: the next command writes a clean file."""
 
 
 def format_time(moment: datetime | None) -> str | None:
@@ -167,9 +181,129 @@ def record_from_data(data: object) -> Record:
     )
 
 
+def read_requests(text: bytes | str | None) -> Requests:
+    """``rollout/requests.yaml`` as the controller and the commands act on it: no file (or an empty one) is
+    no request; a file that does not read strictly (``requests_problems``) is a pause that says why."""
+    if text is None:
+        return Requests()
+    try:
+        decoded = text.decode("utf-8") if isinstance(text, bytes) else text
+    except UnicodeDecodeError as error:
+        return unreadable_requests(f"{REQUESTS_PATH}: not UTF-8 text (byte {error.start})")
+    marker = next(
+        (number for number, line in enumerate(decoded.splitlines(), 1) if line.startswith(_CONFLICT_MARKERS)),
+        None,
+    )
+    if marker is not None:
+        return unreadable_requests(f"{REQUESTS_PATH}:{marker}: a merge-conflict marker: resolve the conflict")
+    documents, problems = loading.load_documents(REQUESTS_PATH, decoded)
+    if problems:
+        return unreadable_requests(_first(str(problems[0]), len(problems)))
+    if not documents:
+        return Requests()
+    if len(documents) > 1:
+        return unreadable_requests(f"{documents[1].location}: one document expected, found {len(documents)}")
+    document = documents[0]
+    found = requests_problems(document.body)
+    if found:
+        field, message = found[0]
+        line = loading.locate_field(decoded, document.location.line, field)
+        return unreadable_requests(_first(f"{REQUESTS_PATH}:{line}: {field}: {message}", len(found)))
+    return requests_from_data(document.body)
+
+
+def unreadable_requests(why: str) -> Requests:
+    """The requests of a file that did not read: a pause (the file may have meant one), and nothing else."""
+    reason = f"the requests do not read: {why} (fix the file, or `nova-gitops rollout resume` rewrites it)"
+    return Requests(paused=True, paused_reason=reason, unreadable=why)
+
+
+def _first(problem: str, count: int) -> str:
+    more = count - 1
+    return problem if not more else f"{problem} (and {more} more problem{'s' if more > 1 else ''})"
+
+
+_CONFLICT_MARKERS: Final = ("<<<<<<< ", "=======", ">>>>>>> ", "||||||| ")
+_REQUEST_FIELDS: Final = ("apiVersion", "kind", "paused", "pausedReason", "resume", "promote", "abort")
+_COMMIT_ID: Final = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def requests_problems(data: object) -> list[tuple[str, str]]:
+    """(field, problem) for everything in ``data`` that is not a request as ``requests_to_data`` writes it:
+    an unknown field, a value of another type, a revision that is not a full commit id, a time that is not
+    RFC 3339. Empty when the file is a clean set of requests."""
+    if not isinstance(data, Mapping):
+        return [("", f"must be a mapping, not {_type_of(data)}")]
+    problems: list[tuple[str, str]] = []
+    for key in data:
+        if key not in _REQUEST_FIELDS:
+            problems.append((str(key), f"unknown field{suggestion(str(key), _REQUEST_FIELDS)}"))
+    if data.get("kind") != "RolloutRequests":
+        problems.append(("kind", f"must be RolloutRequests, not {_shown(data.get('kind'))}"))
+    if data.get("apiVersion") != API_VERSION:
+        problems.append(("apiVersion", f"must be {API_VERSION}, not {_shown(data['apiVersion'])}"))
+    if "paused" in data and not isinstance(data["paused"], bool):
+        problems.append(("paused", f"must be true or false, not {_shown(data['paused'])}"))
+    if "pausedReason" in data and not isinstance(data["pausedReason"], str):
+        problems.append(("pausedReason", f"must be a string, not {_shown(data['pausedReason'])}"))
+    if "resume" in data:
+        problems += _entry_problems("resume", data["resume"], ("revision", "wave", "at"))
+    if "promote" in data:
+        promote = data["promote"]
+        if not isinstance(promote, list):
+            problems.append(("promote", f"must be a list of {{revision, wave}}, not {_shown(promote)}"))
+        else:
+            for index, entry in enumerate(promote):
+                problems += _entry_problems(f"promote[{index}]", entry, ("revision", "wave"))
+    if "abort" in data:
+        problems += _entry_problems("abort", data["abort"], ("revision",))
+    return problems
+
+
+def _entry_problems(field: str, entry: object, keys: tuple[str, ...]) -> list[tuple[str, str]]:
+    if not isinstance(entry, Mapping):
+        return [(field, f"must be a mapping of {', '.join(keys)}, not {_shown(entry)}")]
+    problems = [
+        (f"{field}.{key}", f"unknown field{suggestion(str(key), keys)}") for key in entry if key not in keys
+    ]
+    for key in keys:
+        value = entry.get(key)
+        where = f"{field}.{key}"
+        if key not in entry:
+            problems.append((field, f"{key} is required"))
+        elif key == "revision" and not (isinstance(value, str) and _COMMIT_ID.match(value)):
+            problems.append((where, f"must be a full commit id (40 or 64 hex digits), not {_shown(value)}"))
+        elif key == "wave" and not (isinstance(value, str) and value):
+            problems.append((where, f"must be a wave's name, not {_shown(value)}"))
+        elif key == "at" and parse_time(value) is None:
+            problems.append((where, f"must be an RFC 3339 time, not {_shown(value)}"))
+    return problems
+
+
+def _shown(value: object) -> str:
+    """How a wrong value is named in a problem: ``the string 'true'``, ``the number 3``, ``a list``."""
+    if isinstance(value, str):
+        return f"the string {excerpt(value)}"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {excerpt(value)}"
+    return _type_of(value)
+
+
+def _type_of(value: object) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return _shown(value) if isinstance(value, str | bool | int | float) else type(value).__name__
+
+
 def requests_from_data(data: object) -> Requests:
-    """``rollout/requests.yaml`` read back; anything unreadable is no request (nothing is promoted or
-    aborted by a file the controller cannot read; ``paused`` reads true only when it says so)."""
+    """The requests of a mapping ``requests_problems`` found clean (values of another type are skipped,
+    never trusted: check first)."""
     if not isinstance(data, Mapping):
         return Requests()
     resume: Resume | None = None

@@ -89,6 +89,7 @@ def document(
         "waves": wave_items,
         "clusters": cluster_items,
         "refusedReports": [str(problem) for problem in refused],
+        "requestsProblem": requests.unreadable or None,
     }
 
 

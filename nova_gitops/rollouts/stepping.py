@@ -146,6 +146,9 @@ class _Stepper:
         if record.passed_at is not None:
             self._status(wave, "passed", "promoted" if record.promoted else "passed")
             return True
+        if requests.unreadable:  # what the file meant is unknown: it may have been a pause
+            self._status(wave, "paused", f"paused: {requests.paused_reason}")
+            return False
         if requests.paused:
             why = f": {requests.paused_reason}" if requests.paused_reason else ""
             self._status(wave, "paused", f"paused by request{why}")
@@ -278,7 +281,18 @@ class _Stepper:
             members={cluster: wave.name for wave in self.waves for cluster in sorted(wave.clusters)},
         )
         moves = tuple(self.moves[cluster] for cluster in sorted(self.moves))
-        return Decision(moves, record, tuple(self.statuses), dict(sorted(self.reasons.items())))
+        return Decision(
+            moves,
+            record,
+            tuple(self.statuses),
+            dict(sorted(self.reasons.items())),
+            requests_problem=self.situation.requests.unreadable,
+            notes=self._notes(),
+        )
+
+    def _notes(self) -> tuple[str, ...]:
+        unreadable = self.situation.requests.unreadable
+        return (f"rollout paused: the requests do not read: {unreadable}",) if unreadable else ()
 
 
 def _start(waves: Sequence[Wave], situation: Situation, now: datetime) -> Record:

@@ -5,7 +5,8 @@ Behaviours covered:
   reschedule requests from a report, and reads values of the wrong type as absent;
 - Degraded is a table of conditions and reasons waiting will not cure; rolling-out reasons only wait;
 - the record and the requests survive a round trip through their YAML mappings (hypothesis); an
-  unreadable record or requests file reads as empty: a rollout starts over, nothing is promoted or aborted.
+  unreadable record reads as empty (a rollout starts over); a requests file that does not read is a pause
+  and nothing is promoted or aborted (more in test_requests_failsafe.py).
 """
 
 from __future__ import annotations
@@ -97,8 +98,9 @@ def test_a_record_survives_its_yaml(record: Record) -> None:
 def test_unreadable_files_read_as_nothing() -> None:
     assert records.record_from_data({"kind": "Other"}) == Record()
     assert records.record_from_data({"kind": "RolloutRecord", "waves": 5, "promote": 3}) == Record()
-    assert records.requests_from_data(["paused"]) == Requests()
-    assert records.requests_from_data({"paused": "yes", "promote": 3}) == Requests()
+    for text in ("- paused\n", "kind: RolloutRequests\npaused: yes\npromote: 3\n"):
+        found = records.read_requests(text)
+        assert found.paused and found.unreadable and not found.promotes
 
 
 def test_requests_are_read() -> None:
