@@ -1,4 +1,11 @@
-"""Cluster (``cluster.elotl.co/v1alpha1``) as validated data: labels, readiness and per-node capacity."""
+"""Cluster (``cluster.elotl.co/v1alpha1``) as validated data: labels, readiness and per-node capacity.
+
+What a Cluster says about its nodes is checked as the API server checks a Node: a node name is a DNS-1123
+subdomain, a taint's key a qualified name and its value a label value (node labels are labels). A source's
+Cluster and every agent's status report go through here, and these strings reach reasons, warnings,
+PLACEMENT.md and terminals: text Kubernetes would refuse (an ESC sequence, a bidi override) is a problem at
+its file and line, and a report carrying it is refused, never shown as it is.
+"""
 
 from __future__ import annotations
 
@@ -292,10 +299,16 @@ def _nodes(status: dict[Any, Any], cluster: str, check: names.Fields) -> tuple[N
 
 
 def _resource_lists(
-    raw: object, field: str, cluster: str, check: names.Fields, *, allow_negative: bool = False
+    raw: object,
+    field: str,
+    cluster: str,
+    check: names.Fields,
+    *,
+    allow_negative: bool = False,
 ) -> dict[str, dict[str, int]] | None:
-    """Per node ``{node: ResourceList}``, or cluster totals ``{cpu: "8"}`` as one node named after the
-    cluster. ``allow_negative`` for available figures: an overcommitted node reports less than nothing."""
+    """Per node ``{node: ResourceList}`` (a node whose name is not valid is an error, and left out), or
+    cluster totals ``{cpu: "8"}`` as one node named after the cluster. ``allow_negative`` for available
+    figures: an overcommitted node reports less than nothing."""
     mapping = check.mapping(raw, field)
     if mapping is None:
         return None
@@ -312,6 +325,7 @@ def _resource_lists(
                 allow_negative=allow_negative,
             )
             for node, resources in mapping.items()
+            if _node_name(node, field, check)
         }
     elif not any(nested):
         result = {
@@ -328,10 +342,22 @@ def _resource_lists(
 
 def _per_node(raw: object, field: str, nodes: Mapping[str, object], check: names.Fields) -> dict[str, Any]:
     mapping = check.mapping(raw, field) or {}
-    for node in mapping:
+    valid = {node: value for node, value in mapping.items() if _node_name(node, field, check)}
+    for node in valid:
         if node not in nodes:
             check.warning(names.child(field, str(node)), "node has no capacityResources entry; ignored")
-    return {str(node): value for node, value in mapping.items()}
+    return {str(node): value for node, value in valid.items()}
+
+
+def _node_name(raw: object, field: str, check: names.Fields) -> bool:
+    """Whether a key of a per-node map names a node as Kubernetes allows (a DNS-1123 subdomain); an error
+    at ``field`` when it does not."""
+    name = str(raw)
+    if selectors.is_dns1123_subdomain(name):
+        return True
+    where = names.child(field, name)
+    check.error(where, f"{excerpt(name)} is not a valid node name: {names.DNS1123_SUBDOMAIN_RULE}")
+    return False
 
 
 def _taints(raw: object, field: str, check: names.Fields) -> tuple[Taint, ...]:
@@ -344,6 +370,14 @@ def _taints(raw: object, field: str, check: names.Fields) -> tuple[Taint, ...]:
         check.unknown(item, where, ("key", "value", "effect", "timeAdded"))
         key = check.text(item.get("key"), f"{where}.key", required=True)
         value = check.text(item.get("value"), f"{where}.value") or ""
+        if key is not None and (key_errors := selectors.qualified_name_errors(key)):
+            check.error(f"{where}.key", f"{excerpt(key)} is not a valid taint key: {'; '.join(key_errors)}")
+            key = None
+        if value_errors := label_value_errors(value):
+            check.error(
+                f"{where}.value", f"{excerpt(value)} is not a valid taint value: {'; '.join(value_errors)}"
+            )
+            key = None
         effect = next((known for known in _TAINT_EFFECTS if known == item.get("effect")), None)
         if effect is None:
             got = described(item.get("effect"))

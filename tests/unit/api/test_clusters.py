@@ -15,7 +15,10 @@ Behaviours covered:
 - a cluster name that is a label value but not a DNS-1123 subdomain (``onprem-cluster-oregon-A``, as in
   Nova's examples) is used as is with a warning, and becomes the metadata.name label; empty names, '/',
   '..', over 63 characters or other characters are errors;
-- one table row per rule, with the exact ``file:line: field: message`` text, and all problems at once.
+- one table row per rule, with the exact ``file:line: field: message`` text, and all problems at once;
+- node names (in every per-node map) are DNS-1123 subdomains, taint keys qualified names and taint values
+  label values, as the API server checks a Node: anything else (an ESC sequence, a bidi override) is an
+  error at its field and the cluster is not used; any text is accepted exactly when Kubernetes would.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from nova_gitops.api import clusters
+from nova_gitops.api import clusters, selectors
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 
@@ -323,3 +328,111 @@ def test_a_cluster_name_that_is_no_label_value_is_an_error(name: str) -> None:
     assert cluster is None
     assert [problem.field for problem in problems] == ["metadata.name"]
     assert problems[0].is_error and f"{name!r} is not a valid name: " in problems[0].message
+
+
+NODE_RULE = "is not a valid node name: at most 253 lower-case letters, digits, '-' and '.', starting"
+
+
+@pytest.mark.parametrize(
+    ("status", "field", "message"),
+    [
+        (
+            {"capacityResources": {"node-1\x1b]0;t\x07": {"cpu": 1}}},
+            "status.capacityResources['node-1\x1b]0;t\x07']",
+            f"'node-1\\x1b]0;t\\x07' {NODE_RULE}",
+        ),
+        (
+            {"capacityResources": {"n1": {"cpu": 1}}, "availableResources": {"N_1": {"cpu": 1}}},
+            "status.availableResources.N_1",
+            f"'N_1' {NODE_RULE}",
+        ),
+        (
+            {"capacityResources": {"n1": {"cpu": 1}}, "nodeLabels": {"n1\u202e": {"a": "b"}}},
+            "status.nodeLabels[n1\u202e]",
+            f"'n1\\u202e' {NODE_RULE}",
+        ),
+        (
+            {"capacityResources": {"n1": {"cpu": 1}}, "nodeTaints": {"": []}},
+            "status.nodeTaints[]",
+            f"'' {NODE_RULE}",
+        ),
+        (
+            {
+                "capacityResources": {"n1": {"cpu": 1}},
+                "nodeTaints": {"n1": [{"key": "gpu\x1b[2J", "effect": "NoSchedule"}]},
+            },
+            "status.nodeTaints.n1[0].key",
+            "'gpu\\x1b[2J' is not a valid taint key: name part must consist of alphanumeric characters",
+        ),
+        (
+            {
+                "capacityResources": {"n1": {"cpu": 1}},
+                "nodeTaints": {"n1": [{"key": "a/b/c", "effect": "NoSchedule"}]},
+            },
+            "status.nodeTaints.n1[0].key",
+            "'a/b/c' is not a valid taint key: prefix part must be a lowercase DNS-1123 subdomain",
+        ),
+        (
+            {
+                "capacityResources": {"n1": {"cpu": 1}},
+                "nodeTaints": {"n1": [{"key": "gpu", "value": "x\u202ey", "effect": "NoSchedule"}]},
+            },
+            "status.nodeTaints.n1[0].value",
+            "'x\\u202ey' is not a valid taint value: a label value must be empty or consist of",
+        ),
+        (
+            {
+                "capacityResources": {"n1": {"cpu": 1}},
+                "nodeTaints": {"n1": [{"key": "gpu", "value": "v" * 64, "effect": "NoSchedule"}]},
+            },
+            "status.nodeTaints.n1[0].value",
+            "is not a valid taint value: must be no more than 63 characters",
+        ),
+    ],
+)
+def test_node_names_and_taints_are_checked_as_kubernetes_checks_a_node(
+    status: dict[str, Any], field: str, message: str
+) -> None:
+    """Issue 21 item 8: what a Cluster says of its nodes reaches reasons, PLACEMENT.md and terminals; text
+    the API server would refuse for a Node is an error at its field (the cluster, or the report, is not
+    used), never a crash."""
+    cluster, problems = parse(cluster_body(status))
+    assert cluster is None
+    errors = [problem for problem in problems if problem.is_error]
+    assert [problem.field for problem in errors] == [field]
+    assert message in errors[0].message
+
+
+def test_what_kubernetes_allows_of_a_node_is_accepted() -> None:
+    taints = [
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+        {"key": "example.com/dedicated", "value": "team_a.v1", "effect": "NoExecute"},
+        {"key": "k", "value": "", "effect": "PreferNoSchedule"},
+    ]
+    status = {
+        "capacityResources": {"ip-10-0-0-1.ec2.internal": {"cpu": 1}, "0node": {"cpu": 1}},
+        "nodeTaints": {"ip-10-0-0-1.ec2.internal": taints},
+    }
+    cluster, problems = parse(cluster_body(status))
+    assert problems == [] and cluster is not None
+    assert [taint.key for taint in cluster.nodes[1].taints] == [taint["key"] for taint in taints]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.text(max_size=80), st.text(max_size=80))
+def test_any_node_name_or_taint_is_accepted_exactly_when_kubernetes_would(
+    node: str, key: str, value: str
+) -> None:
+    status = {
+        "capacityResources": {node: {"cpu": 1}},
+        "nodeTaints": {node: [{"key": key, "value": value, "effect": "NoSchedule"}]},
+    }
+    cluster, problems = parse(cluster_body(status))
+    valid = (
+        selectors.is_dns1123_subdomain(node)
+        and selectors.is_qualified_name(key)
+        and not selectors.label_value_errors(value)
+    )
+    assert (cluster is not None) is valid, problems
+    if cluster is not None:
+        assert cluster.nodes[0].taints == (clusters.Taint(key, value, "NoSchedule"),)
