@@ -6,8 +6,10 @@ so such a directory is handed to ``kustomize build`` (or ``kubectl kustomize``, 
 output replaces that directory's files. Which directories:
 
 - every directory holding ``kustomization.yaml``/``.yml``/``Kustomization`` is a kustomization; one that
-  another kustomization includes (``resources``/``bases``/``components``, transitively) is built only as
-  part of it, and those that are included by none are built on their own;
+  another kustomization includes (``resources``/``bases``/``components``, or ``generators``/
+  ``transformers``/``validators``, transitively) is built only as part of it, and those that are included by
+  none are built on their own; kustomizations that include each other (a cycle, ``resources: [.]``
+  included) are an error naming each of them, never a silent omission of their objects;
 - the files below a built directory, and below every directory it includes, are not read again one by one
   (``kubectl apply -k`` applies only what the kustomization lists).
 
@@ -23,28 +25,33 @@ as much as on the base file they came from.
 The source is hostile (docs/security.md), and kustomize can fetch remote bases over git and HTTP and read
 files anywhere a path leads. So:
 
-- every path a kustomization names (resources, bases, components, patches, generator files...) must be a
-  relative path inside the source; a URL, an absolute path or a path leading out of the source is a
-  problem at the kustomization, and nothing is run for it. A resource that is not a file or directory of
-  the source is refused too, since kustomize would try it as a remote URL;
+- every path a kustomization names, in every field kustomize reads one through, is checked first
+  (``sources.kustomizations``): a URL, an absolute path, a path leading out of the source (or through a
+  symbolic link), a field kustomize does not have, and Helm are problems at the entry's line; a
+  kustomization with one is never built, nor is any kustomization that includes it;
 - kustomize runs on a temporary copy of only the directories involved (regular files below the source
-  root, read with ``SourceReader``'s rules), with its default load restrictor ``LoadRestrictionsRootOnly``
-  (never ``--load-restrictor LoadRestrictionsNone``): no file outside a kustomization's root is loaded;
-- its environment is emptied but for ``PATH``, with a ``HOME`` inside the copy, git refusing every
-  transport and an unreachable HTTP(S) proxy, as defence in depth; it runs with a timeout;
+  root, read with ``SourceReader``'s rules; no link), each kustomization file written from the spec that
+  was checked, with its default load restrictor ``LoadRestrictionsRootOnly`` (never
+  ``--load-restrictor LoadRestrictionsNone``): no file outside a kustomization's root is loaded;
+- it cannot reach a network or a git remote by construction, whatever reaches it (``run_kustomize``): it
+  runs in a process that cannot open a socket (``sources.isolating``'s seccomp filter), with a PATH where
+  no ``git`` is found, an environment of its own and a deadline; Go's HTTP client would otherwise send a
+  request for ``127.0.0.1`` past any proxy setting;
 - no plugins (no ``--enable-alpha-plugins``, ``--enable-exec``, ``--enable-helm``): generators and
   transformers that would run programs fail the build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,8 +60,9 @@ import yaml
 
 from nova_gitops.api import loading
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, excerpt, shortened
+from nova_gitops.api.problems import Problem, SourceLocation, shortened
 from nova_gitops.errors import UserError
+from nova_gitops.sources import isolating, kustomizations
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT_SECONDS = 60.0
@@ -62,30 +70,7 @@ MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 _MESSAGE_LIMIT = 400
 
-_INCLUDING_FIELDS = ("resources", "bases", "components")
-"""Fields that name other kustomizations (directories) or resource files."""
-_FILE_LIST_FIELDS = (
-    "crds",
-    "patchesStrategicMerge",
-    "transformers",
-    "generators",
-    "validators",
-    "configurations",
-)
-_GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
-_PATH_ENTRY_FIELDS = ("patches", "patchesJson6902", "replacements")
-_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|git::)", re.IGNORECASE)
-"""What kustomize fetches over the network whatever the source holds; other remote forms (``github.com/o/r``)
-are paths that do not exist in the source, refused as such where kustomize would fetch them (resources)."""
-
-
-class _Unsafe(Exception):
-    """A kustomization that is not built: why, at which field."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field_name = field_name
-        self.message = message
+_KLOG_PREFIX = re.compile(r"^[EWI]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,18 +115,115 @@ class Reader(Protocol):
 
 def builder(environ: Mapping[str, str]) -> list[str]:
     """The command that builds a kustomization: ``kustomize build`` or ``kubectl kustomize``, as found on
-    PATH; UserError naming both when neither is."""
+    PATH (an absolute path: it runs with a PATH of nothing); UserError naming both when neither is."""
     path = environ.get("PATH", os.defpath)
     found = shutil.which("kustomize", path=path)
     if found:
-        return [found, "build"]
+        return [os.path.abspath(found), "build"]
     found = shutil.which("kubectl", path=path)
     if found:
-        return [found, "kustomize"]
+        return [os.path.abspath(found), "kustomize"]
     raise UserError(
         "the source holds a kustomization.yaml, and building it needs `kustomize` or `kubectl` (which embeds "
         "kustomize) on PATH: neither was found; install one, or remove the kustomization"
     )
+
+
+class _Sources:
+    """The kustomizations of one source, read and checked: which may be built, what each names."""
+
+    def __init__(self, root: Path, kustomization_files: Sequence[str], reader: Reader) -> None:
+        self.all: dict[str, Kustomization] = {}
+        self.problems: list[Problem] = []
+        for name in kustomization_files:
+            directory = posixpath.dirname(name)
+            if directory in self.all:
+                self.problems.append(
+                    Problem(
+                        SourceLocation(name, 1),
+                        f"a second kustomization file in one directory (with {self.all[directory].file}): "
+                        "kustomize refuses to choose; keep one",
+                    )
+                )
+            self.all.setdefault(directory, Kustomization(directory, name))
+        self.refused = {posixpath.dirname(problem.location.file) for problem in self.problems}
+        self.specs: dict[str, dict[str, Any]] = {}  # the ones that passed every check
+        self.texts: dict[str, str] = {}
+        self.named: dict[str, list[kustomizations.Entry]] = {}
+        real_root = os.path.realpath(root)
+        for directory, kustomization in sorted(self.all.items()):
+            try:
+                spec = self._read(reader, kustomization)
+            except kustomizations.Unsafe as unsafe:
+                self._refuse(kustomization, unsafe)
+                continue
+            self.named[directory] = kustomizations.named(directory, spec, self.all)
+            try:
+                kustomizations.check(real_root, directory, spec, self.all)
+            except kustomizations.Unsafe as unsafe:
+                self._refuse(kustomization, unsafe)
+                continue
+            if directory not in self.refused:
+                self.specs[directory] = spec
+        for cycle in kustomizations.cycles(self.named):
+            self._cycle(cycle)
+
+    def _read(self, reader: Reader, kustomization: Kustomization) -> dict[str, Any]:
+        from nova_gitops.sources.directory import Refused
+
+        try:
+            data = reader.read(kustomization.file)
+            spec = loading.load_one(data)
+        except (Refused, OSError, loading.YamlRefused) as error:
+            raise kustomizations.Unsafe("", f"cannot read the kustomization: {error}") from None
+        self.texts[kustomization.directory] = data.decode("utf-8")
+        if not isinstance(spec, dict):
+            raise kustomizations.Unsafe("", "a kustomization must be a mapping (resources, patches, ...)")
+        return spec
+
+    def line(self, directory: str, field_name: str) -> int:
+        text = self.texts.get(directory)
+        return loading.FieldLocator(text).line_of(1, field_name) if text and field_name else 1
+
+    def _refuse(self, kustomization: Kustomization, unsafe: kustomizations.Unsafe) -> None:
+        at = SourceLocation(kustomization.file, self.line(kustomization.directory, unsafe.field_name))
+        self.problems.append(Problem(at, unsafe.message, unsafe.field_name or None))
+        self.refused.add(kustomization.directory)
+        self.specs.pop(kustomization.directory, None)
+
+    def _cycle(self, steps: Sequence[kustomizations.Step]) -> None:
+        shown = ", ".join(
+            f"{self.all[step.directory].file}:{self.line(step.directory, step.field)} includes "
+            f"{step.target or '.'}"
+            for step in steps
+        )
+        first = steps[0]
+        self.problems.append(
+            Problem(
+                SourceLocation(self.all[first.directory].file, self.line(first.directory, first.field)),
+                f"kustomizations include each other in a cycle, which kustomize cannot build: {shown}",
+                first.field,
+            )
+        )
+        for step in steps:
+            self.refused.add(step.directory)
+            self.specs.pop(step.directory, None)
+
+    def tops(self) -> list[str]:
+        """The kustomizations to build on their own: checked, and named by no kustomization."""
+        included = {entry.path for entries in self.named.values() for entry in entries}
+        return [directory for directory in sorted(self.specs) if directory not in included]
+
+    def closure(self, top: str) -> list[str]:
+        """``top`` and every kustomization it names, transitively."""
+        seen: set[str] = set()
+        pending = [top]
+        while pending:
+            directory = pending.pop()
+            if directory not in seen:
+                seen.add(directory)
+                pending.extend(entry.path for entry in self.named.get(directory, ()))
+        return sorted(seen)
 
 
 def build_all(
@@ -152,177 +234,49 @@ def build_all(
     environ: Mapping[str, str] | None = None,
     timeout: float = TIMEOUT_SECONDS,
 ) -> Built:
-    """Build every kustomization of ``root`` that no other includes (see the module docstring)."""
+    """Build every kustomization of ``root`` that no other includes (see the module docstring). One that
+    was refused (a problem names it) is never built, nor is any kustomization that includes it."""
     result = Built()
-    kustomizations = {
-        posixpath.dirname(name): Kustomization(posixpath.dirname(name), name) for name in kustomization_files
-    }
-    specs: dict[str, dict[str, Any]] = {}
-    includes: dict[str, list[str]] = {}
-    for directory, kustomization in sorted(kustomizations.items()):
-        try:
-            spec = _read_kustomization(reader, kustomization)
-            specs[directory] = spec
-            includes[directory] = _checked_includes(root, kustomization, spec, kustomizations)
-        except _Unsafe as unsafe:
-            result.problems.append(Problem(kustomization.location, unsafe.message, unsafe.field_name))
-        result.covered.add(directory)
-    included = {child for children in includes.values() for child in children}
-    tops = [directory for directory in sorted(specs) if directory not in included]
+    found = _Sources(root, kustomization_files, reader)
+    result.problems += sorted(found.problems)
+    result.covered.update(found.all)
+    tops = found.tops()
     if not tops:
         return result
     command = builder(environ if environ is not None else os.environ)
     for top in tops:
-        closure = _closure(top, includes)
-        result.covered.update(closure)
-        if any(directory not in specs for directory in closure):
+        closure = found.closure(top)
+        if any(directory not in found.specs for directory in closure):
             continue  # an included kustomization was refused: its problem is reported already
-        _build_one(root, kustomizations[top], specs[top], closure, reader, command, timeout, result)
+        specs = {directory: (found.all[directory], found.specs[directory]) for directory in closure}
+        _build_one(root, found.all[top], specs, reader, command, timeout, result)
     return result
-
-
-def _read_kustomization(reader: Reader, kustomization: Kustomization) -> dict[str, Any]:
-    from nova_gitops.sources.directory import Refused
-
-    try:
-        spec = loading.load_one(reader.read(kustomization.file))
-    except (Refused, OSError, loading.YamlRefused) as error:
-        raise _Unsafe("", f"cannot read the kustomization: {error}") from None
-    if not isinstance(spec, dict):
-        raise _Unsafe("", "a kustomization must be a mapping (resources, patches, ...)")
-    _check_paths(spec)
-    return spec
-
-
-def _entries(spec: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """(field, path) for every path or URL a kustomization names."""
-    for name in (*_INCLUDING_FIELDS, *_FILE_LIST_FIELDS):
-        value = spec.get(name)
-        for index, entry in enumerate(value if isinstance(value, list) else []):
-            if isinstance(entry, str):
-                yield f"{name}[{index}]", entry
-            elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                yield f"{name}[{index}].path", entry["path"]
-    for name in _PATH_ENTRY_FIELDS:
-        value = spec.get(name)
-        for index, entry in enumerate(value if isinstance(value, list) else []):
-            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                yield f"{name}[{index}].path", entry["path"]
-    for name in _GENERATOR_FIELDS:
-        value = spec.get(name)
-        for index, entry in enumerate(value if isinstance(value, list) else []):
-            if not isinstance(entry, dict):
-                continue
-            for key in ("files", "envs"):
-                listed = entry.get(key)
-                for position, item in enumerate(listed if isinstance(listed, list) else []):
-                    if isinstance(item, str):
-                        yield f"{name}[{index}].{key}[{position}]", item.partition("=")[2] or item
-            if isinstance(entry.get("env"), str):
-                yield f"{name}[{index}].env", entry["env"]
-    openapi = spec.get("openapi")
-    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
-        yield "openapi.path", openapi["path"]
-    if spec.get("helmCharts") or spec.get("helmChartInflationGenerator"):
-        yield "helmCharts", "https://helm charts are fetched from the network"
-
-
-def _check_paths(spec: Mapping[str, Any]) -> None:
-    for field_name, entry in _entries(spec):
-        if _REMOTE.match(entry.strip()):
-            raise _Unsafe(
-                field_name,
-                f"{excerpt(entry)} is a remote resource: nova-gitops builds kustomizations only from files "
-                "of the source (vendor the base into the repository)",
-            )
-        if entry.startswith("/"):
-            raise _Unsafe(field_name, f"{excerpt(entry)} is an absolute path: name a path inside the source")
-
-
-def _checked_includes(
-    root: Path,
-    kustomization: Kustomization,
-    spec: Mapping[str, Any],
-    kustomizations: Mapping[str, Kustomization],
-) -> list[str]:
-    """The directories (relative) that ``kustomization`` includes; _Unsafe for a path leaving the source or
-    naming nothing in it (kustomize would try it as a remote URL)."""
-    included: list[str] = []
-    real_root = os.path.realpath(root)
-    for name in _INCLUDING_FIELDS:
-        value = spec.get(name)
-        for index, entry in enumerate(value if isinstance(value, list) else []):
-            if not isinstance(entry, str):
-                continue
-            field_name = f"{name}[{index}]"
-            joined = posixpath.normpath(posixpath.join(kustomization.directory, entry))
-            if joined == ".." or joined.startswith("../"):
-                raise _Unsafe(field_name, f"{excerpt(entry)} leads outside the source: name a path inside it")
-            joined = "" if joined == "." else joined
-            target = os.path.join(real_root, joined)
-            resolved = os.path.realpath(target)
-            if os.path.commonpath([real_root, resolved]) != real_root:
-                raise _Unsafe(field_name, f"{excerpt(entry)} leads outside the source: name a path inside it")
-            if os.path.isdir(target):
-                if joined not in kustomizations:
-                    raise _Unsafe(field_name, f"{excerpt(entry)} is a directory without a kustomization.yaml")
-                included.append(joined)
-            elif not os.path.isfile(target):
-                raise _Unsafe(
-                    field_name,
-                    f"{excerpt(entry)} is not a file or directory of the source "
-                    "(remote resources are refused)",
-                )
-    return included
-
-
-def _closure(top: str, includes: Mapping[str, Sequence[str]]) -> list[str]:
-    seen: list[str] = []
-    pending = [top]
-    while pending:
-        directory = pending.pop()
-        if directory in seen:
-            continue
-        seen.append(directory)
-        pending.extend(includes.get(directory, ()))
-    return sorted(seen)
 
 
 def _build_one(
     root: Path,
     top: Kustomization,
-    spec: Mapping[str, Any],
-    closure: Sequence[str],
+    specs: Mapping[str, tuple[Kustomization, Mapping[str, Any]]],
     reader: Reader,
     command: Sequence[str],
     timeout: float,
     result: Built,
 ) -> None:
+    """Build ``top`` from a copy of the directories of ``specs`` (``top`` and what it includes), each
+    kustomization file written from its checked spec: kustomize reads exactly what was checked, never a
+    text YAML parsers might read two ways."""
+    spec = specs[top.directory][1]
     with tempfile.TemporaryDirectory(prefix="nova-kustomize-") as scratch:
         copy = Path(scratch, "source")
-        problems = _copy_directories(root, closure, reader, copy)
+        problems = _copy_directories(root, sorted(specs), reader, copy)
         if problems:
             result.problems += problems
             return
         wants_origins = _asks_for_origins(spec)
-        annotated = dict(spec)
-        if not wants_origins:
-            metadata = spec.get("buildMetadata")
-            listed = (
-                [item for item in metadata if isinstance(item, str)] if isinstance(metadata, list) else []
-            )
-            annotated["buildMetadata"] = [*listed, "originAnnotations"]
-        (copy / top.file).write_text(yaml.dump(annotated, Dumper=yaml.CSafeDumper, sort_keys=False))
-        target = str(copy / top.directory) if top.directory else str(copy)
+        _write_kustomizations(copy, top, specs, origins=not wants_origins)
+        target = copy / top.directory if top.directory else copy
         try:
-            done = subprocess.run(
-                [*command, target],
-                capture_output=True,
-                timeout=timeout,
-                env=_environment(Path(scratch)),
-                cwd=scratch,
-                check=False,
-            )
+            done = run_kustomize(command, target, Path(scratch), timeout)
         except subprocess.TimeoutExpired:
             result.problems.append(Problem(top.location, f"kustomize build timed out after {timeout:g}s"))
             return
@@ -330,8 +284,7 @@ def _build_one(
             result.problems.append(Problem(top.location, f"cannot run {command[0]}: {error.strerror}"))
             return
         if done.returncode != 0:
-            message = _kustomize_message(done.stderr.decode("utf-8", "replace"), scratch)
-            result.problems.append(Problem(top.location, f"kustomize build failed: {message}"))
+            result.problems.append(Problem(top.location, _failure(done, scratch)))
             return
     if len(done.stdout) > MAX_OUTPUT_BYTES:
         result.problems.append(Problem(top.location, "kustomize build output is over the 64 MiB limit"))
@@ -348,6 +301,69 @@ def _build_one(
         result.built_files.add(location.file)
 
 
+def _write_kustomizations(
+    copy: Path,
+    top: Kustomization,
+    specs: Mapping[str, tuple[Kustomization, Mapping[str, Any]]],
+    *,
+    origins: bool,
+) -> None:
+    """Each kustomization file of the copy written from its checked spec; ``top``'s asks for origin
+    annotations when ``origins``."""
+    for directory, (kustomization, checked) in specs.items():
+        written = dict(checked)
+        if directory == top.directory and origins:
+            metadata = checked.get("buildMetadata")
+            listed = metadata if isinstance(metadata, list) else []
+            listed = [item for item in listed if isinstance(item, str)]
+            written["buildMetadata"] = [*listed, "originAnnotations"]
+        text = yaml.dump(written, Dumper=yaml.CSafeDumper, sort_keys=False)
+        (copy / kustomization.file).write_text(text)
+
+
+def _failure(done: subprocess.CompletedProcess[bytes], scratch: str) -> str:
+    stderr = done.stderr.decode("utf-8", "replace")
+    if done.returncode == isolating.UNAVAILABLE and stderr.startswith(isolating.REFUSAL_PREFIX):
+        reason = shortened(stderr.removeprefix(isolating.REFUSAL_PREFIX).strip(" ()\n"), _MESSAGE_LIMIT)
+        return f"kustomize is not run where it cannot be kept off the network: {reason}"
+    return f"kustomize build failed: {_kustomize_message(stderr, scratch)}"
+
+
+def run_kustomize(
+    command: Sequence[str], target: Path, scratch: Path, timeout: float
+) -> subprocess.CompletedProcess[bytes]:
+    """``command target`` (``kustomize build DIR``) run so that it can reach no network and run no git: in
+    a process that cannot open a socket (``sources.isolating``), with a PATH of nothing, an environment of
+    its own (a HOME and a working directory in ``scratch``) and a deadline, after which its whole process
+    group is killed. Nothing here checks what ``target`` names; ``build_all`` does, before."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    argv = isolating.command([*command, str(target)])
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_environment(scratch),
+        cwd=scratch,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise
+    except BaseException:
+        _kill_group(process)
+        raise
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+
+
 def _asks_for_origins(spec: Mapping[str, Any]) -> bool:
     metadata = spec.get("buildMetadata")
     return isinstance(metadata, list) and "originAnnotations" in metadata
@@ -355,7 +371,9 @@ def _asks_for_origins(spec: Mapping[str, Any]) -> bool:
 
 def _copy_directories(root: Path, closure: Sequence[str], reader: Reader, copy: Path) -> list[Problem]:
     """Regular files below each directory of ``closure`` into ``copy`` at the same relative paths, read
-    with the source's rules (no link out of the source, size limits); hidden directories are skipped."""
+    with the source's rules (no link out of the source, size limits); hidden directories and symlinked
+    ones are skipped (the source's walk reports the latter). The copy holds no link: kustomize, which
+    joins paths lexically, finds there what the checks saw."""
     from nova_gitops.sources.directory import Refused
 
     problems: list[Problem] = []
@@ -372,6 +390,9 @@ def _copy_directories(root: Path, closure: Sequence[str], reader: Reader, copy: 
             relative_dir = "" if relative_dir == "." else relative_dir
             for name in sorted(files):
                 relative = f"{relative_dir}/{name}" if relative_dir else name
+                destination = copy / relative
+                if destination.exists():  # below two directories of the closure: copied once
+                    continue
                 try:
                     data = reader.read(relative)
                 except Refused as refused:
@@ -380,22 +401,23 @@ def _copy_directories(root: Path, closure: Sequence[str], reader: Reader, copy: 
                 except OSError as error:
                     problems.append(Problem(SourceLocation(relative, 1), f"cannot read: {error.strerror}"))
                     continue
-                destination = copy / relative
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 destination.write_bytes(data)
     return problems
 
 
 def _environment(scratch: Path) -> dict[str, str]:
-    """Nothing of ours for kustomize: PATH only, a HOME of its own, no git transport, no reachable proxy."""
+    """Nothing of ours for kustomize: a PATH where no program is found (no git, no helm, no plugin), a
+    HOME of its own, and, should a git run all the same, no transport and no configuration."""
     unreachable = "http://127.0.0.1:9"
     return {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(scratch),
+        "PATH": str(scratch / "no-programs"),
+        "HOME": str(scratch / "home"),
         "KUBECONFIG": str(scratch / "no-kubeconfig"),
         "GIT_ALLOW_PROTOCOL": "none",
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
         "HTTP_PROXY": unreachable,
         "HTTPS_PROXY": unreachable,
         "http_proxy": unreachable,
@@ -406,9 +428,10 @@ def _environment(scratch: Path) -> dict[str, str]:
 
 
 def _kustomize_message(stderr: str, scratch: str) -> str:
-    """kustomize's error, without the temporary directory's path and the deprecation chatter, shortened."""
+    """kustomize's error, without the temporary directory's path, klog's prefix and the deprecation
+    chatter, shortened."""
     lines = [
-        line.strip()
+        _KLOG_PREFIX.sub("", line.strip())
         for line in stderr.replace(os.path.join(scratch, "source") + os.sep, "")
         .replace(scratch, "")
         .splitlines()
