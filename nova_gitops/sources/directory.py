@@ -44,6 +44,10 @@ _RENDER_MARKER_BYTES = 512
 OUTSIDE = "symlink to a path outside the source is not read"
 MISSING = "symlink to a missing file is not read"
 NOT_REGULAR = "not a regular file (only regular files and symlinks to them are read)"
+LINKED_DIRECTORY = (
+    "symlink to a directory: nothing below it is read (only links to files are followed); link each file, "
+    "or move the directory here"
+)
 TOO_LARGE = f"file is over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; split it"
 
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
@@ -200,36 +204,54 @@ class SourceReader:
 def yaml_files(root: Path) -> list[str]:
     """Relative paths of the YAML files below ``root``, sorted; ``root`` may also be one file. Entries that
     are not directories are listed whatever they are (links, FIFOs): reading decides, and reports them."""
-    return _walk(root)[0]
+    return _walk(root).files
 
 
-def _walk(root: Path) -> tuple[list[str], list[str]]:
-    """(YAML files, kustomization files) below ``root``, relative and sorted."""
+@dataclass(frozen=True, slots=True)
+class _Walked:
+    files: list[str]  # YAML files, relative and sorted
+    kustomizations: list[str]  # kustomization files, relative and sorted
+    problems: list[Problem]  # symbolic links to directories, which are never walked into
+
+
+def _walk(root: Path) -> _Walked:
+    """What is below ``root``: see ``_Walked``.
+
+    A symbolic link to a directory is never walked into: ``kubectl apply -R`` does not follow one either,
+    a git source's export cannot hold one that leads out of its tree, and one inside the tree would read
+    its files twice (or loop). It is not skipped without a word: one leading out of the source is the
+    problem a link to a file outside gets (``OUTSIDE``), one inside it ``LINKED_DIRECTORY``. Either stops a
+    render, so a directory replaced by a link never makes its objects (and a kustomization below it)
+    vanish from a publish, which would prune them from every cluster."""
     if not root.is_dir():
-        return [root.name], []
+        return _Walked([root.name], [], [])
     found = []
     kustomizations = []
+    problems: list[Problem] = []
+    real_root = os.path.realpath(root)
     for directory, subdirectories, files in os.walk(root):
-        # os.walk lists a link to a directory among the subdirectories but never walks into it; it is not
-        # looked into here either (is_previous_render would read through it)
-        subdirectories[:] = sorted(
-            name
-            for name in subdirectories
-            if not name.startswith(".")
-            and not os.path.islink(os.path.join(directory, name))
-            and not is_previous_render(Path(directory, name))
-        )
         relative = os.path.relpath(directory, root)
+        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
+        walked = []
+        for name in sorted(subdirectories):
+            if name.startswith("."):
+                continue
+            path = os.path.join(directory, name)
+            if os.path.islink(path):  # not looked into (is_previous_render would read through it)
+                target = os.path.realpath(path)
+                inside = os.path.commonpath([real_root, target]) == real_root
+                problems.append(
+                    Problem(SourceLocation(prefix + name, 1), LINKED_DIRECTORY if inside else OUTSIDE)
+                )
+            elif not is_previous_render(Path(path)):
+                walked.append(name)
+        subdirectories[:] = walked
         for name in files:
             if name in SKIPPED_FILE_NAMES:
-                kustomizations.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
-            if (
-                name.endswith((".yaml", ".yml"))
-                and name not in SKIPPED_FILE_NAMES
-                and not name.startswith(".")
-            ):
-                found.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
-    return sorted(found), sorted(kustomizations)
+                kustomizations.append(prefix + name)
+            elif name.endswith((".yaml", ".yml")) and not name.startswith("."):
+                found.append(prefix + name)
+    return _Walked(sorted(found), sorted(kustomizations), problems)
 
 
 def is_previous_render(directory: Path) -> bool:
@@ -330,7 +352,11 @@ def read_source(
     unread: dict[str, str] = {}
     digests: dict[str, str] = {}
     problems: list[Problem] = []
-    relatives, kustomization_files = _walk(root)
+    walked = _walk(root)
+    relatives, kustomization_files = walked.files, walked.kustomizations
+    problems += [
+        replace(p, location=replace(p.location, file=prefix + p.location.file)) for p in walked.problems
+    ]
     built_files: frozenset[str] = frozenset()
     reader_root = root if root.is_dir() else root.parent
     with SourceReader(reader_root) as reader:

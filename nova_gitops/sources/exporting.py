@@ -4,10 +4,10 @@ A checkout would make a tree's symbolic links real, and ``steal.yaml -> /etc/pas
 then have the renderer read a file of the machine it runs on. So an export is planned from the tree's entries
 (``export_plan``, pure): regular blobs are written with their bytes and executable bit; a link is resolved
 inside the tree with the tree's top as ``/`` (``link_reach``) and becomes a copy of the regular file it
-reaches, an empty directory for a directory, and otherwise a link the directory reader refuses with the same
-message it gives a directory source (leaving the tree: :data:`OUTSIDE_LINK`); submodules become empty
-directories. ``TreeWriter`` creates files with ``O_EXCL | O_NOFOLLOW`` and links last, so nothing is written
-through a link.
+reaches, a link within the export for a directory, and otherwise a link the directory reader refuses with
+the same message it gives a directory source (leaving the tree: :data:`OUTSIDE_LINK`); submodules become
+empty directories. ``TreeWriter`` creates files with ``O_EXCL | O_NOFOLLOW`` and links last, so nothing is
+written through a link.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import os
+import posixpath
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +66,8 @@ def link_reach(
     path: str, targets: Mapping[str, str], files: Collection[str], directories: Collection[str]
 ) -> tuple[Reach, str]:
     """Follow the link at ``path`` (``targets``: every link's target text) as the kernel would, with the
-    tree's top as ``/`` that ``..`` cannot climb past; the reach, and the file's path when it is a file."""
+    tree's top as ``/`` that ``..`` cannot climb past; the reach, and the path of the file or directory
+    reached (``""`` for the top)."""
     if targets[path].startswith("/"):
         return Reach.OUTSIDE, ""
     resolved = path.split("/")[:-1]
@@ -95,7 +97,7 @@ def link_reach(
     final = "/".join(resolved)
     if final in files:
         return Reach.FILE, final
-    return (Reach.DIRECTORY, "") if final in directories or not final else (Reach.MISSING, "")
+    return (Reach.DIRECTORY, final) if final in directories or not final else (Reach.MISSING, "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +125,9 @@ def export_plan(entries: list[TreeEntry], targets: Mapping[str, str]) -> ExportP
     """The export of a tree whose links' target texts are ``targets``. A link becomes:
 
     - leading to a regular file within the tree: a copy of that file (read from git, like any file);
-    - to a directory within the tree: an empty directory, which is as much as a directory source's reader
-      takes from a link to a directory (it never walks into one);
+    - to a directory within the tree: a link to that directory of the export (relative, so it never leads
+      out of it), which the reader reports as it reports one in a directory source (it never walks into
+      one: ``directory.LINKED_DIRECTORY``);
     - outside the tree: a link to ``OUTSIDE_LINK``; to nothing: a link to a name the tree does not hold; in
       a loop: a link to itself. The reader refuses each with the reason a directory source's link gets,
       so the path is reported, and the target the source gave never reaches the file system.
@@ -147,7 +150,7 @@ def export_plan(entries: list[TreeEntry], targets: Mapping[str, str]) -> ExportP
         if reach is Reach.FILE:
             plan.files.setdefault(files[found].oid, []).append((entry.path, REGULAR_MODES[files[found].mode]))
         elif reach is Reach.DIRECTORY:
-            plan.directories.append(entry.path)
+            plan.links[entry.path] = posixpath.relpath(found or ".", posixpath.dirname(entry.path) or ".")
         elif reach is Reach.OUTSIDE:
             plan.links[entry.path] = OUTSIDE_LINK
         elif reach is Reach.LOOP:

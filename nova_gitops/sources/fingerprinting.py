@@ -15,8 +15,8 @@ way ("racily clean" files):
 - A replaced file (editors and ``git-sync`` write a new file and rename it) has a new inode.
 - A symbolic link is always read again: its target can change without the link's own ``lstat`` changing.
 
-Which files: every file below the root but those ``.git`` holds, the directories the reader never walks
-into (links to directories, a previous render kept inside the source) and nothing else: kustomizations
+Which files: every file below the root but those ``.git`` and a previous render kept inside the source
+hold, and every link (one to a directory is never walked into, but the render reports it): kustomizations
 read files of any name, hidden ones included, so "what the reader reads" is over-approximated, never
 under. Contents are read with the directory reader's own rules (``SourceReader``: regular files, links
 only inside the source, size-bounded, FIFOs never waited on); a refused file counts by its reason.
@@ -120,7 +120,7 @@ def _scan(folder: str, prefix: str, found: list[tuple[str, os.stat_result]]) -> 
             if entry.is_dir(follow_symlinks=False):
                 if entry.name != ".git" and not directory.is_previous_render(Path(entry.path)):
                     _scan(entry.path, f"{prefix}{entry.name}/", found)
-            elif not (entry.is_symlink() and os.path.isdir(entry.path)):  # the reader skips those too
+            else:  # a link to a directory too: never walked, but reported (directory.LINKED_DIRECTORY)
                 found.append((prefix + entry.name, entry.stat(follow_symlinks=False)))
         except OSError:
             continue

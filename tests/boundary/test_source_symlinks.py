@@ -10,7 +10,9 @@ Behaviours covered, for a directory source (``sources.directory``):
 - a symlink to a file inside the root is read like that file;
 - a FIFO is a problem and is never opened (the read finishes; opening one would wait for a writer);
 - a file over the size limit is a problem; the limit counts bytes read (a pipe has no size to ``stat``);
-- a symlinked directory is not walked, and a previous render is recognised only by a regular
+- a symlinked directory is not walked, and is a problem naming it (one leading out of the source is
+  ``OUTSIDE``, one inside ``LINKED_DIRECTORY``), a kustomization below one too; a previous render is
+  recognised only by a regular
   ``placement.yaml`` (a FIFO or a symlink to a host file there is neither read nor waited on);
 - a single file given as the source gets the same checks (a FIFO, a symlink leaving its directory);
 for a git source (``sources.git``):
@@ -39,7 +41,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
-from nova_gitops.sources import directory, exporting
+from nova_gitops.sources import directory, exporting, fingerprinting
 from nova_gitops.sources import git as git_sources
 from tests.builders import cluster, deployment, policy
 
@@ -170,13 +172,45 @@ def test_the_limit_counts_what_is_read_not_what_stat_says() -> None:
         os.close(read_end)
 
 
-def test_a_linked_directory_is_not_walked(tmp_path: Path, host: Path) -> None:
+def test_a_linked_directory_is_not_walked_and_is_a_problem(tmp_path: Path, host: Path) -> None:
     source = write_source(tmp_path / "src")
     (source / "outside").symlink_to(host / "manifests")
-    (source / "inside").symlink_to(source)
+    (source / "inside").symlink_to(source)  # a loop, were it followed
+    (source / ".hidden-link").symlink_to(host / "manifests")  # hidden: not read, as hidden directories
+    (source / "apps" / "real").mkdir(parents=True)
+    (source / "apps" / "real" / "config.yml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+    )
+    (source / "apps" / "alias").symlink_to("real")
     files = directory.read_source(source)
-    assert directory.yaml_files(source) == ["source.yaml"]
-    assert files.problems == () and MARKER not in everything(files)
+    assert directory.yaml_files(source) == ["apps/real/config.yml", "source.yaml"]
+    assert problems(files) == {
+        "outside": directory.OUTSIDE,
+        "inside": directory.LINKED_DIRECTORY,
+        "apps/alias": directory.LINKED_DIRECTORY,
+    }
+    assert [problem.location.line for problem in files.problems] == [1, 1, 1]
+    assert MARKER not in everything(files)
+
+
+def test_a_kustomization_below_a_linked_directory_is_a_problem_not_a_silent_gap(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src")
+    (source / ".overlays" / "prod").mkdir(parents=True)
+    (source / ".overlays" / "prod" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    (source / ".overlays" / "prod" / "deployment.yaml").write_text(yaml.safe_dump(deployment("api")))
+    (source / "prod").symlink_to(".overlays/prod")
+    code, output = run("validate", str(source))
+    assert code == 2, output
+    assert f"prod:1: {directory.LINKED_DIRECTORY}" in output
+
+
+def test_a_linked_directory_changes_the_fingerprint_of_the_source(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src")
+    (source / "apps").mkdir()
+    fingerprint = fingerprinting.DirectoryFingerprint(source)
+    first = fingerprint.digest()
+    (source / "alias").symlink_to("apps")  # nothing else changes: the controller must render to report it
+    assert fingerprint.digest() != first
 
 
 def test_a_previous_render_is_recognised_only_by_a_regular_placement_file(tmp_path: Path, host: Path) -> None:
@@ -259,6 +293,7 @@ EXPECTED = {
     "dangling.yaml": directory.MISSING,
     "loop-a.yaml": directory.NOT_REGULAR,
     "loop-b.yaml": directory.NOT_REGULAR,
+    "base-link": directory.LINKED_DIRECTORY,
 }
 
 
@@ -272,16 +307,22 @@ def test_git_links_are_resolved_in_the_tree_and_never_lead_out(
         for path in checkout.root.rglob("*"):
             if path.is_symlink():
                 target = os.readlink(path)
-                assert target == exporting.OUTSIDE_LINK or "/" not in target, (path, target)
-                assert str(host) not in target and ".." not in target
+                assert str(host) not in target
+                if target != exporting.OUTSIDE_LINK:  # to a name in the export, never out of it
+                    assert not target.startswith("/")
+                    resolved = os.path.realpath(path)
+                    assert os.path.commonpath(
+                        [resolved, os.path.realpath(checkout.root)]
+                    ) == os.path.realpath(checkout.root)
         assert os.readlink(checkout.root / "hostdir") == exporting.OUTSIDE_LINK
-        assert list((checkout.root / "base-link").iterdir()) == []  # a link to a directory: an empty one
+        assert os.readlink(checkout.root / "base-link") == "base"  # a link to a directory: reported
     assert problems(files) == EXPECTED
     assert MARKER not in everything(files)
     config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
     assert files.texts["linked.yaml"] == files.texts["via-dir.yaml"] == config
-    # the same links in the work tree, read as a directory source, give the same problems
-    assert problems(directory.read_source(linked_repo)) == EXPECTED
+    # the same links in the work tree, read as a directory source, give the same problems, and one more:
+    # the link to a host directory is one there; in the export it leads nowhere, and is not read either
+    assert problems(directory.read_source(linked_repo)) == {**EXPECTED, "hostdir": directory.OUTSIDE}
 
 
 @pytest.mark.parametrize(
@@ -293,11 +334,12 @@ def test_git_links_are_resolved_in_the_tree_and_never_lead_out(
         ("d/a.yaml", "./../d/../x.yaml", (exporting.Reach.FILE, "x.yaml")),
         ("d/a.yaml", "../../x.yaml", (exporting.Reach.OUTSIDE, "")),
         ("a.yaml", "l/y.yaml", (exporting.Reach.FILE, "d/y.yaml")),  # through a link to a directory
+        ("e/a.yaml", "../l", (exporting.Reach.DIRECTORY, "d")),
         ("a.yaml", "l/../x.yaml", (exporting.Reach.FILE, "x.yaml")),  # .. of where l leads: the top
         ("a.yaml", "abs/y.yaml", (exporting.Reach.OUTSIDE, "")),
         ("a.yaml", "x.yaml/y.yaml", (exporting.Reach.MISSING, "")),
         ("a.yaml", "nothing/../x.yaml", (exporting.Reach.MISSING, "")),
-        ("a.yaml", "d", (exporting.Reach.DIRECTORY, "")),
+        ("a.yaml", "d", (exporting.Reach.DIRECTORY, "d")),
         ("a.yaml", ".", (exporting.Reach.DIRECTORY, "")),
         ("a.yaml", "a.yaml", (exporting.Reach.LOOP, "")),
         ("a.yaml", "", (exporting.Reach.DIRECTORY, "")),
