@@ -13,6 +13,9 @@ Behaviours covered:
   sends a loopback request through a proxy);
 - a ``file://`` git repository of the machine: not cloned (no git to run), nothing of it in the output or
   the error, where the same build without isolation reads it;
+- a URL that our checks never see, in a transformer's configuration file (``PatchTransformer``'s
+  ``path``), built through the ordinary path (``build_all``): the server sees nothing, the problem says
+  the socket was refused; plain ``kubectl kustomize`` of the same directory fetches it;
 - any program run through ``isolating`` gets EACCES from ``socket(2)``, and the server sees nothing.
 """
 
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from nova_gitops.sources import isolating, kustomizing
+from nova_gitops.sources import directory, isolating, kustomizing
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the socket filter is Linux's seccomp"),
@@ -145,6 +148,25 @@ def test_kustomize_clones_no_repository_of_the_machine(tmp_path: Path) -> None:
     # the control: without isolation, kustomize clones it and prints the machine's file
     before = subprocess.run([*command, str(target)], env=as_before(tmp_path), capture_output=True, timeout=60)
     assert MARKER in before.stdout.decode()
+
+
+def test_a_url_inside_a_transformer_configuration_reaches_nothing(tmp_path: Path, server: Recorder) -> None:
+    source = tmp_path / "src"
+    (source / "app").mkdir(parents=True)
+    (source / "app" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    (source / "app" / "patch.yaml").write_text(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\n"
+        f"path: {server.url}/patch.yaml\ntarget:\n  kind: ConfigMap\n"
+    )
+    (source / "app" / "kustomization.yaml").write_text("resources:\n- cm.yaml\ntransformers:\n- patch.yaml\n")
+    with directory.SourceReader(source) as reader:
+        built = kustomizing.build_all(source, ["app/kustomization.yaml"], reader)
+    [problem] = built.problems
+    assert "kustomize build failed" in problem.message and "permission denied" in problem.message
+    assert server.seen == []
+    command = kustomizing.builder(os.environ)  # the control: kustomize alone fetches it
+    subprocess.run([*command, str(source / "app")], capture_output=True, timeout=60)
+    assert "GET /patch.yaml" in server.seen
 
 
 def test_no_program_run_through_isolating_opens_a_socket(server: Recorder) -> None:
