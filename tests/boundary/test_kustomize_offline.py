@@ -16,7 +16,9 @@ Behaviours covered:
 - a URL that our checks never see, in a transformer's configuration file (``PatchTransformer``'s
   ``path``), built through the ordinary path (``build_all``): the server sees nothing, the problem says
   the socket was refused; plain ``kubectl kustomize`` of the same directory fetches it;
-- any program run through ``isolating`` gets EACCES from ``socket(2)``, and the server sees nothing.
+- any program run through ``isolating`` gets EACCES from ``socket(2)``, and the server sees nothing;
+- where no filter can be installed (not Linux), ``forbid_sockets`` says why and installs nothing, and the
+  launcher's refusal becomes a problem at the kustomization that says kustomize was not run.
 """
 
 from __future__ import annotations
@@ -180,3 +182,31 @@ def test_no_program_run_through_isolating_opens_a_socket(server: Recorder) -> No
     )
     assert (done.returncode, done.stdout) == (0, "refused\n"), done.stderr
     assert server.seen == []
+
+
+def test_where_no_filter_can_be_installed_kustomize_is_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patched:
+        patched.setattr(sys, "platform", "darwin")
+        with pytest.raises(OSError, match="seccomp is a Linux facility"):
+            isolating.forbid_sockets()
+    # what the launcher prints and exits with then, from a stand-in kustomize
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    refusing = bin_dir / "kustomize"
+    refusing.write_text(
+        f"#!/bin/sh\necho '{isolating.REFUSAL_PREFIX} (seccomp is a Linux facility)' >&2\n"
+        f"exit {isolating.UNAVAILABLE}\n"
+    )
+    refusing.chmod(0o755)
+    source = kustomization(tmp_path, "cm.yaml")
+    (source / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    with directory.SourceReader(tmp_path) as reader:
+        built = kustomizing.build_all(
+            tmp_path, ["k/kustomization.yaml"], reader, environ={"PATH": str(bin_dir)}
+        )
+    assert [str(problem) for problem in built.problems] == [
+        "k/kustomization.yaml:1: kustomize is not run where it cannot be kept off the network: "
+        "seccomp is a Linux facility"
+    ]
