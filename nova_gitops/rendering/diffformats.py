@@ -4,18 +4,27 @@ Every format puts placement first (groups that moved, replicas per cluster, obje
 unscheduled, new warnings) because that is what a reviewer must decide on; the manifest diff follows. The
 Markdown is sized for a GitHub comment (65,536 characters at most): the full diff is folded in
 ``<details>`` and cut at ``MARKDOWN_DIFF_BUDGET`` with a pointer to the local command.
+
+Every name, reason and manifest line here is data (a rendered repository, an agent's report): the text
+forms show its hidden characters as escapes (``api.texts.one_line`` for a field inside our line,
+``visible`` for a manifest diff), before any colour is added; the Markdown puts names in code spans
+and escapes reasons (``api.texts.md_code``, ``md_text``), so a comment pings no one, shows no image and
+links nothing the data chose; the JSON writes them as JSON escapes and reads back the same.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from nova_gitops.api import texts
 from nova_gitops.rendering import waveplans
 from nova_gitops.rendering.diffs import GroupChange, ObjectChange, RenderDiff, ReplicaChange
 
 MARKDOWN_DIFF_BUDGET = 50_000
 MARKDOWN_LIST_LIMIT = 30
+BACKTICKS = re.compile(r"`+")
 RESET, BOLD, RED, GREEN, CYAN, YELLOW = "\x1b[0m", "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[33m"
 
 
@@ -25,15 +34,16 @@ def headline(diff: RenderDiff) -> str:
 
 
 def clusters_text(clusters: tuple[str, ...] | None) -> str:
-    return ", ".join(clusters) if clusters else "(none)"
+    return ", ".join(texts.one_line(cluster) for cluster in clusters) if clusters else "(none)"
 
 
 def group_line(group: GroupChange) -> str:
+    name = texts.one_line(group.name)
     if group.before is None:
-        return f"group {group.name} placed on {clusters_text(group.after)} (new)"
+        return f"group {name} placed on {clusters_text(group.after)} (new)"
     if group.after is None:
-        return f"group {group.name} removed (was on {clusters_text(group.before)})"
-    return f"group {group.name} moved {clusters_text(group.before)} → {clusters_text(group.after)}"
+        return f"group {name} removed (was on {clusters_text(group.before)})"
+    return f"group {name} moved {clusters_text(group.before)} → {clusters_text(group.after)}"
 
 
 def count_text(value: int | None) -> str:
@@ -42,16 +52,16 @@ def count_text(value: int | None) -> str:
 
 def replica_line(change: ReplicaChange) -> str:
     counts = f"{count_text(change.before)} → {count_text(change.after)}"
-    return f"replicas {change.title} on {change.cluster}: {counts}"
+    return f"replicas {texts.one_line(change.title)} on {texts.one_line(change.cluster)}: {counts}"
 
 
 def placement_lines(diff: RenderDiff) -> list[str]:
     """The placement section, one plain line per decision that changed."""
     lines = [group_line(group) for group in diff.groups]
     lines += [replica_line(change) for change in diff.replicas]
-    lines += [f"newly unscheduled: {item}" for item in diff.newly_unscheduled]
-    lines += [f"now scheduled: {item}" for item in diff.newly_scheduled]
-    lines += [f"warning: {warning}" for warning in diff.new_warnings]
+    lines += [f"newly unscheduled: {texts.one_line(item)}" for item in diff.newly_unscheduled]
+    lines += [f"now scheduled: {texts.one_line(item)}" for item in diff.newly_scheduled]
+    lines += [f"warning: {texts.one_line(warning)}" for warning in diff.new_warnings]
     return lines
 
 
@@ -60,8 +70,12 @@ def hidden_note(change: ObjectChange) -> str:
 
 
 def colour_patch(patch: str) -> str:
+    """A unified diff in colour; its text already ``visible`` (only newlines cut lines)."""
     coloured: list[str] = []
-    for line in patch.splitlines(keepends=True):
+    for line in patch.split("\n"):
+        if not line:
+            continue
+        line += "\n"
         if line.startswith(("+++", "---")):
             coloured.append(f"{BOLD}{line.rstrip(chr(10))}{RESET}\n")
         elif line.startswith("+"):
@@ -82,8 +96,8 @@ def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
     out = [heading("Placement changes:") + "\n"]
     out += [f"  {line}\n" for line in placement_lines(diff)] or ["  (none)\n"]
     out.append(heading(f"Objects: {headline(diff)}") + "\n")
-    out += [f"  {c.cluster}: +{c.added} ~{c.changed} -{c.deleted}\n" for c in diff.clusters]
-    out += [f"  {change.path}: {change.change}\n" for change in diff.other_files]
+    out += [f"  {texts.one_line(c.cluster)}: +{c.added} ~{c.changed} -{c.deleted}\n" for c in diff.clusters]
+    out += [f"  {texts.one_line(change.path)}: {change.change}\n" for change in diff.other_files]
     if diff.rollout is not None:
         out.append(heading("Rollout:") + "\n")
         out += [f"  {line}\n" for line in waveplans.text_lines(diff.rollout)]
@@ -91,14 +105,16 @@ def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
         out.append("\n")
     for change in diff.objects:
         if change.hidden_keys:
-            note = f"# {change.path}: Secret {hidden_note(change)}\n"
+            note = f"# {texts.one_line(change.path)}: Secret {hidden_note(change)}\n"
             out.append(f"{YELLOW}{note}{RESET}" if colour else note)
-        out.append(colour_patch(change.patch) if colour else change.patch)
+        patch = texts.visible(change.patch)
+        out.append(colour_patch(patch) if colour else patch)
     return "".join(out)
 
 
 def md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Data as Markdown prose (``api.texts.md_text``)."""
+    return texts.md_text(text)
 
 
 def limited(lines: list[str], limit: int = MARKDOWN_LIST_LIMIT) -> list[str]:
@@ -113,18 +129,25 @@ def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") 
     out = [f"### {title}\n\n**{headline(diff)}**\n\n"]
     if diff.clusters:
         out.append("| cluster | added | changed | deleted |\n|---|---:|---:|---:|\n")
-        out += [f"| `{c.cluster}` | {c.added} | {c.changed} | {c.deleted} |\n" for c in diff.clusters]
+        out += [
+            f"| {texts.md_code(c.cluster, table=True)} | {c.added} | {c.changed} | {c.deleted} |\n"
+            for c in diff.clusters
+        ]
         out.append("\n")
     sections: list[tuple[str, list[str]]] = [
         (
             "Groups moved",
-            [f"- `{g.name}`: **{clusters_text(g.before)} → {clusters_text(g.after)}**" for g in diff.moved],
+            [
+                f"- {texts.md_code(g.name)}: **{md_escape(clusters_text(g.before))} → "
+                f"{md_escape(clusters_text(g.after))}**"
+                for g in diff.moved
+            ],
         ),
         ("Groups placed or removed", [f"- {md_escape(group_line(g))}" for g in diff.groups if not g.moved]),
         (
             "Deletions",
             [
-                f"- :warning: `{c.cluster}`: {md_escape(c.title)}"
+                f"- :warning: {texts.md_code(c.cluster)}: {md_escape(c.title)}"
                 for c in diff.objects
                 if c.change == "deleted"
             ],
@@ -133,7 +156,7 @@ def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") 
         ("Newly unscheduled", [f"- :x: {md_escape(item)}" for item in diff.newly_unscheduled]),
         ("Now scheduled", [f"- {md_escape(item)}" for item in diff.newly_scheduled]),
         ("Warnings", [f"- :warning: {md_escape(item)}" for item in diff.new_warnings]),
-        ("Secrets", [f"- `{c.path}`: {hidden_note(c)}" for c in diff.objects if c.hidden_keys]),
+        ("Secrets", [f"- {texts.md_code(c.path)}: {hidden_note(c)}" for c in diff.objects if c.hidden_keys]),
     ]
     for name, lines in sections:
         if lines:
@@ -145,7 +168,9 @@ def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") 
 
 
 def details(diff: RenderDiff) -> str:
-    patches = [change.patch for change in diff.objects if change.patch]
+    """The manifest diff in a fenced block (fenced with more backticks than any line holds, so no line
+    of the data ends it), folded in ``<details>``."""
+    patches = [texts.visible(change.patch) for change in diff.objects if change.patch]
     if not patches:
         return ""
     body: list[str] = []
@@ -158,7 +183,8 @@ def details(diff: RenderDiff) -> str:
             break
         body.append(patch)
         used += len(patch)
-    fence = "````" if any("```" in patch for patch in body) else "```"
+    longest = max((len(run) for patch in body for run in BACKTICKS.findall(patch)), default=0)
+    fence = "`" * max(3, longest + 1)
     return (
         f"<details><summary>Full manifest diff ({len(patches)} files)</summary>\n\n"
         f"{fence}diff\n{''.join(body)}{fence}\n\n</details>\n"
@@ -203,7 +229,7 @@ def to_json(diff: RenderDiff) -> str:
     }
     if diff.rollout is not None:
         document["rollout"] = waveplans.json_data(diff.rollout)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return texts.visible(json.dumps(document, indent=2, ensure_ascii=False), keep="\n") + "\n"
 
 
 FORMATTERS = {"text": to_text, "markdown": to_markdown, "json": to_json}

@@ -12,6 +12,10 @@ sorted here, whatever order the plan holds, so equivalent plans give identical b
 of its own. It is generated in code rather than from a template: the pure rendering package reads no files.
 With a RolloutStrategy, the capacity table also names each cluster's wave (the order a change reaches
 them); without one it is as it was, so renders without rollouts keep their bytes.
+
+Names, reasons and warnings in PLACEMENT.md are data (a source, agents' reports): names go in code spans
+(``api.texts.md_code``), the rest is escaped prose (``api.texts.md_text``), so the page a reviewer reads
+shows every hidden character as an escape and makes no mention, image, link or HTML of the data.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from nova_gitops.api import labels, loading, quantities
+from nova_gitops.api import labels, loading, quantities, texts
 from nova_gitops.api.objects import ObjectKey
 from nova_gitops.rendering import manifests
 from nova_gitops.rollouts.waves import Wave
@@ -178,7 +182,7 @@ def placement_markdown(
     groups = sorted(plan.groups, key=lambda group: group.name)
     usages = sorted(plan.clusters, key=lambda usage: usage.cluster)
     cluster_names = sorted({usage.cluster for usage in usages} | {c for g in groups for c in g.clusters})
-    lines = ["# Placement", "", f"Source: `{_code(source.repo)}` at {_revision(source.revision)}", ""]
+    lines = ["# Placement", "", f"Source: {texts.md_code(source.repo)} at {_revision(source.revision)}", ""]
     statuses = [group.status for group in groups]
     warnings = _warnings(plan, groups)
     lines.append(
@@ -195,17 +199,18 @@ def placement_markdown(
     lines += ["", "## Capacity", ""]
     lines += _capacity(usages, groups, waves) if usages else ["No cluster reported capacity."]
     if warnings:
-        lines += ["", "## Warnings", ""] + [f"- {_text(warning)}" for warning in warnings]
+        lines += ["", "## Warnings", ""] + [f"- {texts.md_text(warning)}" for warning in warnings]
     unschedulable = [group for group in groups if group.status == "unschedulable"]
     if unschedulable:
         lines += ["", "## Unschedulable groups", "", "| Group | Policy | Reason |", "| --- | --- | --- |"]
         lines += [
-            f"| `{g.name}` | {_cell(g.policy or '(annotation)')} | {_cell(g.reason)} |" for g in unschedulable
+            f"| {_name(g.name)} | {_cell(g.policy or '(annotation)')} | {_cell(g.reason)} |"
+            for g in unschedulable
         ]
     if plan.unscheduled:
         lines += ["", "## Unscheduled objects", "", "| Object | Policy | Reason |", "| --- | --- | --- |"]
         for item in sorted(plan.unscheduled, key=lambda item: item.key):
-            lines.append(f"| `{_code(str(item.key))}` | {_cell(item.policy or '—')} | {_cell(item.reason)} |")
+            lines.append(f"| {_name(str(item.key))} | {_cell(item.policy or '—')} | {_cell(item.reason)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -300,7 +305,7 @@ def group_table(cluster_names: Sequence[str]) -> GroupTable:
 def group_row(group: GroupPlan, table: GroupTable) -> str:
     """One group's row of the groups table: it depends on the group plan and ``table`` alone."""
     cells = _group_cells(group)
-    row = [f"`{group.name}`", _cell(group.policy or "(annotation)"), group.mode, group.status]
+    row = [_name(group.name), _cell(group.policy or "(annotation)"), group.mode, group.status]
     if table.matrix:
         row += [cells.get(name, "") for name in table.clusters]
         return "| " + " | ".join(row) + " |"
@@ -319,7 +324,7 @@ def _groups_table(
 ) -> list[str]:
     if table.matrix:
         rows = [
-            "| Group | Policy | Mode | Status | " + " | ".join(f"`{name}`" for name in table.clusters) + " |",
+            "| Group | Policy | Mode | Status | " + " | ".join(_name(name) for name in table.clusters) + " |",
             "| --- | --- | --- | --- | " + " | ".join(":---:" for _ in table.clusters) + " |",
         ]
     else:
@@ -338,7 +343,9 @@ def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan], waves: Sequen
         for cluster in set(group.clusters):
             group_counts[cluster] = group_counts.get(cluster, 0) + 1
     wave_of = {
-        cluster: f"{index}. {wave.name}" for index, wave in enumerate(waves, 1) for cluster in wave.clusters
+        cluster: f"{index}. {_cell(wave.name)}"
+        for index, wave in enumerate(waves, 1)
+        for cluster in wave.clusters
     }
     wave_head, wave_rule = ("Wave | ", "--- | ") if waves else ("", "")
     header = (
@@ -346,7 +353,7 @@ def _capacity(usages: list[ClusterUsage], groups: list[GroupPlan], waves: Sequen
     )
     rows = [header, f"| --- | {wave_rule}---: | " + " | ".join("---:" for _ in resources) + " |"]
     for usage in usages:
-        cells = [f"`{usage.cluster}`", str(group_counts.get(usage.cluster, 0))]
+        cells = [_name(usage.cluster), str(group_counts.get(usage.cluster, 0))]
         if waves:
             cells.insert(1, wave_of.get(usage.cluster, "—"))
         for name in resources:
@@ -389,18 +396,14 @@ def _count(number: int, noun: str) -> str:
 
 
 def _revision(revision: str | None) -> str:
-    return f"`{_code(revision)}`" if revision else "the working tree (no commit)"
-
-
-def _text(value: str) -> str:
-    return " ".join(value.split())
+    return texts.md_code(revision) if revision else "the working tree (no commit)"
 
 
 def _cell(value: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return _text(value).replace("|", "\\|")
+    """Data as prose in a table cell (``api.texts.md_text``): one line, pipes escaped."""
+    return texts.md_text(value, table=True)
 
 
-def _code(value: str) -> str:
-    """Text safe inside a single-backtick code span."""
-    return _cell(value).replace("`", "'")
+def _name(value: str) -> str:
+    """A name in a table cell, as code (``api.texts.md_code``)."""
+    return texts.md_code(value, table=True)

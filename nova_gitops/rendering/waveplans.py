@@ -9,6 +9,9 @@ adds to it, up to ``healthTimeout`` a batch.
 
 The JSON keys are a contract for tools (docs/rollouts.md lists them): durations both as Go durations
 (``30m``, as a RolloutStrategy writes them) and as whole seconds.
+
+Wave and cluster names are data: the text shows their hidden characters as escapes (``api.texts.one_line``),
+the Markdown puts them in code spans (``api.texts.md_code``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Final
 
+from nova_gitops.api import texts
 from nova_gitops.api.rollouts import format_duration
 from nova_gitops.rollouts.plans import ChangePlan, WavePlan
 
@@ -42,29 +46,34 @@ def batches_text(wave: WavePlan) -> str:
     """`` in 2 batches of 2 (wlc-2, wlc-3 | wlc-4)``; empty when one release holds every changed cluster."""
     if wave.batches < 2:
         return ""
-    shown = " | ".join(", ".join(batch) for batch in wave.batched)
+    shown = " | ".join(_names(batch) for batch in wave.batched)
     return f" in {wave.batches} batches of {wave.max_parallel} ({shown})"
 
 
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(texts.one_line(name) for name in names)
+
+
 def wave_line(wave: WavePlan) -> str:
+    name = texts.one_line(wave.name)
     if not wave.changed:
         where = "no clusters" if not wave.unchanged else "changes none of its clusters"
-        return f"wave {wave.name}: {where} (passes at once)"
-    changes = f"changes {', '.join(wave.changed)}{batches_text(wave)}"
-    return f"wave {wave.name}: {changes}; bake {format_duration(wave.bake_time)}"
+        return f"wave {name}: {where} (passes at once)"
+    changes = f"changes {_names(wave.changed)}{batches_text(wave)}"
+    return f"wave {name}: {changes}; bake {format_duration(wave.bake_time)}"
 
 
 def text_lines(plan: ChangePlan) -> list[str]:
     """The plan as plain lines, in wave order."""
     lines = [wave_line(wave) for wave in plan.waves]
-    lines.append(f"not touched (advanced at once): {', '.join(plan.untouched) or '(none)'}")
+    lines.append(f"not touched (advanced at once): {_names(plan.untouched) or '(none)'}")
     complete, why = earliest_parts(plan)
     lines.append(f"earliest complete: {complete} ({why})")
     return lines
 
 
-def md_names(names: Sequence[str], limit: int = MARKDOWN_NAME_LIMIT) -> str:
-    shown = ", ".join(f"`{name}`" for name in names[:limit])
+def md_names(names: Sequence[str], limit: int = MARKDOWN_NAME_LIMIT, *, table: bool = True) -> str:
+    shown = ", ".join(texts.md_code(name, table=table) for name in names[:limit])
     return shown + (f", … and {len(names) - limit} more" if len(names) > limit else "")
 
 
@@ -74,15 +83,16 @@ def markdown(plan: ChangePlan) -> str:
     for wave in plan.waves:
         if not wave.changed:
             what = "— (no clusters)" if not wave.unchanged else "—"
-            rows.append(f"| `{wave.name}` | {what} | — | passes at once |")
+            rows.append(f"| {texts.md_code(wave.name, table=True)} | {what} | — | passes at once |")
             continue
         batches = str(wave.batches)
         if wave.batches > 1:
             batches += f" of {wave.max_parallel}: " + " · ".join(md_names(batch) for batch in wave.batched)
         rows.append(
-            f"| `{wave.name}` | {md_names(wave.changed)} | {batches} | {format_duration(wave.bake_time)} |"
+            f"| {texts.md_code(wave.name, table=True)} | {md_names(wave.changed)} | {batches} | "
+            f"{format_duration(wave.bake_time)} |"
         )
-    untouched = md_names(plan.untouched) or "(none)"
+    untouched = md_names(plan.untouched, table=False) or "(none)"
     complete, why = earliest_parts(plan)
     return (
         "#### Rollout\n\n"
