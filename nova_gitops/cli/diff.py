@@ -83,6 +83,7 @@ def diff_command(
         import sys
 
         from nova_gitops.api import progress as phases
+        from nova_gitops.cli import output as printing
         from nova_gitops.cli import terminal
         from nova_gitops.rendering import diffformats
         from nova_gitops.scheduling.plans import PlanSettings
@@ -109,7 +110,7 @@ def diff_command(
                 result = diffing.diff_directories(directories[0], directories[1])
         if output_format == "text":
             colour = sys.stdout.isatty() if color is None else color
-            click.echo(diffformats.to_text(result, colour=colour), nl=False, color=colour)
+            printing.styled(diffformats.to_text(result, colour=colour), colour=colour)
         elif output_format == "markdown":
             click.echo(diffformats.to_markdown(result), nl=False)
         else:

@@ -50,6 +50,7 @@ def _run(
     def action() -> int:
         import sys
 
+        from nova_gitops.cli import output as printing
         from nova_gitops.errors import InputError
         from nova_gitops.rendering import diffformats
         from nova_gitops.workflows import editing
@@ -71,7 +72,7 @@ def _run(
         for file_edit in result.edits:
             click.echo(f"{verb} {source / file_edit.file}", err=True)
         colour = sys.stdout.isatty() if color is None else color
-        click.echo(diffformats.to_text(result.diff, colour=colour), nl=False, color=colour)
+        printing.styled(diffformats.to_text(result.diff, colour=colour), colour=colour)  # past the guard
         return 0
 
     options.finish(context, action)

@@ -96,8 +96,11 @@ def show_on_terminal(text: str, explanation: dict[str, Any], *, quiet: bool) -> 
         return False
     from rich.text import Text
 
+    from nova_gitops.api import texts
+
     out = terminal.console(stderr=False)
-    lines = text.splitlines()
+    # data, shown before rich styles it; only newlines cut lines (splitlines would obey a data's \x1c)
+    lines = [texts.one_line(line) for line in text.removesuffix("\n").split("\n")]
     index = 0
     while index < len(lines):
         line = lines[index]

@@ -15,6 +15,7 @@ from nova_gitops.cli import (
     edit,
     explain,
     get,
+    guarding,
     publish,
     render,
     rollout,
@@ -46,6 +47,7 @@ def cli(context: click.Context, debug: bool) -> None:
       nova-gitops validate examples/repo-layout/source --strict
     """
     context.obj = {"debug": debug}
+    context.call_on_close(guarding.install())  # data's control and bidi characters shown, never acted on
     if context.invoked_subcommand not in DAEMONS:
         context.call_on_close(_keep_persons_git_configuration())
 

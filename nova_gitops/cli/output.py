@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import click
+import yaml
 
+from nova_gitops.api import texts
+from nova_gitops.cli import guarding
 from nova_gitops.errors import UserError
 
 
@@ -26,6 +30,40 @@ def show_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, quiet: 
 
     if not terminal.print_table(headers, rows, quiet=quiet):
         click.echo(table(headers, rows))
+
+
+def styled(text: str, *, colour: bool, err: bool = False) -> None:
+    """Our own styled text (``rendering.diffformats.to_text(colour=True)``: its data already made visible)
+    written past the guard (``cli.guarding``), which would show our colour codes as escapes too; click
+    strips the colours where ``colour`` is off."""
+    stream = guarding.raw(sys.stderr if err else sys.stdout)
+    click.echo(text, file=stream, nl=False, color=colour)
+
+
+def json_text(document: Any, **options: Any) -> str:
+    """``document`` as JSON (``json.dumps`` with ``options``), its hidden characters written as JSON's
+    own ``\\uXXXX`` escapes: a terminal shows them, a program reads back the very strings."""
+    return texts.visible(json.dumps(document, **options), keep="\n")
+
+
+class _YamlDumper(yaml.CSafeDumper):
+    """Double-quotes each string that holds a hidden character: the only style where its escape reads back
+    as the character."""
+
+
+def _represent_text(dumper: yaml.CSafeDumper, data: str) -> yaml.ScalarNode:
+    style = '"' if texts.has_hidden(data, keep="\n") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_YamlDumper.add_representer(str, _represent_text)
+
+
+def yaml_text(document: Any, *, allow_unicode: bool = False, sort_keys: bool = False) -> str:
+    """``document`` as YAML: a string holding a hidden character is double-quoted and the character
+    written as its YAML escape, so a terminal shows it and a program reads back the very string."""
+    dumped: str = yaml.dump(document, Dumper=_YamlDumper, sort_keys=sort_keys, allow_unicode=allow_unicode)
+    return texts.visible(dumped, keep="\n", escape=texts.yaml_escape)
 
 
 def _jsonpath(expression: str, document: dict[str, Any]) -> str:
@@ -60,13 +98,9 @@ def emit(
         else:
             click.echo("No resources found.")
     elif output == "json":
-        click.echo(json.dumps(document, indent=2, sort_keys=False))
+        click.echo(json_text(document, indent=2, sort_keys=False))
     elif output == "yaml":
-        import yaml
-
-        click.echo(
-            yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True), nl=False
-        )
+        click.echo(yaml_text(document, allow_unicode=True), nl=False)
     elif output.startswith("jsonpath="):
         click.echo(_jsonpath(output.removeprefix("jsonpath="), document))
     else:

@@ -126,11 +126,9 @@ def status_command(context: click.Context, /, output: str, quiet: bool, **parame
                 )
             return 0
         if output == "json":
-            click.echo(json.dumps(found, indent=2))
+            click.echo(printing.json_text(found, indent=2))
         elif output == "yaml":
-            click.echo(
-                yaml.dump(found, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True), nl=False
-            )
+            click.echo(printing.yaml_text(found, allow_unicode=True), nl=False)
         else:
             click.echo(statuses.headline(found))
             click.echo()

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from nova_gitops.api import progress as phases
+from nova_gitops.api import texts
+from nova_gitops.cli import guarding
 from nova_gitops.clients import terminals
 
 if TYPE_CHECKING:
@@ -27,11 +29,14 @@ DRAWN_AROUND = 16  # columns a progress line takes besides the phase's name and 
 
 
 def console(*, stderr: bool, width: int | None = None) -> Console:
-    """A rich console on the process's current stdout or stderr (looked up at each write, as click does);
-    ``width``: at least that wide, whatever the terminal's width."""
+    """A rich console on the process's current stdout or stderr, under their guard (``cli.guarding``): rich
+    styles what it prints, so whatever comes from data is made ``visible`` before it reaches rich, and
+    given as ``Text``, never as markup. ``width``: at least that wide, whatever the terminal's width."""
     from rich.console import Console
 
-    made = Console(stderr=stderr, force_terminal=True if terminals.forced() else None, highlight=False)
+    stream = guarding.raw(sys.stderr if stderr else sys.stdout)
+    forced = True if terminals.forced() else None
+    made = Console(file=stream, force_terminal=forced, highlight=False, markup=False, emoji=False)
     if width is not None and width > made.width:
         made.width = width
     return made
@@ -56,6 +61,7 @@ class RichProgress:
         from rich.markup import escape
 
         self._end_current()
+        name, detail = texts.one_line(name), texts.one_line(detail)  # a git remote's message, a path
         room = max(10, self.display.console.width - len(name) - DRAWN_AROUND)
         if len(detail) > room:  # rich would squeeze out the tick and the time instead: keep the end
             detail = "…" + detail[-(room - 1) :]
@@ -84,7 +90,7 @@ def progress(*, quiet: bool = False) -> Iterator[phases.Progress]:
     started = time.monotonic()
     with RichProgress(console(stderr=True)) as shown:
         yield shown
-    shown.display.console.print(f"[dim]done in {time.monotonic() - started:.1f}s[/]")
+    shown.display.console.print(f"done in {time.monotonic() - started:.1f}s", style="dim")
 
 
 def print_table(
@@ -101,7 +107,7 @@ def print_table(
 
     table = Table(*headers, title=title, box=box.SIMPLE_HEAD, header_style="bold", title_justify="left")
     for row in rows:
-        table.add_row(*(Text(str(cell)) for cell in row))  # cells are data, never markup
+        table.add_row(*(Text(texts.one_line(str(cell))) for cell in row))  # data: shown, never markup
     out = console(stderr=False)
     # never squeeze columns to "wl…": a table wider than the terminal is as wide as it needs, as kubectl's
     needed = Measurement.get(out, out.options.update_width(10_000), table).maximum
