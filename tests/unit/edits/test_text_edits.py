@@ -50,58 +50,99 @@ comments = st.booleans()
 
 @st.composite
 def deployments(draw: st.DrawFn) -> Written:
-    """A Deployment in a file of other documents, written in a drawn style."""
+    """A Deployment among other documents (or other items of a ``kind: List``), written in a drawn style."""
     m = draw(st.sampled_from([2, 4]))
     offset = draw(st.sampled_from([0, 2]))
     pad = " " * m
-    lines: list[str] = []
-    before = draw(st.integers(0, 2))
-    for index in range(before):
-        lines += [
-            f"# config {index}",
-            "apiVersion: v1",
-            "kind: ConfigMap",
-            "metadata:",
-            f"{pad}name: c{index}",
-        ]
-        lines += ["data:", f"{pad}k: v"] + (["..."] if draw(st.booleans()) else []) + ["---"]
+    web: list[str] = []
     if draw(comments):
-        lines.append("# the web tier")
-    start = len(lines)
-    lines += ["apiVersion: apps/v1", "kind: Deployment", "metadata:"]
-    region_start = len(lines) - 1
-    lines.append(f"{pad}name: web" + ("   # its name" if draw(comments) else ""))
+        web.append("# the web tier")
+    start = len(web)
+    web += ["apiVersion: apps/v1", "kind: Deployment", "metadata:"]
+    region_start = len(web) - 1
+    web.append(f"{pad}name: web" + ("   # its name" if draw(comments) else ""))
     if draw(st.booleans()):
-        lines.append(f"{pad}namespace: " + draw(quotes).format("shop"))
+        web.append(f"{pad}namespace: " + draw(quotes).format("shop"))
     if draw(st.booleans()):
-        lines += [f"{pad}labels:", f"{pad * 2}app: web"]
+        web += [f"{pad}labels:", f"{pad * 2}app: web"]
         if draw(comments):
-            lines.append(f"{pad * 2}# more labels here")
-        lines.append(f"{pad * 2}tier: " + draw(quotes).format("front"))
+            web.append(f"{pad * 2}# more labels here")
+        web.append(f"{pad * 2}tier: " + draw(quotes).format("front"))
     annotations = draw(st.sampled_from(["none", "other", "pinned"]))
     if annotations != "none":
-        lines += [f"{pad}annotations:", f"{pad * 2}team: " + draw(quotes).format("shop")]
+        web += [f"{pad}annotations:", f"{pad * 2}team: " + draw(quotes).format("shop")]
         if annotations == "pinned":
-            lines.append(f"{pad * 2}{PIN}: " + draw(quotes).format("old"))
-    region_end = len(lines)
-    if draw(comments):
-        lines.append("# the spec follows")
+            web.append(f"{pad * 2}{PIN}: " + draw(quotes).format("old"))
+    region_end = len(web)
+    # comment lines after the metadata block: of the last entry (deeper), of metadata, or of what follows
+    web += draw(
+        st.sampled_from(
+            [[], ["# the spec follows"], [f"{pad}# end of metadata"], ["", "# after a blank line"], [""]]
+        )
+    )
     dash = " " * (offset + 3 * m)
-    lines += ["spec:", f"{pad}replicas: 3", f"{pad}template:", f"{pad * 2}spec:", f"{pad * 3}containers:"]
-    lines += [f"{dash}- name: main", f"{dash}  image: " + draw(quotes).format("nginx:1.27")]
-    if draw(st.booleans()):
-        lines += ["---", "apiVersion: v1", "kind: Service", "metadata:", f"{pad}name: web  # after"]
-    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    web += ["spec:", f"{pad}replicas: 3", f"{pad}template:", f"{pad * 2}spec:", f"{pad * 3}containers:"]
+    web += [f"{dash}- name: main", f"{dash}  image: " + draw(quotes).format("nginx:1.27")]
+    config = ["# config {}", "apiVersion: v1", "kind: ConfigMap", "metadata:", f"{pad}name: c{{}}", "data:"]
+    config.append(f"{pad}k: v")
+    others = [[line.format(index) for line in config] for index in range(draw(st.integers(0, 2)))]
+    service = ["apiVersion: v1", "kind: Service", "metadata:", f"{pad}name: web  # after"]
+    after = [service] if draw(st.booleans()) else []
+    lines: list[str] = []
+    if draw(st.booleans()):  # a kind: List, its items at the drawn sequence offset
+        lines += ["apiVersion: v1", "kind: List", "items:"]
+        for document in [*others, web, *after]:
+            if document is web:
+                start, region_start, region_end = (len(lines) + n for n in (start, region_start, region_end))
+            lines += [
+                " " * offset + ("- " if index == 0 else "  ") + line if line else ""
+                for index, line in enumerate(document)
+            ]
+        if draw(st.booleans()):
+            lines += ["metadata:", f'{pad}resourceVersion: ""']
+    else:
+        for document in others:
+            lines += [*document, *(["..."] if draw(st.booleans()) else []), "---"]
+        start, region_start, region_end = (len(lines) + n for n in (start, region_start, region_end))
+        lines += web
+        for document in after:
+            lines += ["---", *document]
+    newline = draw(st.sampled_from(["\n", "\r\n", "\r"]))
     text = newline.join(lines) + (newline if draw(st.booleans()) else "")
     return Written(text, start + 1, (region_start, region_end))
 
 
+def _lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def _changed_lines_within(original: str, result: str, region: tuple[int, int]) -> None:
-    old, new = original.splitlines(), result.splitlines()
-    for tag, start, end, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    """Only lines of ``region`` change, comment lines never (none is added, removed or moved), and lines
+    end as the file's do."""
+    old, new = _lines(original), _lines(result)
+    for tag, start, end, new_start, new_end in difflib.SequenceMatcher(
+        None, old, new, autojunk=False
+    ).get_opcodes():
         if tag == "equal":
             continue
-        assert region[0] <= start and end <= region[1] + (1 if start == end else 0), (tag, start, end, region)
+        assert region[0] <= start and end <= region[1], (tag, start, end, region)
+        changed = old[start:end] + new[new_start:new_end]
+        assert not [line for line in changed if line.lstrip().startswith("#")], (tag, changed)
+    assert set(_breaks(result)) == set(_breaks(original))
+
+
+def _breaks(text: str) -> list[str]:
+    found: list[str] = []
+    index = 0
+    while index < len(text):
+        if text.startswith("\r\n", index):
+            found.append("\r\n")
+            index += 2
+            continue
+        if text[index] in "\r\n":
+            found.append(text[index])
+        index += 1
+    return found
 
 
 @settings(max_examples=80, deadline=None)
@@ -118,7 +159,8 @@ def test_only_the_metadata_lines_of_the_edited_document_change(
         )
     _changed_lines_within(written.text, result, written.region)
     expected = _load(written.text)
-    web = next(doc for doc in expected if doc and doc.get("kind") == "Deployment")
+    objects = [item for doc in expected if doc for item in (doc["items"] if doc["kind"] == "List" else [doc])]
+    web = next(item for item in objects if item.get("kind") == "Deployment")
     section = "labels" if operation == "label" else "annotations"
     entries = web["metadata"].setdefault(section, {})
     if operation == "unpin":
