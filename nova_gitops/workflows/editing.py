@@ -12,8 +12,12 @@ the same way, so a source is never left half-edited or invalid:
 4. the plan before and after is rendered and compared as ``diff --source . --base HEAD`` compares two
    revisions (the after plan has the before plan as its previous placement, so only the moves the edit
    causes show);
-5. unless it is a dry run, each file is written atomically (a temporary file beside it, renamed over it,
-   with the file's mode), after checking that it still holds the text that was read.
+   and the edited source must differ from the source read only where the edit says it changes (the
+   fields it names, of the objects it names): any other change (through a YAML alias, a merge key, a
+   kustomize base) refuses it, so the diff printed is the whole of what the edit does;
+5. unless it is a dry run, every file is checked to hold the text that was read before any is written,
+   then each is written atomically (a temporary file beside it, renamed over it, with the file's mode):
+   an edit of several files that one changed on disk meanwhile writes none.
 
 A kustomize-built directory is read by building it; its objects point at the files they came from. An
 edit there changes that file, and step 3 builds a temporary copy of the source with the edited file. An
@@ -29,6 +33,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nova_gitops.api import inputs, loading
 from nova_gitops.api.objects import Document
@@ -47,6 +52,8 @@ TextEdit = Callable[[str], str]
 """One file's text → its edited text (raises ``EditError``)."""
 Check = Callable[[inputs.SourceSet], str | None]
 """Whether the edited source shows the edit: None when it does, else what is wrong."""
+Field = tuple[str, ...]
+"""A field of an object, as the keys down to it: ``("metadata", "labels", "nova.elotl.co/cordoned")``."""
 
 
 class EditRefused(UserError):
@@ -61,6 +68,17 @@ class LoadedSource:
     files: directory.SourceFiles
     source_set: inputs.SourceSet
     rendered: renders.RenderedTree
+
+
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """An edit of one file: its text edit, what it edits (``Cluster c1``, for messages), and the fields it
+    may change, by the line (as loaded) of each object it edits."""
+
+    file: str
+    what: str
+    edit: TextEdit
+    fields: Mapping[int, tuple[Field, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,41 +125,118 @@ def text_of(loaded: LoadedSource, file: str, what: str) -> str:
 
 def edit(
     loaded: LoadedSource,
-    edits: Sequence[tuple[str, str, TextEdit]],
+    changes: Sequence[TextChange],
     check: Check,
     *,
     dry_run: bool,
 ) -> EditResult:
-    """Make ``edits`` ((file, what it edits, text edit), applied in order, several to a file allowed),
-    validate and diff the result (module docstring), and write it unless ``dry_run``."""
+    """Make ``changes`` (applied in order, several to a file allowed), validate and diff the result (module
+    docstring), and write it unless ``dry_run``."""
     texts: dict[str, str] = {}
-    for file, what, text_edit in edits:
-        before = texts.get(file, text_of(loaded, file, what))
+    for change in changes:
+        before = texts.get(change.file, text_of(loaded, change.file, change.what))
         try:
-            texts[file] = text_edit(before)
+            texts[change.file] = change.edit(before)
         except EditError as error:
-            raise EditRefused(f"cannot edit {what} in {file}: {error}") from None
+            what = error.subject or change.what
+            if error.line is not None:
+                raise EditRefused(f"{change.file}:{error.line}: cannot edit {what}: {error}") from None
+            raise EditRefused(f"cannot edit {what} in {change.file}: {error}") from None
     changed = tuple(
         FileEdit(file, loaded.files.texts[file], text)
         for file, text in texts.items()
         if text != loaded.files.texts[file]
     )
-    after = edited_source(loaded, {edit.file: edit.new for edit in changed})
+    documents, after = _edited(loaded, {edit.file: edit.new for edit in changed})
     wrong = check(after)
     if wrong is not None:
         raise EditRefused(f"the edit does not take effect: {wrong}; nothing was written")
+    if changed:
+        fields: dict[tuple[str, int], tuple[Field, ...]] = {}
+        for change in changes:
+            for line, named in change.fields.items():
+                fields[change.file, line] = (*fields.get((change.file, line), ()), *named)
+        unintended = _unintended(loaded, documents, {edit.file for edit in changed}, fields)
+        if unintended is not None:
+            raise EditRefused(f"the edit would change {unintended}; nothing was written")
     diff = placement_diff(loaded.rendered, after, rendering.local_source_info(loaded.root))
     if not dry_run:
-        for file_edit in changed:
-            write_atomically(_path_of(loaded.root, file_edit.file), file_edit.old, file_edit.new)
+        write_all(loaded.root, changed)
     return EditResult(changed, diff, written=not dry_run and bool(changed))
+
+
+def _unintended(
+    loaded: LoadedSource,
+    after: Sequence[Document],
+    files: set[str],
+    fields: Mapping[tuple[str, int], tuple[Field, ...]],
+) -> str | None:
+    """What the edited documents ``after`` change beyond ``fields`` (by file and line of the object as
+    read), named for a user; None when nothing. Objects a kustomize build makes are all compared (an edit
+    of a base shows in others), else those of the edited files."""
+    built = any(file in loaded.files.built for file in files)
+    before = [d for d in loaded.files.documents if built or d.location.file in files]
+    after = [d for d in after if built or d.location.file in files]
+    if len(before) != len(after):
+        return f"which objects {', '.join(sorted(files))} hold{'s' if len(files) == 1 else ''}"
+    for old, new in zip(before, after, strict=True):
+        named = fields.get((old.location.file, old.location.line))
+        if named is None and old.body != new.body:
+            return f"{_object_name(old)} ({old.location.file}:{old.location.line}) too"
+        if named is not None and _without(old.body, named) != _without(new.body, named):
+            listed = ", ".join(".".join(field) for field in named)
+            return f"more of {_object_name(old)} ({old.location.file}:{old.location.line}) than {listed}"
+    return None
+
+
+def _object_name(document: Document) -> str:
+    body = document.body if isinstance(document.body, dict) else {}
+    metadata = body.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return f"{body.get('kind', 'the object')} {name if isinstance(name, str) else ''}".strip()
+
+
+def _without(body: Any, fields: Sequence[Field]) -> Any:
+    """A copy of ``body`` sharing nothing with it (a YAML alias read as one object becomes two), without
+    ``fields``, and without the mappings on their way left empty (``annotations: {}`` and no
+    ``annotations`` are the same to this comparison)."""
+    copy = _unshared(body)
+    for field in fields:
+        parents: list[tuple[dict[str, Any], str]] = []
+        node = copy
+        for key in field[:-1]:
+            child = node.get(key) if isinstance(node, dict) else None
+            if not isinstance(child, dict):
+                break
+            parents.append((node, key))
+            node = child
+        else:
+            if isinstance(node, dict):
+                node.pop(field[-1], None)
+        for parent, key in reversed(parents[1:]):  # not the object's own top-level fields
+            if parent.get(key) == {}:
+                del parent[key]
+    return copy
+
+
+def _unshared(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _unshared(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unshared(item) for item in value]
+    return value
 
 
 def edited_source(loaded: LoadedSource, texts: Mapping[str, str]) -> inputs.SourceSet:
     """The source with ``texts`` (file → edited text) in place of those files, validated; ``InputError``
     lists the problems of an edit that would not validate."""
+    return _edited(loaded, texts)[1]
+
+
+def _edited(loaded: LoadedSource, texts: Mapping[str, str]) -> tuple[Sequence[Document], inputs.SourceSet]:
+    """``edited_source``, and the documents it is built from (in the order read)."""
     if not texts:
-        return loaded.source_set
+        return loaded.files.documents, loaded.source_set
     if any(file in loaded.files.built for file in texts):
         return _built_copy(loaded, texts)
     documents: list[Document] = []
@@ -158,21 +253,24 @@ def edited_source(loaded: LoadedSource, texts: Mapping[str, str]) -> inputs.Sour
             problems += file_problems
     if errors(problems):
         raise InputError(sorted(dict.fromkeys(problems)))
-    return inputs.build_source_set(documents, texts={**loaded.files.texts, **texts})
+    texts_after = directory.overlaid_texts(loaded.files.texts, texts)
+    return documents, inputs.build_source_set(documents, texts=texts_after)
 
 
-def _built_copy(loaded: LoadedSource, texts: Mapping[str, str]) -> inputs.SourceSet:
+def _built_copy(
+    loaded: LoadedSource, texts: Mapping[str, str]
+) -> tuple[Sequence[Document], inputs.SourceSet]:
     """The source read from a temporary copy holding the edited files, so kustomize builds them."""
     base = loaded.root if loaded.root.is_dir() else loaded.root.parent
     with tempfile.TemporaryDirectory(prefix="nova-edit-") as scratch:
         copy = Path(scratch) / "source"
         shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         for file, text in texts.items():
-            (copy / file).write_text(text, encoding="utf-8")
+            (copy / file).write_text(text, encoding="utf-8", newline="")
         files = directory.read_source(copy if loaded.root.is_dir() else copy / loaded.root.name)
         if errors(list(files.problems)):
             raise InputError(sorted(dict.fromkeys(files.problems)))
-        return inputs.build_source_set(files.documents, texts=files.texts)
+        return files.documents, inputs.build_source_set(files.documents, texts=files.texts)
 
 
 def placement_diff(
@@ -180,7 +278,7 @@ def placement_diff(
 ) -> diffs.RenderDiff:
     """What ``diff --source . --base HEAD`` shows when HEAD rendered as ``old`` and the work tree is
     ``after``: ``after`` is rendered with ``old``'s placement as its previous one."""
-    previous = reports.parse_previous(old.files[diffs.PLACEMENT_FILE].decode("utf-8"))
+    previous = reports.previous_of(old.plan)  # what parsing old's placement.yaml gives, without parsing it
     new = _rendered(after, source, previous)
     return diffs.diff_renders(diffs.changed_files(old.files, new.files))
 
@@ -196,12 +294,39 @@ def _rendered(
     )
 
 
-def write_atomically(path: Path, expected: str, text: str) -> None:
-    """Replace ``path``'s text with ``text`` in one rename (readers see the old file or the new, never half
-    of one), keeping its mode; refused when the file no longer holds ``expected`` (edited meanwhile)."""
-    current = path.read_bytes().decode("utf-8")
-    if current != expected:
-        raise EditRefused(f"{path} changed while it was being edited; nothing was written, run again")
+def write_all(root: Path, edits: Sequence[FileEdit]) -> None:
+    """Write each of ``edits`` under ``root``, every file or none when one changed on disk since it was
+    read: all are checked first, each new text goes to a temporary file beside its file (with the file's
+    mode), all are checked again, and only then is each renamed over its file (readers see the old file or
+    the new, never half of one)."""
+    paths = [(_path_of(root, edit.file), edit) for edit in edits]
+    for path, edit in paths:
+        _still(path, edit)
+    prepared: list[tuple[str, Path]] = []
+    try:
+        for path, edit in paths:
+            prepared.append((_temporary_copy(path, edit.new), path))
+        for path, edit in paths:
+            _still(path, edit)
+        for temporary, path in prepared:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in prepared:
+            Path(temporary).unlink(missing_ok=True)
+
+
+def _still(path: Path, edit: FileEdit) -> None:
+    """Refuse when ``path`` no longer holds the text ``edit`` was made to (edited meanwhile)."""
+    try:
+        current: str | None = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    if current != edit.old:
+        raise EditRefused(f"{edit.file} changed while it was being edited; nothing was written, run again")
+
+
+def _temporary_copy(path: Path, text: str) -> str:
+    """A temporary file beside ``path`` holding ``text``, flushed to disk, with ``path``'s mode."""
     mode = stat.S_IMODE(os.stat(path).st_mode)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -210,10 +335,10 @@ def write_atomically(path: Path, expected: str, text: str) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    return temporary
 
 
 def _path_of(root: Path, file: str) -> Path:

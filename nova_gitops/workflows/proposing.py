@@ -93,7 +93,9 @@ def cordon(loaded: LoadedSource, cluster_name: str, *, cordoned: bool, dry_run: 
             else f"cluster {cluster.name} is unchanged"
         )
 
-    result = editing.edit(loaded, [(file, f"Cluster {cluster.name}", text_edit)], check, dry_run=dry_run)
+    fields = {cluster.location.line: (("metadata", "labels", labels.CORDONED),)}
+    change = editing.TextChange(file, f"Cluster {cluster.name}", text_edit, fields)
+    result = editing.edit(loaded, [change], check, dry_run=dry_run)
     word = "cordoned" if cordoned else "not cordoned"
     return Proposal(result, () if result.edits else (f"cluster {cluster.name} is {word} already",))
 
@@ -150,10 +152,9 @@ def split(loaded: LoadedSource, policy_name: str, assignments: Sequence[str], *,
         )
         return None if got == dict(wanted) else f"SchedulePolicy {policy.name}'s split is {got or 'unset'}"
 
-    file = policy.location.file
-    result = editing.edit(
-        loaded, [(file, f"SchedulePolicy {policy.name}", text_edit)], check, dry_run=dry_run
-    )
+    fields = {policy.location.line: (("spec", "spreadConstraints", "percentageSplit"),)}
+    change = editing.TextChange(policy.location.file, f"SchedulePolicy {policy.name}", text_edit, fields)
+    result = editing.edit(loaded, [change], check, dry_run=dry_run)
     return Proposal(result)
 
 
@@ -184,15 +185,26 @@ def find_policy(source_set: inputs.SourceSet, name: str) -> SchedulePolicy:
 def _annotate(
     loaded: LoadedSource, manifests: Sequence[Manifest], cluster: str | None, *, dry_run: bool
 ) -> EditResult:
-    """Set (or remove, when ``cluster`` is None) the pin annotation of each of ``manifests``."""
-    edits: list[tuple[str, str, editing.TextEdit]] = []
+    """Set (or remove, when ``cluster`` is None) the pin annotation of each of ``manifests``: one text
+    edit per file, for all the objects it holds."""
+    by_file: dict[str, list[Manifest]] = {}
     for manifest in manifests:
-        target = changes.DocumentRef(manifest.kind, manifest.name, manifest.location.line)
+        by_file.setdefault(manifest.location.file, []).append(manifest)
+    edits: list[editing.TextChange] = []
+    for file, held in by_file.items():
+        targets = [
+            changes.DocumentRef(manifest.kind, manifest.name, manifest.location.line, manifest.group)
+            for manifest in held
+        ]
 
-        def text_edit(text: str, target: changes.DocumentRef = target) -> str:
-            return changes.set_metadata_entry(text, target, "annotations", labels.CLUSTER_PIN, cluster)
+        def text_edit(text: str, targets: list[changes.DocumentRef] = targets) -> str:
+            return changes.set_metadata_entries(text, targets, "annotations", labels.CLUSTER_PIN, cluster)
 
-        edits.append((manifest.location.file, f"{manifest.kind} {manifest.name}", text_edit))
+        what = f"{held[0].kind} {held[0].name}" if len(held) == 1 else f"{len(held)} objects"
+        fields = {
+            manifest.location.line: (("metadata", "annotations", labels.CLUSTER_PIN),) for manifest in held
+        }
+        edits.append(editing.TextChange(file, what, text_edit, fields))
     keys = {manifest.key for manifest in manifests}
     pins = {
         manifest.key: manifest.annotations.get(labels.CLUSTER_PIN) for manifest in loaded.source_set.workloads
@@ -227,9 +239,12 @@ def suggestion(wanted: str, known: Sequence[str]) -> str:
     return f"; the source has {shown}{', …' if len(known) > 8 else ''}"
 
 
-def reference_of(manifest: Manifest) -> str:
-    """``kind/namespace/name`` (``kind/name`` for a cluster-scoped object), as commands take it."""
+def reference_of(manifest: Manifest, *, with_group: bool = False) -> str:
+    """``kind/namespace/name`` (``kind/name`` for a cluster-scoped object), as commands take it; with its
+    API group (``deployment.apps/shop/web``, ``core`` for the core group) when ``with_group``."""
     kind = manifest.kind.lower()
+    if with_group:
+        kind = f"{kind}.{manifest.group or 'core'}"
     return (
         f"{kind}/{manifest.namespace}/{manifest.name}" if manifest.namespaced else f"{kind}/{manifest.name}"
     )
@@ -239,12 +254,18 @@ _SHORT_KINDS = {"deploy": "deployment", "svc": "service", "cm": "configmap", "st
 
 
 def find_workload(source_set: inputs.SourceSet, reference: str) -> Manifest:
-    """The object ``KIND/[NAMESPACE/]NAME`` names (kind case-insensitive, singular or plural)."""
+    """The object ``KIND[.GROUP]/[NAMESPACE/]NAME`` names: kind case-insensitive, singular or plural; the
+    API group as in kubectl's ``resource.group`` (``deployment.apps``; ``core`` for the core group), needed
+    only when the source has the kind in two groups."""
     parts = reference.split("/")
     if len(parts) not in (2, 3) or not all(parts):
-        raise UserError(f"{reference!r} is not KIND/NAME or KIND/NAMESPACE/NAME (e.g. deployment/shop/web)")
-    kind = parts[0].lower()
+        raise UserError(
+            f"{reference!r} is not KIND/NAME or KIND/NAMESPACE/NAME (e.g. deployment/shop/web, or "
+            "deployment.apps/shop/web with the API group)"
+        )
+    kind, dot, group = parts[0].lower().partition(".")
     kind = _SHORT_KINDS.get(kind, kind)
+    wanted_group = ("" if group in ("", "core") else group) if dot else None
     namespace = parts[1] if len(parts) == 3 else None
     found = [
         manifest
@@ -252,17 +273,31 @@ def find_workload(source_set: inputs.SourceSet, reference: str) -> Manifest:
         if kind in (manifest.kind.lower(), manifest.kind.lower() + "s", manifest.kind.lower() + "es")
         and manifest.name == parts[-1]
         and (namespace is None or manifest.namespace == namespace)
+        and (wanted_group is None or manifest.group.lower() == wanted_group)
     ]
     if len(found) == 1:
         return found[0]
     if found:
-        choices = ", ".join(reference_of(manifest) for manifest in found)
-        raise UserError(f"{reference} is ambiguous: {choices}; give the namespace (KIND/NAMESPACE/NAME)")
+        groups = len({manifest.group for manifest in found}) > 1
+        namespaces = len({manifest.namespace for manifest in found}) > 1
+        choices = ", ".join(reference_of(manifest, with_group=groups) for manifest in found)
+        give = " and ".join(
+            [*(["its API group"] if groups else []), *(["the namespace"] if namespaces else [])]
+        )
+        form = "KIND.GROUP/NAMESPACE/NAME" if groups else "KIND/NAMESPACE/NAME"
+        raise UserError(f"{reference} is ambiguous: {choices}; give {give or 'more'} ({form})")
+    grouped = wanted_group is not None
     if namespace is not None:
-        hint = suggestion(f"{kind}/{namespace}/{parts[-1]}", [reference_of(m) for m in source_set.workloads])
+        known = [reference_of(m, with_group=grouped) for m in source_set.workloads]
+        hint = suggestion(f"{parts[0].lower()}/{namespace}/{parts[-1]}", known)
     else:  # compare like with like: kind/name with each object's kind/name, then name it in full
-        by_short = {f"{m.kind.lower()}/{m.name}": reference_of(m) for m in source_set.workloads}
-        close = difflib.get_close_matches(f"{kind}/{parts[-1]}", list(by_short), n=3, cutoff=0.6)
+        by_short = {
+            f"{m.kind.lower()}{'.' + (m.group or 'core') if grouped else ''}/{m.name}": reference_of(
+                m, with_group=grouped
+            )
+            for m in source_set.workloads
+        }
+        close = difflib.get_close_matches(f"{parts[0].lower()}/{parts[-1]}", list(by_short), n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(by_short[c] for c in close)}?" if close else ""
     raise UserError(f"no object {reference} in the source{hint}")
 

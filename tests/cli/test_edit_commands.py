@@ -165,7 +165,12 @@ def test_an_edit_that_would_not_validate_writes_nothing(tmp_path: Path) -> None:
         return text.replace("  name: web\n", "  name: Web_\n", 1)
 
     with pytest.raises(InputError) as raised:
-        editing.edit(loaded, [("apps.yaml", "Deployment web", breaks)], lambda _: None, dry_run=False)
+        editing.edit(
+            loaded,
+            [editing.TextChange("apps.yaml", "Deployment web", breaks, {})],
+            lambda _: None,
+            dry_run=False,
+        )
     (problem,) = raised.value.problems
     assert problem.pointed().splitlines()[1:] == ["      name: Web_", "      ^"]
     assert (source / "apps.yaml").read_bytes() == before
