@@ -16,6 +16,9 @@ from nova_gitops.errors import UserError
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Aligned columns; a cell is data: on one line, its hidden characters escapes (``api.texts.one_line``),
+    so a newline in a reason cannot forge a row."""
+    rows = [[texts.one_line(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
     lines = [
         "   ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip()

@@ -14,7 +14,8 @@ Behaviours covered, through click's runner and a real ``nova-gitops`` process:
 - diff's Markdown makes no link, image, HTML, mention or reference of the data (read by a CommonMark parser);
 - a taint key with an ESC sequence is a problem with file and line, and the source is invalid; an agent's
   report naming one is refused, and rollout status says so, escaped;
-- our own styling (diff and edit colours, rich) still reaches the terminal as styling.
+- our own styling (diff and edit colours, rich) still reaches the terminal as styling;
+- a newline in a table cell (a reason) forges no row.
 """
 
 from __future__ import annotations
@@ -305,3 +306,11 @@ def test_an_edits_coloured_diff_keeps_our_colours(tmp_path: Path) -> None:
         assert code(result) == 0, result.stderr
         assert "\x1b[1mPlacement changes:\x1b[0m" in result.stdout
         assert hidden(result.stdout, styled=True) == [] and "\\u001b" not in result.stdout
+
+
+def test_a_newline_in_a_table_cell_forges_no_row() -> None:
+    from nova_gitops.cli import output
+
+    forged = "Degraded\nwlc-2   canary   abc1234   abc1234   healthy   all good"
+    shown = output.table(["NAME", "REASON"], [["wlc-1", forged]])
+    assert shown.splitlines() == ["NAME    REASON", f"wlc-1   {texts.one_line(forged)}"]
