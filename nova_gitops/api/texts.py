@@ -187,9 +187,9 @@ def md_text(value: str, *, table: bool = False) -> str:
         end = stop
     out.append(_escaped_prose(text[end:]))
     shown = "".join(out)
-    start = _BLOCK_START.match(shown)
-    if start is not None:  # escape the marker: its last character (`#`, `-`, or the `.` after digits)
-        shown = f"{shown[: start.end() - 1]}\\{shown[start.end() - 1 :]}"
+    marker = _BLOCK_START.match(shown)
+    if marker is not None:  # escape the marker: its last character (`#`, `-`, or the `.` after digits)
+        shown = f"{shown[: marker.end() - 1]}\\{shown[marker.end() - 1 :]}"
     return shown
 
 
