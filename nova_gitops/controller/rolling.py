@@ -34,6 +34,7 @@ from nova_gitops.publishing.releases import CLUSTERS_DIRECTORY, MoveOutcome, Ref
 from nova_gitops.publishing.rolloutrecords import RolloutRecords, WriteOutcome
 from nova_gitops.rollouts import decisions, health, records, stepping, waves
 from nova_gitops.rollouts.decisions import Change, Decision
+from nova_gitops.rollouts.health import WorkloadKey
 
 ROLLOUT_BRANCH: Final = "nova/rollout"
 RECORD_PATH: Final = "rollout/record.yaml"
@@ -131,6 +132,12 @@ class RolloutDriver:
         if strategy is not None:
             wave_list, unreported = waves.keep_unreported(strategy, wave_list, record.members, state.released)
         names = [name for wave in wave_list for name in wave.clusters]
+        rendered: dict[tuple[str, str], frozenset[WorkloadKey]] = {}
+        for commit in {target, *(state.released.get(name) or target for name in names)}:
+            at = [name for name in names if commit in (target, state.released.get(name))]
+            rendered.update(
+                ((name, commit), keys) for name, keys in self.releases.rendered_workloads(commit, at).items()
+            )
         situation = decisions.Situation(
             target=target,
             released={name: state.released.get(name) for name in names},
@@ -140,6 +147,7 @@ class RolloutDriver:
             requests=records.read_requests(self.requests.read_record()),
             continues=bool(record.target) and self._same_rollout(record.target, target, names),
             unreported=unreported,
+            rendered=rendered,
         )
         return Reading(tuple(wave_list), situation, recorded)
 

@@ -22,6 +22,13 @@ Why tree ids to tell which clusters a change touches: git stores ``clusters/<clu
 is a hash of everything under it, so reading the one tree object ``clusters/`` of a commit answers for every
 cluster at once, whatever the number of files (no diff, no blob is read).
 
+Why the rendered workloads are read here too: a gate needs a cluster's report to account for every workload
+rendered for it at the released commit (docs/rollouts.md, "Gates"), or an agent that applied nothing — a
+wrong ``--path`` — would pass it. ``rendered_workloads`` reads the cluster's directory as the agent does
+(every manifest file below it but ``kustomization.yaml`` and symlinks) and keeps, per directory tree id and
+per file blob id, the (group, kind, namespace, name) of the objects of the kinds an agent reports health
+for, so a step parses only the files a render changed.
+
 Through GitPython: the fetch and the atomic push (``Remote``, ``clients.gitrunning``), ancestry
 (``Repo.is_ancestor``) and the cluster trees (commit and tree objects, two small reads from GitPython's
 persistent ``cat-file``). The refs are read back from the cache with one ``for-each-ref``, 3–4 times faster
@@ -31,17 +38,19 @@ than GitPython's ``Reference`` at a hundred refs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 import git
 
 from nova_gitops import errors
+from nova_gitops.api import loading
 from nova_gitops.clients import gitrunning
 from nova_gitops.publishing import gitwriting
 from nova_gitops.publishing.gitcommands import GitFailed
 from nova_gitops.publishing.gitwriting import RenderedRepo
+from nova_gitops.rollouts.health import RENDERED_WORKLOAD_KINDS, WorkloadKey
 
 RELEASE_BRANCH_PREFIX = "nova/clusters/"
 """``nova/clusters/<cluster>``: where a cluster's released commit lives (``nova_agent.settings`` agrees)."""
@@ -54,6 +63,13 @@ COMMIT_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 # ref", "incorrect old value"...), and the other refs of the batch refused because one of them was.
 LOST_RACE = (*gitwriting.RETRYABLE_REJECTIONS, "atomic push failed", "atomic transaction failed")
 TREES_KEPT = 64  # commits whose cluster trees stay cached: a few distinct released commits per rollout
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")  # what the agent reads of a directory (nova_agent.desired)
+KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+SYMLINK_MODE = "120000"  # the agent skips links in a rendered directory
+DEFAULT_NAMESPACE = "default"  # where the agent puts a namespaced object whose manifest names none
+WORKLOADS_KEPT = 4096  # cluster directories (by tree id) whose workloads stay cached
+BLOBS_KEPT = 200_000  # manifest files (by blob id) whose workloads stay cached
+BATCH_FILES = 5000  # files read by one cat-file --batch (about 10 MB of rendered YAML)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +109,8 @@ class Releases:
         self.repo = repo
         self.branch = branch
         self._trees: dict[str, dict[str, str]] = {}
+        self._directories: dict[str, frozenset[WorkloadKey]] = {}
+        self._files: dict[str, frozenset[WorkloadKey]] = {}
 
     def read_state(self) -> ReleaseState:
         """``main``'s head and every ``nova/clusters/*`` ref, in one fetch that also brings their commits
@@ -188,6 +206,111 @@ class Releases:
         never released) and ``new``: changed, added or removed. A cluster in neither is unchanged."""
         before, after = self.cluster_trees(released), self.cluster_trees(new)
         return frozenset(cluster for cluster in clusters if before.get(cluster) != after.get(cluster))
+
+    def rendered_workloads(self, commit: str, clusters: Iterable[str]) -> dict[str, frozenset[WorkloadKey]]:
+        """Each of ``clusters`` → the workloads rendered into ``clusters/<cluster>/`` at ``commit`` that an
+        agent reports health for (``rollouts.health.RENDERED_WORKLOAD_KINDS``): every manifest file below
+        the directory, as the agent reads it; a namespaced object without a namespace is in ``default``;
+        empty for no directory. A file that does not parse contributes what parsed before its error (the
+        agent refuses the whole directory then, and its report says so).
+
+        One ``ls-tree`` of the commit's cluster directories and one ``cat-file --batch`` of the files not
+        read before, and only when some directory (by tree id) was not read before."""
+        trees = self.cluster_trees(commit)
+        found = {cluster: frozenset[WorkloadKey]() for cluster in clusters if cluster not in trees}
+        unread = sorted({cluster for cluster in clusters if cluster in trees} - self._directories.keys())
+        unread = [cluster for cluster in unread if trees[cluster] not in self._directories]
+        if unread:
+            if len(self._directories) >= WORKLOADS_KEPT:
+                self._directories.clear()
+            self._directories.update(self._read_directories(commit, {name: trees[name] for name in unread}))
+        for cluster in clusters:
+            if cluster in trees:
+                found[cluster] = self._directories[trees[cluster]]
+        return found
+
+    def _read_directories(self, commit: str, wanted: Mapping[str, str]) -> dict[str, frozenset[WorkloadKey]]:
+        """Tree id → workloads, for each cluster → tree id of ``wanted`` (directories of ``commit``)."""
+        paths = [f"{CLUSTERS_DIRECTORY}/{cluster}/" for cluster in sorted(wanted)]
+        try:
+            listed = self.repo.git.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths).stdout
+        except GitFailed as failure:
+            raise gitwriting.remote_error(self.repo.url, "read the cluster directories of", failure) from None
+        files: dict[str, list[tuple[str, str]]] = {cluster: [] for cluster in wanted}
+        for record in listed.split(b"\0"):
+            meta, _, raw_path = record.partition(b"\t")
+            if not meta:
+                continue
+            mode, kind, sha = meta.decode().split()
+            path = raw_path.decode("utf-8", "surrogateescape")
+            name = path.rpartition("/")[2]
+            cluster = path.split("/", 2)[1]
+            if (
+                kind != "blob"
+                or mode == SYMLINK_MODE
+                or cluster not in files
+                or name in KUSTOMIZATION_FILES
+                or not name.endswith(MANIFEST_SUFFIXES)
+            ):
+                continue
+            files[cluster].append((sha, path))
+        self._read_files([entry for entries in files.values() for entry in entries])
+        return {
+            wanted[cluster]: frozenset(key for sha, _ in entries for key in self._files[sha])
+            for cluster, entries in files.items()
+        }
+
+    def _read_files(self, entries: Sequence[tuple[str, str]]) -> None:
+        """Keep the workloads of each (blob id, path) not kept yet: one ``cat-file --batch`` per chunk."""
+        unread = list({sha: path for sha, path in entries if sha not in self._files}.items())
+        if len(self._files) + len(unread) > BLOBS_KEPT:
+            self._files.clear()
+            unread = list(dict(entries).items())
+        for start in range(0, len(unread), BATCH_FILES):
+            chunk = unread[start : start + BATCH_FILES]
+            request = "".join(f"{sha}\n" for sha, _ in chunk).encode()
+            try:
+                data = self.repo.git.run("cat-file", "--batch", stdin=request).stdout
+            except GitFailed as failure:
+                raise gitwriting.remote_error(self.repo.url, "read the rendered files of", failure) from None
+            offset = 0
+            for sha, path in chunk:
+                header_end = data.index(b"\n", offset)
+                header = data[offset:header_end].split()
+                size = int(header[2]) if len(header) == 3 else 0  # "<sha> missing": nothing to read
+                start_of_data = header_end + 1
+                self._files[sha] = workloads_of(path, data[start_of_data : start_of_data + size])
+                offset = start_of_data + size + (1 if len(header) == 3 else 0)
+
+
+def workloads_of(path: str, data: bytes) -> frozenset[WorkloadKey]:
+    """(group, kind, namespace, name) of the objects of ``RENDERED_WORKLOAD_KINDS`` in one manifest file."""
+    if len(data) > loading.MAX_FILE_BYTES:
+        return frozenset()  # the agent refuses such a file, and the directory with it
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return frozenset()
+    documents, _ = loading.load_documents(path, text)
+    keys: set[WorkloadKey] = set()
+    for document in documents:
+        body = document.body
+        group = str(body.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(body.get("kind", ""))
+        metadata = body.get("metadata")
+        if (group, kind) not in RENDERED_WORKLOAD_KINDS or not isinstance(metadata, dict):
+            continue
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if isinstance(name, str) and name:
+            keys.add(
+                (
+                    group,
+                    kind,
+                    namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE,
+                    name,
+                )
+            )
+    return frozenset(keys)
 
 
 def check_move(cluster: str, move: RefMove) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nova_gitops.rollouts.health import ClusterFacts
+from nova_gitops.rollouts.health import ClusterFacts, WorkloadKey
 from nova_gitops.rollouts.records import Record, Requests
 
 Change = Literal["unchanged", "remedial", "gated"]
@@ -38,6 +38,13 @@ class Situation:
     unreported: frozenset[str] = frozenset()
     """Clusters kept in their wave from the record (``Record.members``) though no usable report names them
     now (missing, or refused): never released to, and their wave waits for them."""
+    rendered: Mapping[tuple[str, str], frozenset[WorkloadKey]] = field(default_factory=dict)
+    """(cluster, commit) → the workloads rendered into ``clusters/<cluster>/`` at that commit, of the kinds
+    the agent reports (``health.RENDERED_WORKLOAD_KINDS``): a report must account for each of them. A pair
+    not given is not known, and a cluster judged at it is never healthy."""
+
+    def rendered_at(self, cluster: str, commit: str) -> frozenset[WorkloadKey] | None:
+        return self.rendered.get((cluster, commit))
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,15 @@
 waiting, or failed.
 
 What the report says is read from ``status`` of ``status/<cluster>.yaml`` (docs/agent.md): only
-``syncedRevision``, ``workloads[*].healthy/revision/condition/reason/message``, ``lastError`` and
-``rescheduleRequests``. The rules (docs/rollouts.md, "Gates"):
+``syncedRevision``, ``workloads[*].apiVersion/kind/namespace/name/healthy/revision/condition/reason/message``,
+``lastError`` and ``rescheduleRequests``. The rules (docs/rollouts.md, "Gates"):
+
+- The report must account for every workload rendered for the cluster at the released commit: each object
+  of ``clusters/<cluster>/`` there whose kind the agent reports health for (``RENDERED_WORKLOAD_KINDS``)
+  must have its entry. A report that names the commit but lists none of them (an agent whose ``--path``
+  is wrong applied nothing, and says it is synced) proves nothing: the cluster waits, and times out, and
+  the reason names what is unaccounted for. What was rendered is the caller's to read from git; when it
+  is not known the cluster cannot be proven healthy either.
 
 - Health counts only for the exact revision: the report's ``syncedRevision`` must be the released commit,
   and every workload entry must name that commit in ``revision``. A workload entry without ``revision``
@@ -21,7 +28,7 @@ What the report says is read from ``status`` of ``status/<cluster>.yaml`` (docs/
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -40,7 +47,27 @@ DEGRADED_REASONS: Final = frozenset(
 )
 """Reasons the agent reports (nova_agent.health) that waiting will not cure."""
 
+RENDERED_WORKLOAD_KINDS: Final = frozenset(
+    {
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("apps", "ReplicaSet"),
+        ("batch", "Job"),
+        ("", "Pod"),
+        ("", "PersistentVolumeClaim"),
+    }
+)
+"""(group, kind) the agent always reports as a workload when it holds one (``nova_agent.health.RULES``, the
+kinds delegated mode watches): a rendered object of these kinds must have its entry in the report. Others
+(custom resources with a ``Ready`` condition) count when reported, but their absence proves nothing: only
+the live object says whether it has a ``Ready`` condition."""
+
+WorkloadKey = tuple[str, str, str, str]
+"""(group, kind, namespace, name) of a workload, as the report names it and the render holds it."""
+
 MAX_REASON_CHARS: Final = 300
+MAX_NAMED_UNACCOUNTED: Final = 3
 
 State = Literal["healthy", "waiting", "failed"]
 
@@ -57,11 +84,20 @@ class WorkloadFacts:
     condition: str = ""
     reason: str = ""
     message: str = ""
+    api_version: str = ""
 
     @property
     def label(self) -> str:
         """``Deployment shop/web``; ``Namespace shop`` for a cluster-scoped object."""
-        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+        return label_of((self.group, self.kind, self.namespace, self.name))
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def key(self) -> WorkloadKey:
+        return (self.group, self.kind, self.namespace, self.name)
 
     @property
     def degraded(self) -> bool:
@@ -103,6 +139,7 @@ def facts_from_status(status: Mapping[str, Any]) -> ClusterFacts:
                 condition=_text(entry.get("condition")),
                 reason=_text(entry.get("reason")),
                 message=_text(entry.get("message")),
+                api_version=_text(entry.get("apiVersion")),
             )
         )
     pending = tuple(
@@ -120,9 +157,27 @@ def facts_from_status(status: Mapping[str, Any]) -> ClusterFacts:
     )
 
 
-def judge(cluster: str, facts: ClusterFacts | None, released: str) -> Verdict:
+def label_of(key: WorkloadKey) -> str:
+    """``Deployment shop/web``; ``Namespace shop`` for a cluster-scoped object."""
+    _, kind, namespace, name = key
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def unaccounted(facts: ClusterFacts | None, rendered: Collection[WorkloadKey]) -> list[WorkloadKey]:
+    """The rendered workloads ``facts`` has no entry for, in order."""
+    reported = {workload.key for workload in facts.workloads} if facts is not None else set()
+    return sorted(key for key in rendered if key not in reported)
+
+
+def judge(
+    cluster: str,
+    facts: ClusterFacts | None,
+    released: str,
+    rendered: Collection[WorkloadKey] | None = None,
+) -> Verdict:
     """Whether ``cluster`` is healthy for ``released``, still waiting, or failed, and why (a failure
-    beats a wait: the first failure found is the reason)."""
+    beats a wait: the first failure found is the reason). ``rendered``: the workloads rendered for it at
+    ``released`` (None: not known, so it cannot be proven healthy)."""
     if facts is None:
         return Verdict("waiting", f"{cluster}: no report yet")
     short = released[:7]
@@ -154,7 +209,25 @@ def judge(cluster: str, facts: ClusterFacts | None, released: str) -> Verdict:
             )
         else:
             waiting = Verdict("waiting", f"{workload.label} on {cluster} not healthy yet ({_why(workload)})")
-    return waiting or Verdict("healthy", f"{cluster}: healthy for {short}")
+    if waiting is not None:
+        return waiting
+    if rendered is None:
+        return Verdict("waiting", f"{cluster}: what was rendered for it at {short} is not known yet")
+    missing = unaccounted(facts, rendered)
+    if missing:
+        return Verdict("waiting", _unaccounted_reason(cluster, short, missing))
+    return Verdict("healthy", f"{cluster}: healthy for {short}")
+
+
+def _unaccounted_reason(cluster: str, short: str, missing: Sequence[WorkloadKey]) -> str:
+    named = ", ".join(label_of(key) for key in missing[:MAX_NAMED_UNACCOUNTED])
+    more = len(missing) - MAX_NAMED_UNACCOUNTED
+    others = f" and {more} more" if more > 0 else ""
+    return (
+        f"{cluster} reports {short} synced but not {named}{others} rendered for it there: its agent applied "
+        f"nothing of them (is its --path clusters/{cluster}?), or, delegated, does not see them (a render "
+        "without --delegated does not label them nova.elotl.co/schedule)"
+    )
 
 
 def _why(workload: WorkloadFacts) -> str:

@@ -61,7 +61,9 @@ def document(
         for name in wave.clusters:
             released = situation.released.get(name)
             facts = situation.reports.get(name)
-            verdict = health.judge(name, facts, released) if released else None
+            rendered = situation.rendered_at(name, released) if released else None
+            verdict = health.judge(name, facts, released, rendered) if released else None
+            missing = health.unaccounted(facts, rendered) if facts is not None and rendered else []
             move = moves.get(name)
             reason = decision.clusters.get(name) or (verdict.reason if verdict else "not released")
             if facts is None and name in refusals:
@@ -74,6 +76,7 @@ def document(
                     "synced": (facts.synced_revision or None) if facts else None,
                     "health": verdict.state if verdict else None,
                     "reason": reason,
+                    "unaccounted": [health.label_of(key) for key in missing],
                     "next": None if move is None else {"kind": move.kind, "commit": move.commit},
                 }
             )

@@ -175,10 +175,7 @@ class _Stepper:
         members = [
             cluster for cluster in wave.clusters if cluster in self.released_from and cluster not in pending
         ]
-        verdicts = [
-            health.judge(cluster, self.situation.reports.get(cluster), self.current(cluster) or "")
-            for cluster in members
-        ]
+        verdicts = [self._judge(cluster) for cluster in members]
         for cluster, verdict in zip(members, verdicts, strict=True):
             self.reasons[cluster] = verdict.reason
         failed = next((verdict for verdict in verdicts if verdict.state == "failed"), None)
@@ -224,6 +221,11 @@ class _Stepper:
         baked = self.now - (record.healthy_since or self.now)
         self._status(wave, "baking", f"baking, {_shown(baked)} of {format_duration(wave.bake_time)}")
         return False
+
+    def _judge(self, cluster: str) -> health.Verdict:
+        commit = self.current(cluster) or ""
+        reports, rendered = self.situation.reports.get(cluster), self.situation.rendered_at(cluster, commit)
+        return health.judge(cluster, reports, commit, rendered)
 
     def _unreported(self, wave: Wave, clusters: Sequence[str]) -> health.Verdict:
         """Why ``wave`` waits for clusters that were in it and have no usable report now: passing it

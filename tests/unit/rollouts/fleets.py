@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from nova_gitops.api.rollouts import RolloutStrategy
 from nova_gitops.rollouts.decisions import Change, Decision, Situation
-from nova_gitops.rollouts.health import ClusterFacts, WorkloadFacts
+from nova_gitops.rollouts.health import ClusterFacts, WorkloadFacts, WorkloadKey
 from nova_gitops.rollouts.records import Record, Requests
 from nova_gitops.rollouts.stepping import step
 from nova_gitops.rollouts.waves import Wave
@@ -30,8 +30,14 @@ def strategy(**settings: object) -> RolloutStrategy:
     return RolloutStrategy("fleet", **settings)  # type: ignore[arg-type]
 
 
+WEB: WorkloadKey = ("apps", "Deployment", "shop", "web")
+"""The one workload rendered for every cluster at every commit, unless ``Fleet.rendered`` says otherwise."""
+
+
 def healthy(revision: str) -> ClusterFacts:
-    return ClusterFacts(revision, (WorkloadFacts("Deployment", "shop", "web", True, revision),))
+    return ClusterFacts(
+        revision, (WorkloadFacts("Deployment", "shop", "web", True, revision, api_version="apps/v1"),)
+    )
 
 
 def unhealthy(
@@ -39,7 +45,11 @@ def unhealthy(
 ) -> ClusterFacts:
     return ClusterFacts(
         revision,
-        (WorkloadFacts("Deployment", "shop", "web", False, revision, condition, reason, "1/3 available"),),
+        (
+            WorkloadFacts(
+                "Deployment", "shop", "web", False, revision, condition, reason, "1/3 available", "apps/v1"
+            ),
+        ),
     )
 
 
@@ -56,6 +66,8 @@ class Fleet:
     requests: Requests = field(default_factory=Requests)
     continues: bool = False
     unreported: set[str] = field(default_factory=set)  # kept in their wave, no usable report now
+    rendered: dict[tuple[str, str], frozenset[WorkloadKey]] = field(default_factory=dict)
+    """(cluster, commit) → its rendered workloads, where not the one Deployment shop/web of every report."""
     now: datetime = START
     history: list[Decision] = field(default_factory=list)
 
@@ -75,6 +87,12 @@ class Fleet:
 
     def situation(self) -> Situation:
         changes = {name: self.change(name) for name in self.clusters}
+        commits = {self.target, *(commit for commit in self.released.values() if commit is not None)}
+        rendered = {
+            (name, commit): self.rendered.get((name, commit), frozenset({WEB}))
+            for name in self.clusters
+            for commit in commits
+        }
         return Situation(
             self.target,
             dict(self.released),
@@ -84,6 +102,7 @@ class Fleet:
             self.requests,
             self.continues,
             frozenset(self.unreported),
+            rendered,
         )
 
     def step(self, after: timedelta = timedelta(0)) -> Decision:
