@@ -7,7 +7,8 @@ refused as LOST (checked by the client's lease, and by the remote's own ref lock
 already exists elsewhere is LOST, one already at the target counts as moved; a rollback moves a ref
 backwards; releasing a commit that is not on main, a malformed name or an abbreviated id is refused; a
 push refused by a hook is an error naming branch protection; which clusters a change touches (changed,
-unchanged, added, removed, absent from both, never released).
+unchanged, added, removed, absent from both, never released); the workloads rendered for each cluster,
+read as the agent reads its directory (for the gate, docs/rollouts.md).
 """
 
 from __future__ import annotations
@@ -211,3 +212,53 @@ def test_changed_clusters_compares_cluster_trees(rendered: Rendered, tmp_path: P
     assert releases.changed_clusters(new, new, names) == frozenset()
     assert releases.changed_clusters(None, new, names) == {"changed", "same", "added"}
     assert set(releases.cluster_trees(new)) == {"changed", "same", "added"}
+
+
+def manifest(api_version: str, kind: str, name: str, namespace: str | None = None) -> str:
+    where = f", namespace: {namespace}" if namespace else ""
+    return f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: {name}{where}}}\n"
+
+
+RENDERED_FILES = {
+    "clusters/wlc-1/kustomization.yaml": "resources: [shop/web.yaml]\n",
+    "clusters/wlc-1/shop/web.yaml": manifest("apps/v1", "Deployment", "web", "shop"),
+    "clusters/wlc-1/shop/jobs.yml": (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: shop}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n"  # no namespace: default
+    ),
+    "clusters/wlc-1/shop/widget.json": '{"apiVersion": "example.com/v1", "kind": "Deployment",'
+    ' "metadata": {"name": "web", "namespace": "shop"}}',
+    "clusters/wlc-1/_cluster/namespace-shop.yaml": manifest("v1", "Namespace", "shop"),
+    "clusters/wlc-1/notes.txt": manifest("apps/v1", "Deployment", "not-read", "shop"),
+    "clusters/wlc-2/shop/api.yaml": manifest("apps/v1", "StatefulSet", "api", "shop"),
+}
+
+
+def test_the_rendered_workloads_are_read_as_the_agent_reads_the_directory(
+    rendered: Rendered, tmp_path: Path
+) -> None:
+    """Every manifest file below ``clusters/<cluster>/`` (not kustomization.yaml, not other suffixes, not
+    symlinks), the kinds an agent reports as workloads by API group, ``default`` for no namespace; a
+    cluster without a directory has none; a one-file change is read again, the rest is kept."""
+    (rendered.work / "clusters" / "wlc-1").mkdir(parents=True)
+    (rendered.work / "clusters" / "wlc-1" / "linked.yaml").symlink_to("../wlc-2/shop/api.yaml")
+    first = rendered.commit(RENDERED_FILES)
+    releases = releases_of(rendered, tmp_path)
+    releases.read_state()
+    found = releases.rendered_workloads(first, ["wlc-1", "wlc-2", "wlc-3"])
+    assert found == {
+        "wlc-1": {
+            ("apps", "Deployment", "shop", "web"),
+            ("batch", "Job", "shop", "migrate"),
+            ("", "PersistentVolumeClaim", "default", "data"),
+        },
+        "wlc-2": {("apps", "StatefulSet", "shop", "api")},
+        "wlc-3": frozenset(),
+    }
+    second = rendered.commit({"clusters/wlc-1/shop/jobs.yml": None})
+    releases.read_state()
+    assert releases.rendered_workloads(second, ["wlc-1"]) == {
+        "wlc-1": {("apps", "Deployment", "shop", "web")}
+    }
+    assert releases.rendered_workloads(second, ["wlc-2"]) == {"wlc-2": found["wlc-2"]}
