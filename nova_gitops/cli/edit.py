@@ -79,7 +79,7 @@ def _run(
 
 
 @click.command("pin")
-@click.argument("reference", metavar="KIND/[NS/]NAME", shell_complete=completing.complete_objects)
+@click.argument("reference", metavar="KIND[.GROUP]/[NS/]NAME", shell_complete=completing.complete_objects)
 @click.argument("cluster", metavar="CLUSTER", shell_complete=completing.complete_clusters)
 @_edit_options
 @click.pass_context
@@ -87,6 +87,8 @@ def pin_command(
     context: click.Context, reference: str, cluster: str, source: Path, dry_run: bool, color: bool | None
 ) -> None:
     """Pin an object to CLUSTER: annotate it nova.elotl.co/cluster: CLUSTER in its source file.
+
+    Name the API group (deployment.apps/shop/web) when the source has the kind in two groups.
 
     \b
     Example:
@@ -104,7 +106,7 @@ def pin_command(
 
 
 @click.command("unpin")
-@click.argument("reference", metavar="KIND/[NS/]NAME", shell_complete=completing.complete_objects)
+@click.argument("reference", metavar="KIND[.GROUP]/[NS/]NAME", shell_complete=completing.complete_objects)
 @_edit_options
 @click.pass_context
 def unpin_command(
