@@ -113,11 +113,19 @@ def _set_split(part: Part, target: DocumentRef, split: Sequence[tuple[str, int]]
         raise EditError(f"SchedulePolicy {target.name} has no spec.spreadConstraints to split")
     name = "spec.spreadConstraints.percentageSplit"
     current = route.child(spread, "percentageSplit", name)
-    if current is None:
-        current = CommentedSeq() if "topologyKey" in spread else CommentedMap()
-        with _appending(spread):
-            spread["percentageSplit"] = current
     wanted = dict(split)
+    if current is None:  # made whole before it is added, so that comments after the block stay after it
+        made: CommentedSeq | CommentedMap
+        if "topologyKey" in spread:
+            made = CommentedSeq(
+                CommentedMap([("topologyValue", _scalar(domain, None)), ("percentage", percent)])
+                for domain, percent in split
+            )
+        else:
+            made = CommentedMap(split)
+        with _appending(spread):
+            spread["percentageSplit"] = made
+        return
     if isinstance(current, CommentedMap):
         for domain in [domain for domain in current if domain not in wanted]:
             route.owns(current, domain, f"{name}.{domain}")

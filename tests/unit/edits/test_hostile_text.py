@@ -185,3 +185,16 @@ def test_a_document_in_the_middle_of_many_is_edited_in_its_lines() -> None:
         text, changes.DocumentRef("ConfigMap", "c150", line), "labels", "a", "b"
     )
     assert result == text.replace("  name: c150\n", "  name: c150\n  labels:\n    a: b\n")
+
+
+@pytest.mark.parametrize("key", ["", "    topologyKey: region\n"])
+def test_a_new_split_goes_before_the_comment_after_its_block(key: str) -> None:
+    text = (
+        "kind: SchedulePolicy\nmetadata:\n  name: p\nspec:\n  spreadConstraints:\n    spreadMode: Divide\n"
+        f"{key}# the selectors\n  resourceSelectors: {{}}\n"
+    )
+    result = changes.set_percentage_split(text, changes.DocumentRef("SchedulePolicy", "p", 1), [("a", 100)])
+    split = "    percentageSplit:\n" + (
+        "    - topologyValue: a\n      percentage: 100\n" if key else "      a: 100\n"
+    )
+    assert result == text.replace("# the selectors\n", split + "# the selectors\n")
