@@ -1,17 +1,18 @@
 """Edits of a user's YAML text (``nova_gitops.edits``): only the edited node's lines change.
 
 - property (hypothesis): over files written in many styles (2- or 4-space mappings, indented or flush
-  sequences, comments on their own lines and after values, every quoting style, ``...`` document ends, other
-  documents before and after, CRLF or LF, with or without a final newline), setting or removing an
+  sequences, comments on their own lines and after values, comment lines after the metadata block at
+  several columns, every quoting style, ``...`` document ends, other documents before and after or other
+  items of a ``kind: List``, LF, CRLF or CR, with or without a final newline), setting or removing an
   annotation or a label changes only lines inside the document's ``metadata`` block, and setting a split
-  changes only lines inside its ``percentageSplit`` block; and the result reads as the intended data;
+  changes only lines inside its ``percentageSplit`` block; no comment line is added, removed or moved; new
+  lines end as the file's; and the result reads as the intended data;
 - a value YAML 1.1 would not read as text (``"true"``, ``"0123"``) is written double-quoted; a replaced
   quoted value keeps its quotes;
 - a split keeps the shape the policy has (v0.9 list, v1.5 map), and creates a list with a topologyKey and a
   map without;
 - items of a ``kind: List`` and flow-style mappings are edited in place;
-- a document the text does not hold is an ``EditError``.
-"""
+- a document the text does not hold is an ``EditError``."""
 
 from __future__ import annotations
 
@@ -202,7 +203,8 @@ def policies(draw: st.DrawFn) -> Written:
         f"{pad * 2}- matchLabels: {{app: web}}",
     ]
     lines += ["---", "apiVersion: v1", "kind: Namespace", "metadata: {name: web}"]
-    return Written("\n".join(lines) + "\n", 2, (start, end))
+    newline = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    return Written(newline.join(lines) + newline, 2, (start, end))
 
 
 @settings(max_examples=60, deadline=None)
