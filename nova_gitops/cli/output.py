@@ -35,6 +35,18 @@ def show_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, quiet: 
         click.echo(table(headers, rows))
 
 
+def one_lined(document: Any) -> Any:
+    """``document`` with each string in it on one line, hidden characters escaped (``api.texts.one_line``):
+    what a table or a headline prints of a report's reason, so a newline in it forges no line."""
+    if isinstance(document, str):
+        return texts.one_line(document)
+    if isinstance(document, dict):
+        return {key: one_lined(value) for key, value in document.items()}
+    if isinstance(document, list | tuple):
+        return [one_lined(value) for value in document]
+    return document
+
+
 def styled(text: str, *, colour: bool, err: bool = False) -> None:
     """Our own styled text (``rendering.diffformats.to_text(colour=True)``: its data already made visible)
     written past the guard (``cli.guarding``), which would show our colour codes as escapes too; click

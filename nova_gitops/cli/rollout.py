@@ -130,12 +130,13 @@ def status_command(context: click.Context, /, output: str, quiet: bool, **parame
         elif output == "yaml":
             click.echo(printing.yaml_text(found, allow_unicode=True), nl=False)
         else:
-            click.echo(statuses.headline(found))
+            shown = printing.one_lined(found)  # a reason from a report forges no line
+            click.echo(statuses.headline(shown))
             click.echo()
-            printing.show_table(statuses.WAVE_HEADERS, statuses.wave_rows(found), quiet=quiet)
+            printing.show_table(statuses.WAVE_HEADERS, statuses.wave_rows(shown), quiet=quiet)
             click.echo()
-            printing.show_table(statuses.CLUSTER_HEADERS, statuses.cluster_rows(found), quiet=quiet)
-            for problem in found["refusedReports"]:
+            printing.show_table(statuses.CLUSTER_HEADERS, statuses.cluster_rows(shown), quiet=quiet)
+            for problem in shown["refusedReports"]:
                 click.echo(f"warning: report refused: {problem}", err=True)
         return 0
 

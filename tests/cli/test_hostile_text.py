@@ -15,7 +15,7 @@ Behaviours covered, through click's runner and a real ``nova-gitops`` process:
 - a taint key with an ESC sequence is a problem with file and line, and the source is invalid; an agent's
   report naming one is refused, and rollout status says so, escaped;
 - our own styling (diff and edit colours, rich) still reaches the terminal as styling;
-- a newline in a table cell (a reason) forges no row.
+- a newline in a table cell (a reason) forges no row, nor does one in the reason a paused rollout shows.
 """
 
 from __future__ import annotations
@@ -314,3 +314,27 @@ def test_a_newline_in_a_table_cell_forges_no_row() -> None:
     forged = "Degraded\nwlc-2   canary   abc1234   abc1234   healthy   all good"
     shown = output.table(["NAME", "REASON"], [["wlc-1", forged]])
     assert shown.splitlines() == ["NAME    REASON", f"wlc-1   {texts.one_line(forged)}"]
+
+
+def test_a_newline_in_a_reported_message_forges_no_line_of_rollout_status(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path)
+    fleet.write_source("policy.yaml", policy(spreadConstraints=SPREAD))
+    fleet.write_source("web.yaml", deployment())
+    fleet.write_source("rollout.yaml", {**STRATEGY, "spec": {**STRATEGY["spec"], "onFailure": "pause"}})
+    fleet.report(cluster_report("wlc-1", labels={"tier": "canary"}), cluster_report("wlc-2"))
+    clock = WallClock()
+    clock.now = datetime.now(UTC).replace(microsecond=0)
+    controller = fleet.controller(wall_clock=clock)
+    controller.reconcile_once()
+    forged = "boom\nrollout of 0000000: complete\nwlc-9   canary   forged"
+    report = healthy_report(
+        "wlc-1", fleet.head(), labels={"tier": "canary"}, healthy=False, condition="Failed", message=forged
+    )
+    fleet.report(report, cluster_report("wlc-2"))
+    controller.reconcile_once()  # the failure pauses the rollout: its reason is the headline's second line
+    where = ["--repo", fleet.url, "--source", str(fleet.source), "--cache-dir", str(tmp_path / "c")]
+    result = run("rollout", "status", *where)
+    assert code(result) == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith(("wlc-9", "rollout of 0000000")) for line in lines), result.stdout
+    assert any("boom\\u000arollout of 0000000" in line for line in lines), result.stdout
