@@ -9,15 +9,20 @@ The decision is applied record first, refs second, each a compare-and-swap; a lo
 the next step reads again and decides again (``step`` is idempotent, so nothing is released twice).
 
 Why the record and requests live on ``nova/rollout`` of the rendered repository and not on the status
-branch: every agent may push to the status branch, and a record or request is trusted to pass gates — a
-compromised cluster must not be able to promote a wave. Only the controller and the people who run
+branch: every agent may push to the status branch, and a request is trusted to pass gates — a compromised
+cluster must not be able to promote a wave. Only the controller and the people who run
 ``nova-gitops rollout`` write to the rendered repository.
+
+Why the driver remembers the record it wrote: people write ``nova/rollout`` too, so the record there is a
+claim, and a pass or a bake start this controller did not observe must not release a wave
+(``rollouts.trust``; docs/rollouts.md, "What the record can and cannot do"). For the same reason a rollback
+the record asks for moves a branch only back in its history (``_backwards_only``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -31,7 +36,7 @@ from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.publishing import messages
 from nova_gitops.publishing.gitwriting import RenderedRepo
 from nova_gitops.publishing.releases import CLUSTERS_DIRECTORY, MoveOutcome, RefMove, Releases
-from nova_gitops.publishing.rolloutrecords import RolloutRecords, WriteOutcome
+from nova_gitops.publishing.rolloutrecords import RecordTooLarge, RolloutRecords, WriteOutcome
 from nova_gitops.rollouts import decisions, health, records, stepping, waves
 from nova_gitops.rollouts.decisions import Change, Decision
 from nova_gitops.rollouts.health import WorkloadKey
@@ -79,6 +84,9 @@ class RolloutDriver:
         self.requests = RolloutRecords(repo, ROLLOUT_BRANCH, path=REQUESTS_PATH)
         self.wall_clock = wall_clock
         self._refs_exist: bool | None = None  # without a strategy: whether to keep release refs at all
+        self._observed: records.Record | None = None
+        """The record this controller decided last and git took, as read back: what of the record on
+        ``nova/rollout`` it may believe (``rollouts.trust``). None until its first step."""
 
     def step(
         self,
@@ -104,12 +112,38 @@ class RolloutDriver:
                 written = self.records.write_record(data, read.record_bytes, _message(decision))
                 if written is WriteOutcome.CHANGED:
                     return StepResult(decision, MoveOutcome.LOST, written)  # re-read at the next poll
+                self._observed = records.record_from_data(loading.load_or_none(data))
             self._still_leading()
             released = read.situation.released
-            moves = {
-                move.cluster: RefMove(released.get(move.cluster), move.commit) for move in decision.moves
-            }
+            moves, refused = self._backwards_only(decision, released)
+            if refused:
+                decision = replace(decision, notes=(*decision.notes, *refused))
             return StepResult(decision, self.releases.move(moves), written, due)
+
+    def _backwards_only(
+        self, decision: Decision, released: Mapping[str, str | None]
+    ) -> tuple[dict[str, RefMove], list[str]]:
+        """The decision's ref moves, less any rollback that would not move a branch back in its history
+        (to an ancestor of the commit it holds, or by deleting it): the commit a rollback returns to comes
+        from the record, which people can write, and must never release anything new."""
+        moves: dict[str, RefMove] = {}
+        refused: list[str] = []
+        for move in decision.moves:
+            current = released.get(move.cluster)
+            if move.kind == "rollback" and move.commit is not None and not self._behind(move.commit, current):
+                refused.append(
+                    f"not rolling {move.cluster} back to {move.commit[:12]}: it is not an earlier commit of "
+                    f"its branch (at {(current or 'nothing')[:12]}); the rollout record names it"
+                )
+                continue
+            moves[move.cluster] = RefMove(current, move.commit)
+        return moves, refused
+
+    def _behind(self, commit: str, current: str | None) -> bool:
+        if current is None or commit == current:
+            return False
+        found = self.repo.git.run("merge-base", "--is-ancestor", commit, current, check=False)
+        return found.status == 0
 
     def read(
         self,
@@ -144,17 +178,27 @@ class RolloutDriver:
             changes={name: self._change(state.released.get(name), target, name) for name in names},
             reports={name: health.facts_from_status(_status_of(report)) for name, report in reports.items()},
             record=record,
-            requests=records.read_requests(self.requests.read_record()),
+            requests=self._requests(),
             continues=bool(record.target) and self._same_rollout(record.target, target, names),
             unreported=unreported,
             rendered=rendered,
+            observed=self._observed,
         )
         return Reading(tuple(wave_list), situation, recorded)
 
+    def _requests(self) -> records.Requests:
+        """The requests as read; a file over the size limit is one that does not read: a pause."""
+        try:
+            return records.read_requests(self.requests.read_record())
+        except RecordTooLarge as error:
+            return records.unreadable_requests(str(error))
+
     def _still_leading(self) -> None:
         """A replica that lost the Lease during the step must not write: the new leader decides again from
-        git (the leases on every push catch the rest)."""
+        git (the leases on every push catch the rest). What it observed is forgotten: when it leads again,
+        the record is the new leader's, which it did not see being made."""
         if not self.is_leader():
+            self._observed = None
             raise errors.TemporaryError(
                 f"not moving release branches of {self.repo.url}: this replica lost the leader Lease", 1.0
             )

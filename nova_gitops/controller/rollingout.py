@@ -108,6 +108,8 @@ def inspect(where: Where, now: datetime) -> Inspection:
     driver = RolloutDriver(repo, where.branch, wall_clock=lambda: now)
     with repo.locked():
         reading = driver.read(source_set.rollout, source_set.clusters, every_report)
+    if reading is not None:  # decided as the controller that wrote the record will (rollouts.trust)
+        reading = replace(reading, situation=replace(reading.situation, observed=reading.situation.record))
     if reading is None:
         return Inspection(source_set.rollout, None, None, every_report, now, (*read.problems, *refused))
     decision = stepping.step(source_set.rollout, reading.waves, reading.situation, now)

@@ -48,6 +48,10 @@ LOCAL_REF = "refs/nova/rollout-record"  # the cache's copy of the status branch 
 RECORD_BACKOFF = Backoff(base=0.05, cap=1.0, jitter=0.5)  # agents' pushes take tens of milliseconds
 
 
+class RecordTooLarge(errors.RepoError):
+    """The file on the branch is over ``MAX_RECORD_BYTES``: not one a controller or a command wrote."""
+
+
 class WriteOutcome(Enum):
     WRITTEN = "written"
     UNCHANGED = "unchanged"  # the record already holds these bytes: no commit
@@ -120,7 +124,7 @@ class RolloutRecords:
         if not isinstance(found, git.Blob):
             return None
         if found.size > MAX_RECORD_BYTES:  # read from the object's header, before its bytes
-            raise errors.RepoError(
+            raise RecordTooLarge(
                 f"{self.path} on {self.repo.url} {self.branch} is {found.size} bytes, over the "
                 f"{MAX_RECORD_BYTES} limit: not a record a controller wrote; check who pushed it"
             )

@@ -43,6 +43,10 @@ class Situation:
     the agent reports (``health.RENDERED_WORKLOAD_KINDS``): a report must account for each of them. A pair
     not given is not known, and a cluster judged at it is never healthy."""
 
+    observed: Record | None = None
+    """The record this controller decided last and git took, as read back (None: it has decided nothing
+    since it started). What of ``record`` a step believes is judged against it (``rollouts.trust``)."""
+
     def rendered_at(self, cluster: str, commit: str) -> frozenset[WorkloadKey] | None:
         return self.rendered.get((cluster, commit))
 

@@ -1,6 +1,6 @@
 """The rollout's memory and the people's requests, as data kept in git (docs/rollouts.md, "State").
 
-``Record`` is what the controller writes to ``rollout/record.yaml`` on the status branch: the target
+``Record`` is what the controller writes to ``rollout/record.yaml`` on ``nova/rollout``: the target
 commit, each wave's timestamps (released, waiting since, healthy since, passed, failed), and for every
 cluster released through a gate the commit it had before (what a rollback returns to). ``Requests`` is
 what ``nova-gitops rollout pause|resume|promote|abort`` commits to ``rollout/requests.yaml``: declarative
@@ -58,7 +58,7 @@ class Record:
     before (None: it had none). ``rolled_back``: the clusters a rollback holds at those commits.
     ``members``: each cluster → the wave it was in at the last step (carried from rollout to rollout), so a
     cluster whose report goes missing or is refused stays in its wave and holds it, rather than leaving the
-    wave empty and letting it pass unverified."""
+    wave empty and letting it pass unverified. The record is read as a claim (``rollouts.trust``)."""
 
     target: str = ""
     started_at: datetime | None = None
@@ -67,6 +67,10 @@ class Record:
     released_from: Mapping[str, str | None] = field(default_factory=dict)
     rolled_back: tuple[str, ...] = ()
     members: Mapping[str, str] = field(default_factory=dict)
+    verify: tuple[str, ...] = ()
+    """Clusters that run the target though this record did not say it released them through a gate (it
+    was not one this controller wrote: after a restart, or by hand; ``rollouts.trust``): judged like the
+    clusters a wave released, never rolled back (what they ran before is not known)."""
 
     def wave(self, name: str) -> WaveRecord:
         return next((wave for wave in self.waves if wave.name == name), WaveRecord(name))
@@ -131,6 +135,7 @@ def record_to_data(record: Record) -> dict[str, Any]:
         "releasedFrom": {name: record.released_from[name] for name in sorted(record.released_from)},
         "rolledBack": sorted(record.rolled_back),
         "members": {name: record.members[name] for name in sorted(record.members)},
+        **({"verify": sorted(record.verify)} if record.verify else {}),
     }
 
 
@@ -170,6 +175,7 @@ def record_from_data(data: object) -> Record:
     outcome = data.get("outcome")
     target = data.get("target")
     rolled_back = data.get("rolledBack")
+    verify = data.get("verify")
     return Record(
         target=target if isinstance(target, str) else "",
         started_at=parse_time(data.get("startedAt")),
@@ -178,6 +184,7 @@ def record_from_data(data: object) -> Record:
         released_from=released_from,
         rolled_back=tuple(str(name) for name in rolled_back) if isinstance(rolled_back, list) else (),
         members=members,
+        verify=tuple(str(name) for name in verify) if isinstance(verify, list) else (),
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from nova_gitops.api.rollouts import RolloutStrategy, format_duration
-from nova_gitops.rollouts import health
+from nova_gitops.rollouts import health, trust
 from nova_gitops.rollouts.decisions import Decision, Move, Situation, WaveState, WaveStatus
 from nova_gitops.rollouts.records import Record, WaveRecord
 from nova_gitops.rollouts.waves import Wave
@@ -53,7 +53,9 @@ class _Stepper:
     ) -> None:
         self.strategy, self.waves, self.situation, self.now = strategy, waves, situation, now
         self.target = situation.target
-        self.record = _start(waves, situation, now)
+        names = [cluster for wave in waves for cluster in wave.clusters]
+        self.trust = trust.trusted(situation.record, situation.observed, situation.released, names)
+        self.record = _start(waves, situation, self.trust, now)
         self.released_from = dict(self.record.released_from)
         self.moves: dict[str, Move] = {}
         self.reasons: dict[str, str] = {}
@@ -144,6 +146,11 @@ class _Stepper:
         requests = self.situation.requests
         pending = self._pending(wave)
         if record.passed_at is not None:
+            promoted = (self.target, wave.name) in requests.promotes
+            holding = None if promoted else self._not_healthy_now(wave)
+            if holding is not None:  # passed, but a later wave waits while it is not healthy
+                self._status(wave, "passed", f"passed, but not healthy now: {holding}")
+                return False
             self._status(wave, "passed", "promoted" if record.promoted else "passed")
             return True
         if requests.unreadable:  # what the file meant is unknown: it may have been a pause
@@ -171,10 +178,34 @@ class _Stepper:
             self._set(wave, record)
         return self._check(wave, record, pending)
 
-    def _check(self, wave: Wave, record: WaveRecord, pending: list[str]) -> bool:
-        members = [
-            cluster for cluster in wave.clusters if cluster in self.released_from and cluster not in pending
+    def _members(self, wave: Wave, pending: Sequence[str] = ()) -> list[str]:
+        """The wave's clusters a gate judges: released through it (or to verify, ``Record.verify``)."""
+        verify = self.record.verify
+        return [
+            cluster
+            for cluster in wave.clusters
+            if (cluster in self.released_from or cluster in verify) and cluster not in pending
         ]
+
+    def _not_healthy_now(self, wave: Wave) -> str | None:
+        """Why a wave that passed is not healthy now (None: it is). Checked before any later wave is
+        released, so a pass the record claims — or one that no longer holds — never releases the next wave
+        on its own: a wave passes on health the controller sees, or on a promote request."""
+        unreported = [cluster for cluster in wave.clusters if cluster in self.situation.unreported]
+        if unreported:
+            return f"no usable report from {', '.join(unreported)}"
+        pending = self._pending(wave)
+        if pending:
+            return f"{', '.join(pending)} not released {self.target[:7]} yet"
+        for cluster in self._members(wave):
+            verdict = self._judge(cluster)
+            self.reasons[cluster] = verdict.reason
+            if verdict.state != "healthy":
+                return verdict.reason
+        return None
+
+    def _check(self, wave: Wave, record: WaveRecord, pending: list[str]) -> bool:
+        members = self._members(wave, pending)
         verdicts = [self._judge(cluster) for cluster in members]
         for cluster, verdict in zip(members, verdicts, strict=True):
             self.reasons[cluster] = verdict.reason
@@ -294,29 +325,38 @@ class _Stepper:
 
     def _notes(self) -> tuple[str, ...]:
         unreadable = self.situation.requests.unreadable
-        return (f"rollout paused: the requests do not read: {unreadable}",) if unreadable else ()
+        requests = (f"rollout paused: the requests do not read: {unreadable}",) if unreadable else ()
+        return (*requests, *self.trust.notes)
 
 
-def _start(waves: Sequence[Wave], situation: Situation, now: datetime) -> Record:
+def _start(waves: Sequence[Wave], situation: Situation, trusted: trust.Trusted, now: datetime) -> Record:
     """The record for ``situation.target``: the same rollout, or a new one starting over at wave 1.
 
     A newer render starts over; clusters released by the superseded rollout whose wave had not passed stay
     gated (their bytes have not been proven healthy) and keep the commit they had before it as the one a
-    rollback returns to. A remedial-only newer commit (``continues``) keeps the rollout's progress."""
-    record = situation.record
+    rollback returns to — every cluster it released, when its passes are only claimed (``trust``). A
+    remedial-only newer commit (``continues``) keeps the rollout's progress."""
+    record = trusted.record
     if record.target == situation.target:
         return record
     if record.target and situation.continues:
         return replace(record, target=situation.target)
     carried: dict[str, str | None] = {}
+    verify: set[str] = set()
     if record.outcome not in ("rolled-back", "aborted"):
         for wave in waves:
-            if record.wave(wave.name).passed_at is None:
+            if trusted.claimed or record.wave(wave.name).passed_at is None:
                 carried.update(
                     (name, base) for name, base in record.released_from.items() if name in wave.clusters
                 )
+                verify.update(name for name in record.verify if name in wave.clusters)
     return Record(
-        situation.target, now, "progressing", tuple(WaveRecord(wave.name) for wave in waves), carried
+        situation.target,
+        now,
+        "progressing",
+        tuple(WaveRecord(wave.name) for wave in waves),
+        carried,
+        verify=tuple(sorted(verify)),
     )
 
 

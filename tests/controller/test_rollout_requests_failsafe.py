@@ -5,6 +5,7 @@ Behaviours covered, the canary healthy and baked each time, so that only the req
   next step releases nothing more; the record says paused; the controller logs why once (file and line),
   ``nova_rollout_requests_unreadable`` is 1 and ``nova_rollout_paused`` 1; ``rollout status`` says paused,
   why, and the problem (``requestsProblem``);
+- a file over the size limit (1 MiB) is such a file too, not an error that stops the step;
 - a command over such a file (``promote``) writes a clean file that stays paused, and says so;
   ``rollout resume`` lifts the pause and the rollout goes on; the metric goes back to 0.
 """
@@ -93,3 +94,15 @@ def test_a_command_over_such_a_file_keeps_it_paused_and_resume_lifts_it(fleet: F
     controller.reconcile_once()
     assert released(fleet) == {"wlc-1": target, "wlc-2": target}
     assert controller.metrics.value("nova_rollout_requests_unreadable") == 0
+
+
+def test_a_requests_file_over_the_size_limit_is_a_pause_not_an_error(fleet: Fleet) -> None:
+    clock = WallClock()
+    controller, _ = baked_canary(fleet, clock)
+    target = fleet.head()
+    push_requests(fleet, f"{HEAD}pausedReason: {'x' * (1024 * 1024)}\n")
+    clock.advance(minutes=6)
+    controller.reconcile_once()  # no error: the step runs, and holds
+    assert released(fleet) == {"wlc-1": target}
+    assert controller.metrics.value("nova_rollout_requests_unreadable") == 1
+    assert "over the 1048576 limit" in str(status(fleet)["requestsProblem"])

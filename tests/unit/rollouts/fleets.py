@@ -70,6 +70,8 @@ class Fleet:
     """(cluster, commit) → its rendered workloads, where not the one Deployment shop/web of every report."""
     now: datetime = START
     history: list[Decision] = field(default_factory=list)
+    observed: Record | None = None
+    """The record this controller decided last (None: it decided nothing yet, as after a restart)."""
 
     def __post_init__(self) -> None:
         for name in self.clusters:
@@ -103,6 +105,7 @@ class Fleet:
             self.continues,
             frozenset(self.unreported),
             rendered,
+            self.observed,
         )
 
     def step(self, after: timedelta = timedelta(0)) -> Decision:
@@ -110,7 +113,7 @@ class Fleet:
         decision = step(self.strategy, self.waves, self.situation(), self.now)
         for move in decision.moves:
             self.released[move.cluster] = move.commit
-        self.record = decision.record
+        self.record = self.observed = decision.record
         again = step(self.strategy, self.waves, self.situation(), self.now)
         assert again.moves == (), f"not idempotent: {again.moves}"
         assert again.record == decision.record, "not idempotent: the record changed"

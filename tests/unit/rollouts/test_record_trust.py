@@ -1,0 +1,181 @@
+"""A hand-written rollout record makes no release (issue 21 item 7, docs/rollouts.md, "What the record can
+and cannot do"): a wave passes on health the controller observed, or on a promote request.
+
+Behaviours covered, each with a record someone else wrote on ``nova/rollout``:
+- in a running controller (it remembers what it decided), a ``passedAt`` on a Degraded canary is not
+  trusted: the canary fails as its report says, and the next wave is not released; a note says why;
+- a ``healthySince`` pushed back an hour does not shorten the bake;
+- a controller that just started takes the record's passes as claims: a claimed pass of a wave that is
+  not healthy now releases nothing later (the wave is "passed, but not healthy now: ..."), and a record
+  that leaves the canary out of ``releasedFrom`` cannot make its wave pass without it (``verify``);
+- every step re-checks the health of each wave that passed before releasing a later one: a canary that
+  turns Degraded after its pass holds the next batch; a wave passed by a promote request does not;
+- a record that does not read, in a running controller, is replaced by what it observed: no wave passes
+  unjudged; after a restart with the record genuine, the rollout goes on where it was, without a new bake;
+- a record claiming a rollback (to a commit it names) is taken for what it can only do: hold and return
+  (the ref move itself is refused by the controller unless it goes back in history: tests/controller).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from nova_gitops.rollouts.records import Record, WaveRecord
+from tests.unit.rollouts.fleets import NEW, OLD, Fleet, healthy, strategy, unhealthy, wave
+
+MINUTE = timedelta(minutes=1)
+DEGRADED = ("ProgressDeadlineExceeded", "Progressing")
+
+
+def forged(record: Record, name: str, **changes: object) -> Record:
+    """``record`` with wave ``name`` changed as someone else wrote it."""
+    waves = tuple(
+        replace(each, **changes) if each.name == name else each  # type: ignore[arg-type]
+        for each in record.waves
+    )
+    return replace(record, waves=waves)
+
+
+def moved(fleet: Fleet) -> dict[str, str | None]:
+    return {move.cluster: move.commit for move in fleet.history[-1].moves}
+
+
+def test_a_pass_written_by_someone_else_on_a_degraded_canary_is_not_trusted() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record = forged(fleet.record, "canary", passed_at=fleet.now)
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p1"] == OLD
+    assert fleet.state(decision, "canary") == "paused"
+    assert "Degraded on c1" in fleet.reason(decision, "canary")
+    [note] = decision.notes
+    assert (
+        "says wave canary of bbbbbbbbbbbb passed at 2026-01-01T12:00:00+00:00, which this controller did"
+        in (note)
+    )
+
+
+def test_a_bake_start_pushed_back_does_not_shorten_the_bake() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.report_healthy("c1")
+    fleet.step(MINUTE)  # healthy: the bake starts now
+    fleet.record = forged(fleet.record, "canary", healthy_since=fleet.now - 60 * MINUTE)
+    decision = fleet.step(MINUTE)
+    assert fleet.state(decision, "canary") == "baking" and fleet.released["p1"] == OLD
+    assert fleet.reason(decision, "canary") == "baking, 1m of 5m"
+    assert "has been healthy since" in decision.notes[0]
+    fleet.step(4 * MINUTE)
+    assert fleet.released["p1"] == NEW  # the real bake, to the minute
+
+
+def test_after_a_restart_a_claimed_pass_of_a_wave_not_healthy_now_releases_nothing() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record = forged(fleet.record, "canary", passed_at=fleet.now)
+    fleet.observed = None  # the controller restarts: it has seen nothing
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p1"] == OLD and decision.moves == ()
+    assert fleet.state(decision, "canary") == "passed"
+    assert fleet.reason(decision, "canary").startswith(
+        "passed, but not healthy now: Deployment shop/web Degraded"
+    )
+    assert fleet.reason(decision, "prod") == "waits for wave canary"
+    assert decision.current_wave == "prod"
+    fleet.report_healthy("c1")  # healthy again: the claim stands, and the next wave goes
+    fleet.step(MINUTE)
+    assert fleet.released["p1"] == NEW
+
+
+def test_after_a_restart_a_canary_left_out_of_the_record_is_judged_all_the_same() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    assert fleet.released["c1"] == NEW
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record = replace(fleet.record, released_from={})  # "the canary was never released"
+    fleet.observed = None
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p1"] == OLD
+    assert decision.record.verify == ("c1",)
+    assert fleet.state(decision, "canary") == "paused" and "Degraded on c1" in fleet.reason(
+        decision, "canary"
+    )
+
+
+def test_a_record_that_no_longer_reads_is_replaced_by_what_the_controller_observed() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.reports["c1"] = unhealthy(NEW)
+    fleet.record = Record()  # garbage on nova/rollout reads as the empty record
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p1"] == OLD and fleet.state(decision, "canary") == "waiting"
+    assert "not trusted; its own record is kept" in decision.notes[0]
+
+
+def test_a_wave_that_passed_and_then_degraded_holds_the_next_batch() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1", "p2", max_parallel=1)))
+    fleet.step()
+    fleet.report_healthy("c1")
+    fleet.step()
+    fleet.step(5 * MINUTE)
+    assert moved(fleet) == {"p1": NEW}
+    fleet.report_healthy("p1")
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p2"] == OLD
+    assert fleet.reason(decision, "canary").startswith("passed, but not healthy now: Deployment shop/web")
+    fleet.report_healthy("c1")
+    fleet.step(MINUTE)
+    assert fleet.released["p2"] == NEW
+
+
+def test_a_wave_promoted_by_request_is_not_held_by_its_health() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1", "p2", max_parallel=1)))
+    fleet.step()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.request(promotes=frozenset({(NEW, "canary")}))
+    fleet.step(MINUTE)
+    assert fleet.released["p1"] == NEW
+    fleet.report_healthy("p1")
+    fleet.step(MINUTE)
+    assert fleet.released["p2"] == NEW
+
+
+def test_after_a_restart_a_genuine_record_goes_on_where_it_was() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.report_healthy("c1")
+    fleet.step()
+    fleet.step(5 * MINUTE)  # canary passed, prod released
+    fleet.report_healthy("p1")
+    fleet.step(MINUTE)  # prod baking since now
+    fleet.observed = None  # restart
+    decision = fleet.step(4 * MINUTE)
+    assert fleet.state(decision, "canary") == "passed" and fleet.state(decision, "prod") == "baking"
+    assert decision.notes == ()
+    assert fleet.step(MINUTE).record.outcome == "complete"
+
+
+def test_a_claimed_rollback_returns_only_what_the_record_names() -> None:
+    """The pure step holds a rollback the record claims; whether the branch may move there is the
+    controller's check (a rollback only goes back in a branch's history)."""
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")), strategy(on_failure="rollback"))
+    fleet.step()
+    fleet.record = replace(fleet.record, outcome="rolled-back", rolled_back=("c1",))
+    decision = fleet.step(MINUTE)
+    assert moved(fleet) == {"c1": OLD} and decision.record.outcome == "rolled-back"
+    assert fleet.released["p1"] == OLD
+
+
+def test_an_observed_wave_record_survives_a_forged_wave_list() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.report_healthy("c1")
+    fleet.step()
+    fleet.record = replace(fleet.record, waves=(WaveRecord("canary", passed_at=fleet.now),))
+    decision = fleet.step(MINUTE)
+    assert fleet.state(decision, "canary") == "baking" and fleet.released["p1"] == OLD
+    assert healthy(NEW) == fleet.reports["c1"]
