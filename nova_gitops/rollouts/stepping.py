@@ -145,8 +145,11 @@ class _Stepper:
         record = self.wave_records[wave.name]
         requests = self.situation.requests
         pending = self._pending(wave)
+        promoted = (self.target, wave.name) in requests.promotes
+        if record.passed_at is not None and not promoted and self._implausible(wave):
+            record = replace(record, passed_at=None, healthy_since=None, promoted=False)
+            self._set(wave, record)  # a claim: the wave is gated as if it had not passed
         if record.passed_at is not None:
-            promoted = (self.target, wave.name) in requests.promotes
             holding = None if promoted else self._not_healthy_now(wave)
             if holding is not None:  # passed, but a later wave waits while it is not healthy
                 self._status(wave, "passed", f"passed, but not healthy now: {holding}")
@@ -194,15 +197,18 @@ class _Stepper:
         unreported = [cluster for cluster in wave.clusters if cluster in self.situation.unreported]
         if unreported:
             return f"no usable report from {', '.join(unreported)}"
-        pending = self._pending(wave)
-        if pending:
-            return f"{', '.join(pending)} not released {self.target[:7]} yet"
         for cluster in self._members(wave):
             verdict = self._judge(cluster)
             self.reasons[cluster] = verdict.reason
             if verdict.state != "healthy":
                 return verdict.reason
         return None
+
+    def _implausible(self, wave: Wave) -> bool:
+        """A pass this controller only has the record's word for (it just started) of a wave that released
+        none of the clusters the change gates in it: dropped, so its clusters are released and judged.
+        (A cluster that joins a wave after it passed is left as it was: the pass was seen.)"""
+        return self.trust.claimed and not self._members(wave) and bool(self._pending(wave))
 
     def _check(self, wave: Wave, record: WaveRecord, pending: list[str]) -> bool:
         members = self._members(wave, pending)

@@ -21,8 +21,10 @@ git took (as read back from git: ``None`` when it has decided nothing since it s
   a note for the log.
 
 What remains possible to someone who writes the record is in docs/rollouts.md: in short, across a restart,
-to shorten the bake of a wave that is healthy (what ``rollout promote`` does openly), and to roll clusters
-back to an earlier commit (never forward: the controller moves a rollback only backwards in history).
+to shorten the bake of a wave that is healthy, or pass one whose released clusters are healthy before its
+last batches (less than ``rollout promote`` does openly; ``stepping`` drops a claimed pass of a wave that
+released none of its clusters), and to roll clusters back to an earlier commit (never forward: the
+controller moves a rollback only backwards in history).
 """
 
 from __future__ import annotations

@@ -179,3 +179,40 @@ def test_an_observed_wave_record_survives_a_forged_wave_list() -> None:
     decision = fleet.step(MINUTE)
     assert fleet.state(decision, "canary") == "baking" and fleet.released["p1"] == OLD
     assert healthy(NEW) == fleet.reports["c1"]
+
+
+def test_after_a_restart_a_claimed_pass_of_a_wave_never_released_is_dropped() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.released["c1"] = OLD  # the canary never got the change (say, its release is still to come)
+    fleet.record = forged(
+        replace(fleet.record, released_from={}), "canary", passed_at=fleet.now, healthy_since=fleet.now
+    )
+    fleet.observed = None
+    decision = fleet.step(MINUTE)
+    assert moved(fleet) == {"c1": NEW} and fleet.released["p1"] == OLD
+    assert fleet.state(decision, "canary") == "releasing"
+
+
+def test_a_cluster_that_joins_a_passed_wave_does_not_hold_the_rollout() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1", "p2", max_parallel=1)))
+    fleet.step()
+    fleet.report_healthy("c1")
+    fleet.step()
+    fleet.step(5 * MINUTE)  # canary passed, p1 released
+    fleet.waves = (wave("canary", "c1", "c2"), fleet.waves[1])  # c2 labelled canary now
+    fleet.released["c2"] = OLD
+    fleet.reports["c2"] = healthy(OLD)
+    fleet.report_healthy("p1")
+    fleet.step(MINUTE)
+    assert fleet.released["p2"] == NEW
+
+
+def test_a_canary_dropped_from_the_record_in_a_running_controller_is_judged_all_the_same() -> None:
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record = replace(fleet.record, released_from={})
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p1"] == OLD and "Degraded on c1" in fleet.reason(decision, "canary")
+    assert any("no longer lists c1 as released" in note for note in decision.notes)
