@@ -13,7 +13,9 @@ Behaviours covered, each with a record someone else wrote on ``nova/rollout``:
 - a record that does not read, in a running controller, is replaced by what it observed: no wave passes
   unjudged; after a restart with the record genuine, the rollout goes on where it was, without a new bake;
 - a record claiming a rollback (to a commit it names) is taken for what it can only do: hold and return
-  (the ref move itself is refused by the controller unless it goes back in history: tests/controller).
+  (the ref move itself is refused by the controller unless it goes back in history: tests/controller);
+- property: whatever is forged into the record among random histories, a wave is released only after each
+  earlier one was promoted by request or is healthy, on every cluster the rollout released to it.
 """
 
 from __future__ import annotations
@@ -21,8 +23,13 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nova_gitops.rollouts import health, records
 from nova_gitops.rollouts.records import Record, WaveRecord
 from tests.unit.rollouts.fleets import NEW, OLD, Fleet, healthy, strategy, unhealthy, wave
+from tests.unit.rollouts.test_step_properties import apply, events, fleets
 
 MINUTE = timedelta(minutes=1)
 DEGRADED = ("ProgressDeadlineExceeded", "Progressing")
@@ -216,3 +223,72 @@ def test_a_canary_dropped_from_the_record_in_a_running_controller_is_judged_all_
     decision = fleet.step(MINUTE)
     assert fleet.released["p1"] == OLD and "Degraded on c1" in fleet.reason(decision, "canary")
     assert any("no longer lists c1 as released" in note for note in decision.notes)
+
+
+forgeries = st.one_of(
+    st.tuples(st.just("pass"), st.integers(0, 2)),
+    st.tuples(st.just("bake"), st.integers(0, 2)),
+    st.tuples(st.just("drop"), st.integers(0, 8)),
+    st.tuples(st.just("outcome"), st.sampled_from(records.OUTCOMES)),
+    st.tuples(st.just("garbage"), st.just(0)),
+    st.tuples(st.just("restart"), st.just(0)),
+)
+
+
+def forge(fleet: Fleet, forgery: tuple[object, ...]) -> None:
+    kind, value = forgery
+    record = fleet.record
+    if kind in ("pass", "bake") and isinstance(value, int) and record.waves:
+        name = record.waves[value % len(record.waves)].name
+        moment = fleet.now - timedelta(hours=2)
+        fleet.record = forged(
+            record, name, **({"passed_at": moment} if kind == "pass" else {}), healthy_since=moment
+        )
+    elif kind == "drop" and isinstance(value, int) and record.released_from:
+        names = sorted(record.released_from)
+        dropped = names[value % len(names)]
+        fleet.record = replace(
+            record, released_from={k: v for k, v in record.released_from.items() if k != dropped}
+        )
+    elif kind == "outcome" and isinstance(value, str):
+        fleet.record = replace(record, outcome=value)  # type: ignore[arg-type]
+    elif kind == "garbage":
+        fleet.record = Record()
+    elif kind == "restart":
+        fleet.observed = None
+
+
+@settings(max_examples=300, deadline=None)
+@given(fleets(), st.lists(st.one_of(events, forgeries), max_size=25))
+def test_no_record_releases_a_wave_after_one_that_is_not_healthy_nor_promoted(
+    fleet: Fleet, history: list[tuple[object, ...]]
+) -> None:
+    """Whatever is written into the record (passes, bake starts, clusters left out, outcomes, garbage,
+    restarts of the controller) among reports, renders, pauses, promotes and aborts: a release to a wave
+    happens only when every earlier wave was promoted by request, or every cluster of it the rollout
+    released through a gate is healthy for the target at that step."""
+    gated: dict[str, set[str]] = {}  # target → clusters released through a gate (the truth, not the record)
+    for event in history:
+        if event[0] in ("pass", "bake", "drop", "outcome", "garbage", "restart"):
+            forge(fleet, event)
+        else:
+            apply(fleet, event)
+        target = fleet.target
+        situation = fleet.situation()
+        decision = fleet.step()
+        for move in decision.moves:
+            if move.kind != "release":
+                continue
+            index = next(number for number, each in enumerate(fleet.waves) if move.cluster in each.clusters)
+            for earlier in fleet.waves[:index]:
+                if (target, earlier.name) in situation.requests.promotes:
+                    continue
+                for cluster in sorted(gated.get(target, set()) & set(earlier.clusters)):
+                    verdict = health.judge(
+                        cluster,
+                        situation.reports.get(cluster),
+                        target,
+                        situation.rendered_at(cluster, target),
+                    )
+                    assert verdict.state == "healthy", f"{move.cluster} released while {verdict.reason}"
+        gated.setdefault(target, set()).update(m.cluster for m in decision.moves if m.kind == "release")
