@@ -17,11 +17,13 @@ Decisions the Nova page leaves open:
 - A quoted key (``['a.b']`` or ``["it's"]``) ends at the first matching quote; there are no escapes, so a
   key holding both quote characters cannot be written.
 - Positions in error messages are 1-based characters of the path text.
+- A path has at most ``MAX_SEGMENTS`` segments (issue 21 item 4): ``set_value`` copies one container per
+  segment, by recursion, and 2,000 segments raised RecursionError while rendering. A ``staticValue`` is
+  copied without recursion, whatever its depth.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,8 @@ Segment = str | int
 """A key (str) or an index (int). A bracketed number on a mapping is treated as the key of that text."""
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
+MAX_SEGMENTS = 64
+"""Segments of one path (``spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name`` has 9)."""
 _QUOTES = "'\""
 
 
@@ -62,6 +66,8 @@ def parse(text: str) -> FieldPath:
     after = "start"  # what the previous token was: start | period | segment
     index = 0
     while index < len(text):
+        if len(segments) > MAX_SEGMENTS:
+            raise FieldPathError(f"invalid field path {excerpt(text)}: more than {MAX_SEGMENTS} segments")
         char = text[index]
         if char == ".":
             if after == "start":
@@ -89,6 +95,8 @@ def parse(text: str) -> FieldPath:
             index = end
     if after == "period":
         raise _malformed(text, "trailing period", len(text) - 1)
+    if len(segments) > MAX_SEGMENTS:
+        raise FieldPathError(f"invalid field path {excerpt(text)}: more than {MAX_SEGMENTS} segments")
     return FieldPath(text, tuple(segments))
 
 
@@ -201,10 +209,39 @@ def set_value(obj: dict[str, Any], path: FieldPath, value: Any) -> dict[str, Any
     if not path.segments:
         raise FieldPathError("a field path needs at least one segment")
     if isinstance(value, dict | list):
-        value = copy.deepcopy(value)  # the same staticValue lands in many clusters' copies
+        value = copied(value)  # the same staticValue lands in many clusters' copies
     result = _set(obj, path, 0, value)
     assert isinstance(result, dict)
     return result
+
+
+def copied(value: Any) -> Any:
+    """A copy of plain data (mappings, lists and immutable scalars), as ``copy.deepcopy`` makes it — a
+    container met twice (a YAML alias) is copied once and shared the same way — but without recursion: a
+    value nested a few hundred levels deep made ``deepcopy`` raise RecursionError."""
+    if not isinstance(value, dict | list):
+        return value
+    made: dict[int, Any] = {}  # id of an original container → its copy
+    keep: list[Any] = []  # the originals, alive while their ids are keys
+    pending: list[Any] = [value]
+    while pending:
+        node = pending.pop()
+        if id(node) in made:
+            continue
+        keep.append(node)
+        made[id(node)] = {} if isinstance(node, dict) else []
+        children = node.values() if isinstance(node, dict) else node
+        pending += [child for child in children if isinstance(child, dict | list)]
+    for node in keep:
+        copy_of = made[id(node)]
+        if isinstance(node, dict):
+            copy_of.update(
+                (key, made[id(child)] if isinstance(child, dict | list) else child)
+                for key, child in node.items()
+            )
+        else:
+            copy_of.extend(made[id(child)] if isinstance(child, dict | list) else child for child in node)
+    return made[id(value)]
 
 
 def _set(node: Any, path: FieldPath, depth: int, value: Any) -> Any:

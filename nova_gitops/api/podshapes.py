@@ -18,6 +18,16 @@ fields are errors, JSONPath expressions are parsed at validation time) and never
         replicas: replicas                 # optional, relative to each match: absent field or path → 1
         template: leaderWorkerTemplate.leaderTemplate   # required, relative: a pod template ({spec: ...})
 
+Paths are bounded when a declaration is read (issue 21 item 4): at most ``MAX_JSONPATH_CHARS`` characters
+and ``MAX_JSONPATH_STEPS`` steps, since jsonpath-ng finds, prints and builds match paths by recursion (a
+``template`` of 1,000 segments parsed, then raised RecursionError in planning), and only the steps whose
+matches are each a different value of the object: ``$`` (first), ``@``, names, ``*``, indexes and slices.
+``..``, ``|``, ``&``, ``where``, ``wherenot``, `` `parent` ``, a later ``$`` and a name or index repeated in
+one bracket can reach one value many times, so each such step can multiply the matches (nine ``(*|*)``
+steps made 100,000 of a small object): with them refused, finding a path costs at most the object's size
+times its steps. A path out of bounds is an error at its line naming the field and the bound; the other
+declarations are still read, and the source is refused as a whole like any invalid source.
+
 Built-in entries (``BUILTIN_SHAPES``) cover RayCluster (head group: one pod; each ``workerGroupSpecs[*]``:
 its replicas × its template) and PyTorchJob (each ``pytorchReplicaSpecs.*``); a source's declaration of
 the same group/kind replaces them. Objects so declared are not divided: their counts live in several
@@ -27,16 +37,24 @@ places, so Divide copies them whole to every cluster, with a warning (docs/sched
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from jsonpath_ng import JSONPath
+from jsonpath_ng import jsonpath as steps
 from jsonpath_ng.parser import parse as parse_jsonpath
 
 from nova_gitops.api import names
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import UNKNOWN_FIELD_REJECTED, Problem, SourceLocation
+from nova_gitops.api.problems import (
+    UNKNOWN_FIELD_REJECTED,
+    Problem,
+    SourceLocation,
+    excerpt,
+    shortened,
+)
 
 API_GROUP = "gitops.nova.elotl.co"
 KIND = "PodControllerShape"
@@ -46,6 +64,21 @@ _SPEC_FIELDS = ("group", "kind", "podSets")
 _POD_SET_FIELDS = ("name", "each", "replicas", "template")
 
 _UNKNOWN = "unknown field (a PodControllerShape is read strictly: a misspelt path would go unnoticed)"
+
+MAX_JSONPATH_CHARS = 512
+"""Characters of one path (a pod template's is a few dozen)."""
+MAX_JSONPATH_STEPS = 32
+"""Steps of one path: names, ``*``, indexes, slices (``spec.workerGroupSpecs[*]`` has three)."""
+_PLAIN_STEPS = (steps.Fields, steps.Wildcard, steps.Index, steps.Slice, steps.This)
+_MULTIPLYING = {
+    "Descendants": "`..`",
+    "_Union": "`|`",
+    "_Intersect": "`&`",
+    "WhereNot": "`wherenot`",
+    "Where": "`where`",
+    "Parent": "`parent`",
+    "Root": "`$` after the first step",
+}
 
 GroupKind = tuple[str, str]
 
@@ -96,8 +129,42 @@ class ShapeError(ValueError):
 
 @functools.lru_cache(maxsize=256)
 def compiled(expression: str) -> JSONPath:
-    """The parsed JSONPath (cached: the same few expressions are read for every object of a kind)."""
-    return parse_jsonpath(expression)
+    """The parsed JSONPath (cached: the same few expressions are read for every object of a kind). Raises
+    ShapeError for a path out of bounds (see the module docstring), anything else for one that does not
+    parse."""
+    if len(expression) > MAX_JSONPATH_CHARS:
+        raise ShapeError(
+            f"a JSONPath of more than {MAX_JSONPATH_CHARS} characters ({len(expression)}); refused"
+        )
+    with warnings.catch_warnings():  # `|` and `&` warn of their deprecation: they are refused below
+        warnings.simplefilter("ignore", DeprecationWarning)
+        parsed = parse_jsonpath(expression)
+    _check_steps(parsed)
+    return parsed
+
+
+def _check_steps(parsed: JSONPath) -> None:
+    """Raise ShapeError unless ``parsed`` is at most ``MAX_JSONPATH_STEPS`` plain steps, ``$`` only first.
+    Walks the tree without recursion: a refused one may be deep."""
+    count = 0
+    pending: list[tuple[JSONPath, bool]] = [(parsed, True)]  # (node, whether it is the path's first step)
+    while pending:
+        node, first = pending.pop()
+        if isinstance(node, steps.Child):
+            pending += [(node.right, False), (node.left, first)]
+            continue
+        count += 1
+        if count > MAX_JSONPATH_STEPS:
+            raise ShapeError(f"a JSONPath of more than {MAX_JSONPATH_STEPS} steps; refused")
+        if isinstance(node, steps.Root) and first:
+            continue
+        if not isinstance(node, _PLAIN_STEPS):
+            shown = _MULTIPLYING.get(type(node).__name__, f"`{type(node).__name__}`")
+            raise ShapeError(f"{shown} is not allowed: it can reach one value many times; refused")
+        if isinstance(node, steps.Fields) and len(set(node.fields)) < len(node.fields):
+            raise ShapeError("names one field twice in a bracket (each match would be found twice); refused")
+        if isinstance(node, steps.Index) and len(set(node.indices)) < len(node.indices):
+            raise ShapeError("names one index twice in a bracket (each match would be found twice); refused")
 
 
 def pod_templates(
@@ -107,11 +174,12 @@ def pod_templates(
     found: list[tuple[str, Mapping[str, Any], int]] = []
     for pod_set in shape.pod_sets:
         roots: list[tuple[str, Any]] = [("", body)]
+        template_path = compiled(pod_set.template)  # a shape not read by parse_shape is bounded here too
         if pod_set.each is not None:
             roots = [(str(match.full_path), match.value) for match in compiled(pod_set.each).find(body)]
         for where, root in roots:
             at = f"{where}." if where else ""
-            templates = compiled(pod_set.template).find(root)
+            templates = template_path.find(root)
             if not templates:
                 continue
             template = templates[0].value
@@ -163,8 +231,12 @@ def parse_shape(document: Document, problems: list[Problem]) -> PodControllerSha
             if expression is not None:
                 try:
                     compiled(expression)
+                except ShapeError as error:
+                    check.error(f"{field}.{key}", f"{error}: {excerpt(expression)}")
+                    expression = None
                 except Exception as error:  # jsonpath-ng raises bare Exceptions for some lexer errors
-                    check.error(f"{field}.{key}", f"not a JSONPath expression: {expression!r}: {error}")
+                    why = shortened(" ".join(str(error).split()))
+                    check.error(f"{field}.{key}", f"not a JSONPath expression: {excerpt(expression)}: {why}")
                     expression = None
             paths[key] = expression
         template = paths["template"]
