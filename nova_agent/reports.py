@@ -258,9 +258,11 @@ def load_status(data: bytes) -> Body | None:
     """A previously written report, or None when it is missing or unreadable (then it is simply rewritten).
 
     The status branch is shared with other agents, so the file is read with the loader's bounds: a hostile
-    one (nested deep enough to crash libyaml, a 5,000-digit integer) is rewritten, never a crash."""
+    one (nested deep enough to crash libyaml, a 5,000-digit integer, a million list items) is rewritten,
+    never a crash; what it holds is counted while it is read (``loading.REPORT_BOUNDS``, as the controller
+    reads it)."""
     try:
-        loaded = loading.load_one(data)
+        loaded = loading.load_one(data, bounds=loading.REPORT_BOUNDS)
     except loading.YamlRefused:
         return None
     return loaded if isinstance(loaded, dict) else None

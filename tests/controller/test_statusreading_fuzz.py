@@ -236,13 +236,15 @@ def test_the_unmutated_agent_report_is_used() -> None:
     ids=["flow", "block", "indent"],
 )
 def test_deep_nesting_is_refused_before_the_parser_sees_it(tail: str) -> None:
-    """200 KB of nesting overflowed libyaml's C recursion (a segfault) or made it quadratic."""
+    """200 KB of nesting overflowed libyaml's C recursion (a segfault) or made it quadratic. Refused before
+    anything is composed: by the bounds on libyaml's events, or by libyaml's own limit on flow levels,
+    which its scanner can meet first ("exceeded maximum nesting depth")."""
     text = (
         "apiVersion: cluster.elotl.co/v1alpha1\nkind: Cluster\nmetadata: {name: wlc-1}\nstatus:\n  x:\n"
         + tail
     )
     report, problems = statusreading.parse_report("status/wlc-1.yaml", text.encode())
-    assert report is None and "cluster wlc-1" in str(problems[0]) and "deep" in str(problems[0])
+    assert report is None and "cluster wlc-1" in str(problems[0]) and "nest" in str(problems[0])
 
 
 def _exploding_parser(monkeypatch: pytest.MonkeyPatch, victim: str) -> None:
