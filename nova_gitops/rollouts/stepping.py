@@ -348,7 +348,14 @@ def _start(waves: Sequence[Wave], situation: Situation, trusted: trust.Trusted, 
     if record.target and situation.continues:
         return replace(record, target=situation.target)
     carried: dict[str, str | None] = {}
-    verify: set[str] = set()
+    # a cluster that runs the new target before its rollout started was released by one whose record is
+    # lost (a record that no longer reads, or another target's): judged, not taken as never released
+    verify = {
+        cluster
+        for wave in waves
+        for cluster in wave.clusters
+        if situation.released.get(cluster) == situation.target
+    }
     if record.outcome not in ("rolled-back", "aborted"):
         for wave in waves:
             if trusted.claimed or record.wave(wave.name).passed_at is None:
