@@ -320,7 +320,7 @@ def load_one(
         node = loader.get_single_node()
         if node is None:
             return None
-        refusal = _alias_refusal(node) if "*" in text else None
+        refusal = _alias_refusal(node, _expanded(bounds)) if "*" in text else None
         if refusal is not None:
             raise YamlRefused(f"line {node.start_mark.line + 1}: {refusal}")
         value = loader.construct_document(node)
@@ -382,7 +382,7 @@ def load_documents(
                 continue
             location = SourceLocation(file_name, node.start_mark.line + 1)
             if may_alias:
-                refusal = _alias_refusal(node)
+                refusal = _alias_refusal(node, _expanded(bounds))
                 if refusal is not None:
                     problems.append(Problem(location, refusal))
                     continue
@@ -471,7 +471,13 @@ def _children(node: _Node) -> list[_Node]:
     return []
 
 
-def _alias_refusal(root: _Node) -> str | None:
+def _expanded(bounds: Bounds | None) -> int:
+    """How many nodes a document may expand to through its aliases: with ``bounds``, no more values than
+    they allow (an alias counts one value where it is written, and its expansion is what readers walk)."""
+    return MAX_EXPANDED_NODES if bounds is None else min(bounds.values, MAX_EXPANDED_NODES)
+
+
+def _alias_refusal(root: _Node, max_nodes: int = MAX_EXPANDED_NODES) -> str | None:
     """Why a document's aliases are refused, or None. Counts alias references (a node met again), detects
     recursion, and measures the size the document would have with every alias expanded."""
     sizes: dict[int, int] = {}
@@ -483,7 +489,7 @@ def _alias_refusal(root: _Node) -> str | None:
         key = id(node)
         if finished:
             on_path.discard(key)
-            sizes[key] = min(1 + sum(sizes[id(child)] for child in _children(node)), MAX_EXPANDED_NODES + 1)
+            sizes[key] = min(1 + sum(sizes[id(child)] for child in _children(node)), max_nodes + 1)
             continue
         if key in sizes:
             aliases += 1
@@ -497,8 +503,8 @@ def _alias_refusal(root: _Node) -> str | None:
         on_path.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node))
-    if sizes[id(root)] > MAX_EXPANDED_NODES:
-        return f"document's YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes; refused"
+    if sizes[id(root)] > max_nodes:
+        return f"document's YAML aliases expand to more than {max_nodes} nodes; refused"
     return None
 
 

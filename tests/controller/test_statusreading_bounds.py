@@ -8,6 +8,8 @@ Behaviours covered:
   the field and the cap: nothing after it is read (a YAML error placed after it is never reached);
 - a report holding more values in all than the budget is refused the same way;
 - nesting is still refused before libyaml's composer sees it, and every refusal names the cluster;
+- aliases may not expand a report past the value budget either (an alias is one value where it is
+  written, but every reader of the report walks its expansion);
 - the agent's own report of a large cluster (200 nodes, 12,000 workloads: 3.4 MB, near the byte cap) is
   within the bounds and read whole;
 - over git, a refused report whose blob did not change is not read again at the next commit of the status
@@ -97,6 +99,14 @@ def test_nesting_is_still_refused_before_composing() -> None:
             f"cluster wlc-1: nests collections more than {statusreading.MAX_FLOW_DEPTH} levels deep"
             in str(problems[0])
         )
+
+
+def test_aliases_may_not_expand_past_the_value_budget() -> None:
+    aliased = f"  big: &a [{'{},' * 15_000}{{}}]\n" + "".join(f"  k{index}: *a\n" for index in range(30))
+    text = dump(cluster_report("wlc-1")).replace("  workloads: []\n", "  workloads: []\n" + aliased)
+    report, problems = parse_report("status/wlc-1.yaml", text.encode())
+    assert report is None
+    assert f"aliases expand to more than {statusreading.MAX_REPORT_VALUES} nodes" in str(problems[0])
 
 
 def large_agent_report(nodes: int, workloads: int) -> bytes:
