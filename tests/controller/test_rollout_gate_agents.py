@@ -76,7 +76,10 @@ def apps(kube: KubeTarget) -> Iterator[str]:  # noqa: F811
 def canary_fleet(tmp_path: Path, namespace: str) -> Fleet:
     fleet = Fleet(tmp_path)
     fleet.write_source("policy.yaml", policy(spreadConstraints=SPREAD))
-    fleet.write_source("web.yaml", deployment(namespace=namespace, replicas=0))  # healthy without a kubelet
+    web = deployment(namespace=namespace, replicas=0)  # healthy without a kubelet
+    # the stand-in node has no kubelet: a real cluster soon taints it not-ready or unreachable
+    web["spec"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]
+    fleet.write_source("web.yaml", web)
     fleet.write_source("rollout.yaml", STRATEGY)
     fleet.report(cluster_report("wlc-1", labels=CANARY), cluster_report("wlc-2"))
     return fleet
