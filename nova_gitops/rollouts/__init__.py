@@ -9,7 +9,9 @@ point, or a second controller after a lost lease, resumes without releasing twic
 
 - ``waves``: ``waves_for(strategy, clusters)``, the ordered waves with the implicit last one;
 - ``health``: a cluster's report judged against the commit released to it (healthy, waiting, failed);
-- ``records``: the rollout record and the people's requests (pause, resume, promote, abort), as data;
+- ``records``: the rollout record and the people's requests (pause, resume, promote, abort), as data; the
+  requests read strictly (a file that does not read is a pause);
+- ``trust``: what of the record a step believes (a pass it did not observe releases nothing);
 - ``decisions``: what a step reads (``Situation``) and decides (``Decision``: ref moves, the new record,
   reasons per wave and cluster);
 - ``stepping``: ``step(strategy, waves, situation, now) -> Decision``, the gate logic;
