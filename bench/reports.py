@@ -13,7 +13,8 @@ constructed before the 20,000-entry cap cut the list. This measures, in processe
   ``dense_accepted`` — 9,400 such entries (385,000 values in 0.96 MB): within every bound, about the
   costliest report that is still read, so what any agent can make one parse cost;
 - ``controller``: a small fleet (``--clusters``, ``--workloads``; ``bench/fleet.py``) whose first cluster's
-  report is ``hostile_items``: ``once_s`` (the first reconcile, a publish: what ``controller --once`` pays),
+  report is ``hostile_items`` (or ``--controller-report dense_accepted``): ``once_s`` (the first
+  reconcile, a publish: what ``controller --once`` pays),
   ``other_report_ms`` (the reconcile after another agent's new report: the hostile blob is unchanged),
   ``hostile_changed_s`` (the reconcile after the hostile report changed: a new blob), ``rollout_status_s``
   (what each ``rollout status`` run pays for the reports: a fresh status cache read, then the source set
@@ -27,6 +28,7 @@ machine is shared: compare figures taken at similar load).
     python bench/reports.py                         # this code
     python bench/reports.py --baseline main~3      # and main~3's, alternately
     python bench/reports.py --repeat 1 --skip-controller
+    python bench/reports.py --controller-report dense_accepted
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CODE = "NOVA_BENCH_CODE"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 DENSE_ENTRY = "{" + ", ".join(f"{chr(97 + key)}: 1" for key in range(20)) + "}"
+CONTROLLER_ITEMS = {"hostile_items": ["{}"] * 1_300_000, "dense_accepted": [DENSE_ENTRY] * 9_400}
 
 
 def agent_report(name: str, nodes: int, workloads: int) -> str:
@@ -146,7 +149,7 @@ def parse_figures(repeat: int) -> dict[str, Any]:
 
 
 def controller_figures(arguments: argparse.Namespace) -> dict[str, Any]:
-    """A fleet whose first cluster reports ``hostile_items``; the reconciles and reads that pay for it."""
+    """A fleet whose first cluster sends a bad report; the reconciles and reads that pay for it."""
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nova-bench-reports-") as scratch:
         work = Path(scratch)
@@ -168,7 +171,7 @@ def controller_figures(arguments: argparse.Namespace) -> dict[str, Any]:
             hostile = {**clusters[0], "status": {**clusters[0]["status"], "heartbeat": hostile_beat}}
             text = with_workloads(
                 yaml.dump({**hostile, "status": {**hostile["status"], "workloads": []}}, sort_keys=False),
-                ["{}"] * 1_300_000,
+                CONTROLLER_ITEMS[arguments.controller_report],
             )
             (status_work / "status" / f"{hostile_name}.yaml").write_text(text)
             git(status_work, "add", "-A")
@@ -229,6 +232,7 @@ def compare(arguments: argparse.Namespace) -> dict[str, Any]:
         f"--clusters={arguments.clusters}",
         f"--workloads={arguments.workloads}",
         f"--repeat={arguments.repeat}",
+        f"--controller-report={arguments.controller_report}",
         *(["--skip-controller"] if arguments.skip_controller else []),
     ]
     figures: dict[str, Any] = {"baseline": arguments.baseline, "load_before": round(os.getloadavg()[0], 2)}
@@ -289,6 +293,12 @@ def main() -> None:
     parser.add_argument("--workloads", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3, help="parses of each report, per run (the median)")
     parser.add_argument("--skip-controller", action="store_true", help="only the parse figures")
+    parser.add_argument(
+        "--controller-report",
+        choices=sorted(CONTROLLER_ITEMS),
+        default="hostile_items",
+        help="the bad report",
+    )
     parser.add_argument("--baseline", help="also run the code of this git revision")
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline: old and new runs each")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
