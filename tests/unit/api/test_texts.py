@@ -124,7 +124,10 @@ def test_prose_says_the_data_and_does_nothing_of_it(text: str) -> None:
     for markdown in (f"- :warning: {texts.md_text(text)}\n", f"- {texts.md_text(text)}\n"):
         assert not texts.has_hidden(markdown)
         assert markdowncheck.active_parts(markdown) == [], markdown
-        assert markdowncheck.shown_text(markdown).removeprefix(":warning:").strip(" ") == spaced(text)
+        # markdown-it-py strips a paragraph's Unicode whitespace (a no-break space, say) where CommonMark
+        # and GitHub strip only spaces and tabs: compare what both show.
+        shown = markdowncheck.shown_text(markdown).removeprefix(":warning:")
+        assert shown.strip() == spaced(text).strip()
         if not spaced(text):
             continue
         blocks = [token.type for token in markdowncheck.tokens(markdown) if token.nesting == 1]
