@@ -34,6 +34,14 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
   search for lines that start with more than the limit: ordinary manifests pay two ``str.count`` calls and
   one search.
 
+- Depth is bounded after libyaml composed a document and while it is constructed (``MAX_DEPTH``): the
+  renderer's emitter, ``repr``, pickle, ``json`` and ``deepcopy`` go down one or two levels of Python's stack
+  per level of the data, and a Widget nested 985 levels in block style (within the text bounds above:
+  libyaml itself stops at 1,000) crashed ``render`` with RecursionError. PyYAML's constructor builds a
+  nested collection empty and fills it in the next round of ``construct_document``'s loop, so counting the
+  rounds counts the levels exactly, for one addition a level; aliases, which construct a shared collection
+  once, are measured where they are refused (``_alias_refusal``), so the bound holds for the expanded data.
+
 - What another party writes (an agent's status report) is also bounded in how much it holds, while it is
   read (``Bounds``, ``bounds_problem``): libyaml's events are counted before anything is composed, so a
   collection with too many items, a text with too many values, or nesting too deep is refused at the line
@@ -75,6 +83,13 @@ MAX_FLOW_DEPTH = 512
 """Nested ``[``/``{`` levels allowed in a file (generated CRD schemas nest some 40 levels in all)."""
 MAX_LINE_PREFIX = 1024
 """Columns of indentation plus leading block indicators allowed on a line (4-space-indented schemas: ~200)."""
+MAX_DEPTH = 256
+"""Nested mappings and lists allowed in one document, the root being 1 (generated CRD schemas: ~40-60).
+Whatever reads the data recursively must go down this far within Python's default recursion limit of 1,000
+frames, on top of the stack of whoever calls it (a render needs ~100 frames before the data, the controller
+some more): the emitter, ``repr``, pickle and ``json`` take one frame a level, ``copy.deepcopy`` two, so 256
+levels need at most ~512 frames and leave the caller some 400; 512 would leave a one-frame reader that much
+and overflow a two-frame one."""
 MAX_INTEGER_DIGITS = 400
 """Longer integer literals are refused unparsed: float64 (what kube's JSON holds) ends at 309 digits."""
 
@@ -99,10 +114,35 @@ class _KubernetesLoader(yaml.CSafeLoader):
     }
     yaml_multi_constructors: ClassVar[dict[Any, Any]] = {}
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, max_depth: int = MAX_DEPTH) -> None:
         super().__init__(stream)
+        self.max_depth = max_depth
         self.foreign_nodes: list[_Node] = []
         self.refusals: list[tuple[_Node, str]] = []  # (node, why): values that are not Kubernetes data
+
+    def construct_document(self, node: _Node) -> Any:
+        """``BaseConstructor.construct_document``, refusing a document nested more than ``max_depth`` deep
+        (then None, with a refusal at the first collection past it). A collection is built empty where it
+        is met and filled by its generator in the next round of this loop, so round N fills the collections
+        of level N: the rounds count the depth exactly. Nothing here constructs deep (``deep=True`` would
+        fill a collection in the round that met it)."""
+        data = self.construct_object(node)
+        depth = 0
+        while self.state_generators:
+            depth += 1
+            if depth > self.max_depth:
+                self.state_generators = []
+                self.refusals.append((_past_depth(node, self.max_depth), _too_deep(self.max_depth)))
+                data = None
+                break
+            generators, self.state_generators = self.state_generators, []
+            for generator in generators:
+                for _ in generator:
+                    pass
+        self.constructed_objects = {}
+        self.recursive_objects = {}
+        self.deep_construct = False
+        return data
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """``SafeConstructor.construct_mapping``, refusing duplicate keys. Fast path: a mapping without merge
@@ -166,6 +206,24 @@ def _construct_foreign(loader: _KubernetesLoader, node: _Node) -> None:
 _KubernetesLoader.yaml_constructors[None] = _construct_foreign
 _KubernetesLoader.yaml_constructors[_YAML_TAG + "int"] = _KubernetesLoader.construct_json_int
 _KubernetesLoader.yaml_constructors[_YAML_TAG + "float"] = _KubernetesLoader.construct_json_float
+
+
+def _too_deep(max_depth: int) -> str:
+    return f"nests mappings and lists more than {max_depth} levels deep; refused"
+
+
+def _past_depth(root: _Node, max_depth: int) -> _Node:
+    """The first collection (in document order) more than ``max_depth`` levels deep under ``root``; the
+    error path only (the document was composed, so it is finite; aliases were bounded before)."""
+    stack: list[tuple[_Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, yaml.CollectionNode):
+            continue
+        if depth > max_depth:
+            return node
+        stack.extend((child, depth + 1) for child in reversed(_children(node)))
+    return root
 
 
 def _short_tag(tag: str) -> str:
@@ -296,11 +354,13 @@ def load_one(
     *,
     max_flow_depth: int = MAX_FLOW_DEPTH,
     max_line_prefix: int = MAX_LINE_PREFIX,
+    max_depth: int = MAX_DEPTH,
     bounds: Bounds | None = None,
 ) -> Any:
-    """One YAML document as plain data, under the bounds sources have (nesting, aliases, JSON-only values,
-    no duplicate keys); raises :class:`YamlRefused` saying why not, never anything else. For the YAML that
-    is not a source but is written by others all the same: status reports, a rendered ``placement.yaml``.
+    """One YAML document as plain data, under the bounds sources have (nesting, ``max_depth``, aliases,
+    JSON-only values, no duplicate keys); raises :class:`YamlRefused` saying why not, never anything else.
+    For the YAML that is not a source but is written by others all the same: status reports, a rendered
+    ``placement.yaml``.
     With ``bounds``, those are checked instead of the nesting limits (``bounds_problem``)."""
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
@@ -315,12 +375,12 @@ def load_one(
     )
     if too_deep is not None:
         raise YamlRefused(f"line {too_deep[0]}: {too_deep[1]}")
-    loader = _KubernetesLoader(text)
+    loader = _KubernetesLoader(text, max_depth)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        refusal = _alias_refusal(node, _expanded(bounds)) if "*" in text else None
+        refusal = _alias_refusal(node, _expanded(bounds), max_depth) if "*" in text else None
         if refusal is not None:
             raise YamlRefused(f"line {node.start_mark.line + 1}: {refusal}")
         value = loader.construct_document(node)
@@ -349,12 +409,13 @@ def load_or_none(data: str | bytes | None) -> Any:
 
 
 def load_documents(
-    file_name: str, text: str, *, bounds: Bounds | None = None
+    file_name: str, text: str, *, bounds: Bounds | None = None, max_depth: int = MAX_DEPTH
 ) -> tuple[list[Document], list[Problem]]:
     """The Kubernetes objects of one YAML file, and a Problem for every document that is not one.
 
     Documents before a YAML syntax error are still returned (the caller fails the render on any error).
     Empty documents are skipped. Every returned Document's body is a mapping with string apiVersion and kind.
+    A document nested more than ``max_depth`` levels deep is a Problem at the first collection past it.
     With ``bounds`` (a file another party writes), a text holding more than they allow is refused whole,
     before it is composed (``bounds_problem``, which then stands for the nesting check).
     """
@@ -368,7 +429,7 @@ def load_documents(
         return [], [Problem(SourceLocation(file_name, too_deep[0]), too_deep[1])]
     documents: list[Document] = []
     may_alias = "*" in text
-    loader = _KubernetesLoader(text)
+    loader = _KubernetesLoader(text, max_depth)
     try:
         while True:
             try:
@@ -382,7 +443,7 @@ def load_documents(
                 continue
             location = SourceLocation(file_name, node.start_mark.line + 1)
             if may_alias:
-                refusal = _alias_refusal(node, _expanded(bounds))
+                refusal = _alias_refusal(node, _expanded(bounds), max_depth)
                 if refusal is not None:
                     problems.append(Problem(location, refusal))
                     continue
@@ -477,10 +538,14 @@ def _expanded(bounds: Bounds | None) -> int:
     return MAX_EXPANDED_NODES if bounds is None else min(bounds.values, MAX_EXPANDED_NODES)
 
 
-def _alias_refusal(root: _Node, max_nodes: int = MAX_EXPANDED_NODES) -> str | None:
+def _alias_refusal(
+    root: _Node, max_nodes: int = MAX_EXPANDED_NODES, max_depth: int = MAX_DEPTH
+) -> str | None:
     """Why a document's aliases are refused, or None. Counts alias references (a node met again), detects
-    recursion, and measures the size the document would have with every alias expanded."""
+    recursion, and measures the size and the depth the document would have with every alias expanded (the
+    constructor, which builds an aliased collection once, counts only the depth where it is written)."""
     sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
     on_path: set[int] = set()
     aliases = 0
     stack: list[tuple[_Node, bool]] = [(root, False)]
@@ -489,7 +554,12 @@ def _alias_refusal(root: _Node, max_nodes: int = MAX_EXPANDED_NODES) -> str | No
         key = id(node)
         if finished:
             on_path.discard(key)
-            sizes[key] = min(1 + sum(sizes[id(child)] for child in _children(node)), max_nodes + 1)
+            children = _children(node)
+            sizes[key] = min(1 + sum(sizes[id(child)] for child in children), max_nodes + 1)
+            if isinstance(node, yaml.CollectionNode):
+                depths[key] = 1 + max((depths[id(child)] for child in children), default=0)
+            else:
+                depths[key] = 0
             continue
         if key in sizes:
             aliases += 1
@@ -505,6 +575,8 @@ def _alias_refusal(root: _Node, max_nodes: int = MAX_EXPANDED_NODES) -> str | No
         stack.extend((child, False) for child in _children(node))
     if sizes[id(root)] > max_nodes:
         return f"document's YAML aliases expand to more than {max_nodes} nodes; refused"
+    if depths[id(root)] > max_depth:
+        return f"document's YAML aliases nest mappings and lists more than {max_depth} levels deep; refused"
     return None
 
 
