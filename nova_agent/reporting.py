@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from nova_agent.reports import Observation, build_status_document, dump_status, load_status, should_commit
+from nova_agent.reports import Observation, build_status_report, load_status, should_commit
 from nova_agent.resources import Body
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
@@ -29,16 +29,17 @@ def build_report(
     """The document that would be written now (for --dry-run)."""
     head = status.read(settings.status_path)
     previous = load_status(head.current) if head.current is not None else None
-    return build_status_document(observation, now, previous)
+    return build_status_report(observation, now, previous).document
 
 
 def publish_report(
     status: StatusBranch, settings: AgentSettings, observation: Observation, now: datetime
 ) -> bool:
-    """Write the report when due; whether a commit was pushed."""
+    """Write the report when due; whether a commit was pushed. The report is cut to what the controller
+    reads when it would hold more (``reports.build_status_report``), never refused whole."""
     head = status.read(settings.status_path)
     previous = load_status(head.current) if head.current is not None else None
-    document = build_status_document(observation, now, previous)
-    if not should_commit(previous, document, now, settings.heartbeat_interval):
+    report = build_status_report(observation, now, previous)
+    if not should_commit(previous, report.document, now, settings.heartbeat_interval):
         return False
-    return status.publish(settings.status_path, dump_status(document), commit_message(observation), head)
+    return status.publish(settings.status_path, report.data, commit_message(observation), head)

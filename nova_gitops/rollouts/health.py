@@ -11,6 +11,12 @@ What the report says is read from ``status`` of ``status/<cluster>.yaml`` (docs/
   is wrong applied nothing, and says it is synced) proves nothing: the cluster waits, and times out, and
   the reason names what is unaccounted for. What was rendered is the caller's to read from git; when it
   is not known the cluster cannot be proven healthy either.
+  An agent whose cluster holds more than a report can (20,000 workloads, or fewer long ones by the 4 MiB
+  cap) cuts its list and says so in a ``ReportComplete`` condition, status False: the workloads it leaves
+  out are healthy ones at the synced revision (it lists the others first), but a gate does not take that
+  on the agent's word. Such a cluster cannot pass a gate by accounting: it waits, the reason says the
+  report was cut and how to go on (check it and promote the wave), and the wave fails at the timeout like
+  any other wait. A cut never hides a failure: what fails a gate is listed first.
 
 - Health counts only for the exact revision: the report's ``syncedRevision`` must be the released commit,
   and every workload entry must name that commit in ``revision``. A workload entry without ``revision``
@@ -66,6 +72,9 @@ the live object says whether it has a ``Ready`` condition."""
 WorkloadKey = tuple[str, str, str, str]
 """(group, kind, namespace, name) of a workload, as the report names it and the render holds it."""
 
+REPORT_COMPLETE: Final = "ReportComplete"
+"""The condition of an agent's report, status False, when it left entries out (``nova_agent.reports``)."""
+
 MAX_REASON_CHARS: Final = 300
 MAX_NAMED_UNACCOUNTED: Final = 3
 
@@ -113,6 +122,9 @@ class ClusterFacts:
     workloads: tuple[WorkloadFacts, ...] = ()
     last_error: str = ""
     pending: tuple[str, ...] = ()
+    cut: str = ""
+    """The message of the report's ``ReportComplete`` condition when it is False: the agent left entries
+    out to stay within what the controller reads ("" for a whole report)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +161,22 @@ def facts_from_status(status: Mapping[str, Any]) -> ClusterFacts:
         for request in _list(status.get("rescheduleRequests"))
         if isinstance(request, Mapping)
     )
+    cut = next(
+        (
+            _text(condition.get("message")) or "entries left out"
+            for condition in _list(status.get("conditions"))
+            if isinstance(condition, Mapping)
+            and condition.get("type") == REPORT_COMPLETE
+            and condition.get("status") == "False"
+        ),
+        "",
+    )
     return ClusterFacts(
         synced_revision=_text(status.get("syncedRevision")),
         workloads=tuple(workloads),
         last_error=_text(status.get("lastError")),
         pending=pending,
+        cut=cut,
     )
 
 
@@ -214,6 +237,8 @@ def judge(
     if rendered is None:
         return Verdict("waiting", f"{cluster}: what was rendered for it at {short} is not known yet")
     missing = unaccounted(facts, rendered)
+    if missing and facts.cut:
+        return Verdict("waiting", _cut_reason(cluster, short, len(facts.workloads), missing))
     if missing:
         return Verdict("waiting", _unaccounted_reason(cluster, short, missing))
     return Verdict("healthy", f"{cluster}: healthy for {short}")
@@ -227,6 +252,14 @@ def _unaccounted_reason(cluster: str, short: str, missing: Sequence[WorkloadKey]
         f"{cluster} reports {short} synced but not {named}{others} rendered for it there: its agent applied "
         f"nothing of them (is its --path clusters/{cluster}?), or, delegated, does not see them (a render "
         "without --delegated does not label them nova.elotl.co/schedule)"
+    )
+
+
+def _cut_reason(cluster: str, short: str, listed: int, missing: Sequence[WorkloadKey]) -> str:
+    return (
+        f"{cluster}'s report lists {listed:,} workloads, cut to what the controller reads, and not "
+        f"{len(missing):,} more rendered for it at {short} ({label_of(missing[0])}, ...): a gate cannot "
+        "account for a cluster of more workloads than a report holds; check the cluster and promote the wave"
     )
 
 
