@@ -1,5 +1,9 @@
 """Commit messages, pull-request bodies and the rendered repository's README, from templates.
 
+Text that comes from data (group names, reasons an agent reported, the controller's notes quoting them) is
+written with ``api.texts.one_line``: a control, bidi or invisible character, or a newline, is shown as its
+``\\uXXXX`` escape, so ``git log`` without a pager is not driven by it and no line or trailer is forged.
+
 The wording lives in ``publishing/templates/*.tmpl`` (``string.Template``: ``${name}``) so that a team can
 read and review it like any other text. The subject line is a contract (DESIGN §5): tools grep for
 ``render <sha7>: +A ~C -D objects, N groups moved``, and agents read the trailers ``Nova-Source-Repo:``,
@@ -13,6 +17,7 @@ import string
 from collections.abc import Sequence
 from importlib import resources
 
+from nova_gitops.api import texts
 from nova_gitops.rendering import diffformats
 from nova_gitops.rendering.diffs import RenderDiff
 
@@ -37,7 +42,7 @@ def short_revision(revision: str | None) -> str:
 def body_lines(diff: RenderDiff) -> list[str]:
     lines = [f"- {diffformats.group_line(group)}" for group in diff.moved]
     lines += [f"- {diffformats.replica_line(change)}" for change in diff.replicas]
-    lines += [f"- newly unscheduled: {item}" for item in diff.newly_unscheduled]
+    lines += [f"- newly unscheduled: {texts.one_line(item)}" for item in diff.newly_unscheduled]
     if len(lines) > BODY_LINE_LIMIT:
         lines = [*lines[:BODY_LINE_LIMIT], f"- … and {len(lines) - BODY_LINE_LIMIT} more (see PLACEMENT.md)"]
     return lines or ["No group moved and no replica count changed."]
@@ -118,4 +123,6 @@ def trailers(message: str) -> dict[str, str]:
 
 
 def one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line as data is shown (``texts.one_line``): a line break, tab, control, bidi or
+    invisible character is its ``\\uXXXX`` escape. (It used to fold whitespace and leave the rest raw.)"""
+    return texts.one_line(text)
