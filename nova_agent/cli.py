@@ -7,6 +7,11 @@ failed, 2 refused (invalid render, bad signature, mass prune, a permission the a
 3 unexpected error (rerun with ``--debug``), 4 git or the Kubernetes API unreachable (no answer, or
 5xx/429), 130 interrupted by Ctrl-C (see :mod:`nova_agent.passerrors`).
 
+Output: every command writes through the guard ``nova-gitops`` writes through (``clients.guarding``): the
+log lines, errors and progress of a pass name files, objects, API servers' and git's messages, and a
+control or bidi character in one of them is shown as its ``\\uXXXX`` escape, never acted on by a terminal.
+The first sync's rich drawing is our own and goes under the guard, its data made visible first.
+
 Stopping: SIGTERM (Kubernetes) lets the pass in progress finish and exits 0. SIGINT (Ctrl-C) does the same
 but exits 130 and says only ``interrupted``: on a terminal, Ctrl-C also reaches the git children of
 the pass, so the pass's own failure is the interrupt's doing and is not reported as a network
@@ -19,9 +24,10 @@ import logging
 import os
 import signal
 import sys
+import traceback
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
@@ -29,8 +35,8 @@ from nova_agent.clocks import SystemClock
 from nova_agent.drifting import DRIFT_ANNOTATION, DriftMode
 from nova_agent.settings import AgentSettings
 from nova_gitops import errors
-from nova_gitops.api import durations
-from nova_gitops.clients import gitfailures
+from nova_gitops.api import durations, texts
+from nova_gitops.clients import gitfailures, guarding
 from nova_gitops.clients.kuberest import KubeApiError
 
 if TYPE_CHECKING:
@@ -272,7 +278,8 @@ class TerminalProgress:
             SpinnerColumn(finished_text="[green]✓[/]"),
             TextColumn("[bold]{task.fields[phase]:<6}[/] {task.description}"),
             TimeElapsedColumn(),
-            console=Console(stderr=True, force_terminal=forced, highlight=False),
+            # our drawing goes under the guard (its data is made visible in ``phase``)
+            console=Console(file=guarding.raw(sys.stderr), force_terminal=forced, highlight=False),
         )
         self._current: Any = None
         self._handlers: list[logging.StreamHandler[Any]] = []
@@ -281,6 +288,7 @@ class TerminalProgress:
         from rich.markup import escape
 
         self._end_current()
+        name, detail = texts.one_line(name), texts.one_line(detail)
         room = max(10, self.display.console.width - len(name) - 16)
         detail = detail if len(detail) <= room else "…" + detail[-(room - 1) :]
         self._current = self.display.add_task(escape(detail), total=1, phase=escape(name))
@@ -296,6 +304,12 @@ class TerminalProgress:
                 handler.setStream(_CurrentStderr())
                 self._handlers.append(handler)
         self.display.start()
+        # rich now holds sys.stdout and sys.stderr (to print above the drawing) and reads ANSI in what is
+        # written there (an OSC 8 sequence becomes a link): guard them again; stop() restores the guarded ones
+        if guarding.raw(sys.stderr) is sys.stderr:
+            sys.stderr = cast(TextIO, guarding.GuardedStream(sys.stderr))
+        if guarding.raw(sys.stdout) is sys.stdout:
+            sys.stdout = cast(TextIO, guarding.GuardedStream(sys.stdout))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -324,9 +338,11 @@ def _main(options: dict[str, Any], loop: bool) -> None:
         click.echo("interrupted", err=True)
         code = errors.EXIT_INTERRUPTED
     except Exception as error:
-        if options["debug"]:
-            raise
-        code = _reported(error)
+        if options["debug"]:  # the traceback, through the guard (an exception's text may quote data)
+            traceback.print_exc(file=sys.stderr)
+            code = EXIT_UNEXPECTED
+        else:
+            code = _reported(error)
     sys.exit(code)
 
 
@@ -347,8 +363,10 @@ def _reported(error: Exception) -> int:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "NOVA_AGENT"})
-def main() -> None:
+@click.pass_context
+def main(context: click.Context) -> None:
     """Pull this cluster's directory of the rendered repo, apply it, prune safely, report status."""
+    context.call_on_close(guarding.install())  # data's control and bidi characters shown, never acted on
 
 
 def quiet_option(function: Any) -> Any:
