@@ -29,7 +29,7 @@ def build_report(
     """The document that would be written now (for --dry-run)."""
     head = status.read(settings.status_path)
     previous = load_status(head.current) if head.current is not None else None
-    return build_status_report(observation, now, previous).document
+    return build_status_report(observation, now, previous, _size(head.current)).document
 
 
 def publish_report(
@@ -39,7 +39,11 @@ def publish_report(
     reads when it would hold more (``reports.build_status_report``), never refused whole."""
     head = status.read(settings.status_path)
     previous = load_status(head.current) if head.current is not None else None
-    report = build_status_report(observation, now, previous)
+    report = build_status_report(observation, now, previous, _size(head.current))
     if not should_commit(previous, report.document, now, settings.heartbeat_interval):
         return False
     return status.publish(settings.status_path, report.data, commit_message(observation), head)
+
+
+def _size(data: bytes | None) -> int | None:
+    return None if data is None else len(data)

@@ -148,21 +148,22 @@ def build_status_document(observation: Observation, now: datetime, previous: Bod
 
 
 def build_status_report(
-    observation: Observation, now: datetime, previous: Body | None = None
+    observation: Observation, now: datetime, previous: Body | None = None, previous_size: int | None = None
 ) -> StatusReport:
     """The Cluster document for ``status/<cluster>.yaml`` and its bytes, cut to what the controller reads
-    when it would hold more (module doc); ``previous`` keeps transition times stable."""
+    when it would hold more (module doc); ``previous`` keeps transition times stable. ``previous_size``: the
+    bytes ``previous`` was read from (read under the controller's bounds, ``load_status``); when nothing
+    but its times changed and it was within the byte cap, the report is not written or counted again."""
     document = _full_document(observation, now, previous)
     _keep_update_time(document, previous)
-    order = _node_order(observation.nodes)
-    noted = _note_time(previous) or rfc3339(now)
-    report = _bounded(document, order, noted)
-    if report.document is not document and _keep_update_time(report.document, previous):
-        data = dump_status(report.document)  # the same length, but a new text
-        report = (
-            StatusReport(report.document, data) if fits(data) else _bounded(report.document, order, noted)
-        )
-    return report
+    if (
+        previous is not None
+        and previous_size is not None
+        and previous_size <= MAX_REPORT_BYTES - _BYTES_SLACK
+        and not report_changed(previous, document)
+    ):
+        return StatusReport(document)  # what was read back within the bounds, but for its times
+    return _bounded(document, _node_order(observation.nodes), _note_time(previous) or rfc3339(now), previous)
 
 
 def _keep_update_time(document: Body, previous: Body | None) -> bool:
@@ -323,8 +324,11 @@ def _node_order(nodes: Sequence[NodeCapacity]) -> dict[str, int]:
     return {node.name: rank for rank, node in enumerate(ranked)}
 
 
-def _bounded(document: Body, node_order: Mapping[str, int], noted: str) -> StatusReport:
-    """``document``, or, when the controller would refuse it, a copy cut to fit (module doc)."""
+def _bounded(
+    document: Body, node_order: Mapping[str, int], noted: str, previous: Body | None
+) -> StatusReport:
+    """``document``, or, when the controller would refuse it, a copy cut to fit (module doc), with
+    ``previous``'s ``lastUpdateTime`` when the cut is what ``previous`` was."""
     bound = size_bound(document)
     if bound is not None and bound <= MAX_REPORT_BYTES:  # reports of up to some thousand workloads
         return StatusReport(document)  # written only to commit
@@ -341,6 +345,7 @@ def _bounded(document: Body, node_order: Mapping[str, int], noted: str) -> Statu
         kept = _cut(sections, room)
         counts = {name: (len(units) - len(kept[name]), len(units)) for name, units in sections.items()}
         bounded = _with_sections(document, kept, _note_for(counts, noted))
+        _keep_update_time(bounded, previous)
         data = dump_status(bounded)
         if fits(data):
             return StatusReport(bounded, data)

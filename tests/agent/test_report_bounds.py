@@ -13,6 +13,8 @@ Behaviours covered:
   before those that are not; the kept workloads are still in name order;
 - the report says so in a ``ReportComplete`` condition (status False): how many of how many were left out;
 - an unchanged cluster whose report is cut commits nothing new at the next pass (the note's time is kept);
+- an unchanged report within the cap is not written and counted again, but an older agent's report over the
+  cap, unchanged, is still cut;
 - a report that fits is written as before, with no such condition;
 - property: the size bound that lets an ordinary report skip being written and counted each pass is an
   upper bound of what is written, whatever the text in it (quotes, line breaks, controls, bidi, long lines);
@@ -177,6 +179,32 @@ def test_an_unchanged_cut_report_commits_nothing_new() -> None:
     assert not reports.report_changed(previous, second.document)
     assert not reports.should_commit(previous, second.document, later, timedelta(minutes=10))
     assert second.document["status"]["lastUpdateTime"] == first.document["status"]["lastUpdateTime"]
+
+
+def test_an_older_agent_s_report_over_the_cap_is_not_taken_for_one_that_fits() -> None:
+    """A report is not written and counted again when nothing but its times changed since the one read
+    back (within the cap): that shortcut must not trust an older agent's report written whole."""
+    observation = big_cluster(workloads=3_000, message="m" * 1_500)
+    cut = reports.build_status_report(observation, T0).document
+    whole = {
+        **cut,
+        "status": {
+            **cut["status"],
+            "workloads": [entry.as_dict() for entry in sorted(observation.workloads, key=lambda w: w.ref)],
+            "conditions": [c for c in cut["status"]["conditions"] if c["type"] != reports.REPORT_COMPLETE],
+        },
+    }
+    written = reports.dump_status(whole)
+    assert len(written) > reports.MAX_REPORT_BYTES
+    previous = reports.load_status(written)
+    assert previous is not None
+    again = reports.build_status_report(observation, T0 + timedelta(minutes=1), previous, len(written))
+    assert len(again.data) <= reports.MAX_REPORT_BYTES and note_of(again.document) is not None
+    small = big_cluster(workloads=10)
+    first = reports.build_status_report(small, T0)
+    previous = reports.load_status(first.data)
+    same = reports.build_status_report(small, T0 + timedelta(minutes=1), previous, len(first.data))
+    assert same.data.replace(b"00:01:00", b"00:00:00") == first.data  # only the heartbeat moved
 
 
 def test_a_report_that_fits_is_written_as_before() -> None:
