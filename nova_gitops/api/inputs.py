@@ -66,6 +66,16 @@ class SourceSet:
     once, as without rollouts (docs/rollouts.md)."""
 
 
+def with_warnings(source_set: SourceSet, found: Sequence[Problem]) -> SourceSet:
+    """``source_set`` with the warnings among ``found`` (what reading its files said: a linked directory,
+    say) added to its own, sorted by place as the load sorts them; ``source_set`` itself when none."""
+    extra = [problem for problem in found if not problem.is_error]
+    if not extra:
+        return source_set
+    merged = sorted(dict.fromkeys((*extra, *source_set.warnings)), key=lambda problem: problem.location)
+    return replace(source_set, warnings=tuple(merged))
+
+
 Classification = (
     SchedulePolicy | Cluster | podshapes.PodControllerShape | rollouts.RolloutStrategy | Manifest | None
 )

@@ -193,6 +193,7 @@ def load(
     built = inputs.build_source_set(
         documents, texts=texts, namespace=namespace, memo=parse_cache.memo if parse_cache else None
     )
+    built = inputs.with_warnings(built, problems)
     if parse_cache is not None:
         parse_cache.save()
     return Loaded(built, every_report, tuple(refused), digests)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from nova_gitops.api import loading
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation
+from nova_gitops.api.problems import Problem, Severity, SourceLocation
 from nova_gitops.errors import UserError
 from nova_gitops.sources import exporting
 from nova_gitops.sources.parsecache import ParseCache
@@ -47,6 +47,9 @@ NOT_REGULAR = "not a regular file (only regular files and symlinks to them are r
 LINKED_DIRECTORY = (
     "symlink to a directory: nothing below it is read (only links to files are followed); link each file, "
     "or move the directory here"
+)
+LINKED_READ_DIRECTORY = (
+    "symlink to a directory is not followed: the files it leads to are read where they are, at {target}"
 )
 TOO_LARGE = f"file is over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; split it"
 
@@ -220,9 +223,12 @@ def _walk(root: Path) -> _Walked:
     A symbolic link to a directory is never walked into: ``kubectl apply -R`` does not follow one either,
     a git source's export cannot hold one that leads out of its tree, and one inside the tree would read
     its files twice (or loop). It is not skipped without a word: one leading out of the source is the
-    problem a link to a file outside gets (``OUTSIDE``), one inside it ``LINKED_DIRECTORY``. Either stops a
-    render, so a directory replaced by a link never makes its objects (and a kustomization below it)
-    vanish from a publish, which would prune them from every cluster."""
+    problem a link to a file outside gets (``OUTSIDE``); one to a directory of the source that is walked
+    anyway is a warning (``LINKED_READ_DIRECTORY``: its files are read once, where they are); one to a
+    directory nothing reads (hidden, or a previous render) is ``LINKED_DIRECTORY``. The errors stop a render,
+    so a directory replaced by a link never makes its objects (and a kustomization below it) vanish from a
+    publish, which would prune them from every cluster; the warning keeps a source that linked a directory
+    for convenience (``web-current -> web``) rendering as it did."""
     if not root.is_dir():
         return _Walked([root.name], [], [])
     found = []
@@ -238,11 +244,7 @@ def _walk(root: Path) -> _Walked:
                 continue
             path = os.path.join(directory, name)
             if os.path.islink(path):  # not looked into (is_previous_render would read through it)
-                target = os.path.realpath(path)
-                inside = os.path.commonpath([real_root, target]) == real_root
-                problems.append(
-                    Problem(SourceLocation(prefix + name, 1), LINKED_DIRECTORY if inside else OUTSIDE)
-                )
+                problems.append(_linked_directory(SourceLocation(prefix + name, 1), real_root, path))
             elif not is_previous_render(Path(path)):
                 walked.append(name)
         subdirectories[:] = walked
@@ -252,6 +254,22 @@ def _walk(root: Path) -> _Walked:
             elif name.endswith((".yaml", ".yml")) and not name.startswith("."):
                 found.append(prefix + name)
     return _Walked(sorted(found), sorted(kustomizations), problems)
+
+
+def _linked_directory(location: SourceLocation, real_root: str, link: str) -> Problem:
+    """What a link to a directory at ``location`` is: see ``_walk``."""
+    target = os.path.realpath(link)
+    if os.path.commonpath([real_root, target]) != real_root:
+        return Problem(location, OUTSIDE)
+    relative = os.path.relpath(target, real_root)
+    parts = [] if relative == "." else relative.split(os.sep)
+    walked = not any(part.startswith(".") for part in parts) and not any(
+        is_previous_render(Path(real_root, *parts[:count])) for count in range(1, len(parts) + 1)
+    )
+    if not walked:
+        return Problem(location, LINKED_DIRECTORY)
+    shown = "/".join(parts) + "/" if parts else "the source's root"
+    return Problem(location, LINKED_READ_DIRECTORY.format(target=shown), severity=Severity.WARNING)
 
 
 def is_previous_render(directory: Path) -> bool:

@@ -116,6 +116,7 @@ def _load_source_with_digests(
             unique = dict.fromkeys(problems)
             raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
         source_set = inputs.build_source_set(documents, texts=texts, namespace=namespace, memo=memo)
+        source_set = inputs.with_warnings(source_set, problems)
     finally:
         if parse_cache is not None:
             parse_cache.save()

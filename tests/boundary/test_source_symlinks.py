@@ -11,9 +11,10 @@ Behaviours covered, for a directory source (``sources.directory``):
 - a FIFO is a problem and is never opened (the read finishes; opening one would wait for a writer);
 - a file over the size limit is a problem; the limit counts bytes read (a pipe has no size to ``stat``);
 - a symlinked directory is not walked, and is a problem naming it (one leading out of the source is
-  ``OUTSIDE``, one inside ``LINKED_DIRECTORY``), a kustomization below one too; a previous render is
-  recognised only by a regular
-  ``placement.yaml`` (a FIFO or a symlink to a host file there is neither read nor waited on);
+  ``OUTSIDE``, one to a directory nothing reads ``LINKED_DIRECTORY``, a kustomization below one too); one to
+  a directory of the source that is read anyway is a warning, printed by ``render``, which still renders;
+  a previous render is recognised only by a regular ``placement.yaml`` (a FIFO or a symlink to a host
+  file there is neither read nor waited on);
 - a single file given as the source gets the same checks (a FIFO, a symlink leaving its directory);
 for a git source (``sources.git``):
 - committed symlinks (to a host file, escaping with ``..``, dangling, looping, to an in-tree file or
@@ -172,7 +173,7 @@ def test_the_limit_counts_what_is_read_not_what_stat_says() -> None:
         os.close(read_end)
 
 
-def test_a_linked_directory_is_not_walked_and_is_a_problem(tmp_path: Path, host: Path) -> None:
+def test_a_linked_directory_is_not_walked_and_is_said(tmp_path: Path, host: Path) -> None:
     source = write_source(tmp_path / "src")
     (source / "outside").symlink_to(host / "manifests")
     (source / "inside").symlink_to(source)  # a loop, were it followed
@@ -186,10 +187,12 @@ def test_a_linked_directory_is_not_walked_and_is_a_problem(tmp_path: Path, host:
     assert directory.yaml_files(source) == ["apps/real/config.yml", "source.yaml"]
     assert problems(files) == {
         "outside": directory.OUTSIDE,
-        "inside": directory.LINKED_DIRECTORY,
-        "apps/alias": directory.LINKED_DIRECTORY,
+        "inside": directory.LINKED_READ_DIRECTORY.format(target="the source's root"),
+        "apps/alias": directory.LINKED_READ_DIRECTORY.format(target="apps/real/"),
     }
     assert [problem.location.line for problem in files.problems] == [1, 1, 1]
+    errors = {problem.location.file for problem in files.problems if problem.is_error}
+    assert errors == {"outside"}  # the links inside lead to files read where they are: nothing is lost
     assert MARKER not in everything(files)
 
 
@@ -202,6 +205,20 @@ def test_a_kustomization_below_a_linked_directory_is_a_problem_not_a_silent_gap(
     code, output = run("validate", str(source))
     assert code == 2, output
     assert f"prod:1: {directory.LINKED_DIRECTORY}" in output
+
+
+def test_a_convenience_link_to_a_directory_still_renders_and_is_named(tmp_path: Path) -> None:
+    """A source that linked a directory it also holds (``web-current -> web``) rendered before issue 21 and
+    still does, once: the link is named on stderr, its files are read at their own path only."""
+    source = write_source(tmp_path / "src")
+    (source / "web").mkdir()
+    (source / "web" / "api.yaml").write_text(yaml.safe_dump(deployment("api")))
+    (source / "web-current").symlink_to("web")
+    code, output = run("render", str(source), "-o", str(tmp_path / "out"))
+    assert code == 0, output
+    assert "web-current:1: warning: symlink to a directory is not followed" in output
+    rendered = sorted(path.name for path in (tmp_path / "out" / "clusters").rglob("deployment-*.yaml"))
+    assert rendered == ["deployment-api.yaml", "deployment-web.yaml"]
 
 
 def test_a_linked_directory_changes_the_fingerprint_of_the_source(tmp_path: Path) -> None:
@@ -293,7 +310,7 @@ EXPECTED = {
     "dangling.yaml": directory.MISSING,
     "loop-a.yaml": directory.NOT_REGULAR,
     "loop-b.yaml": directory.NOT_REGULAR,
-    "base-link": directory.LINKED_DIRECTORY,
+    "base-link": directory.LINKED_READ_DIRECTORY.format(target="base/"),
 }
 
 
