@@ -87,6 +87,8 @@ class RolloutDriver:
         self._observed: records.Record | None = None
         """The record this controller decided last and git took, as read back: what of the record on
         ``nova/rollout`` it may believe (``rollouts.trust``). None until its first step."""
+        self._bases: dict[tuple[str, tuple[str, ...]], tuple[str | None, str | None]] = {}
+        """(target, clusters) → (the latest gating commit up to target, its first parent): ``_untouched``."""
 
     def step(
         self,
@@ -183,6 +185,7 @@ class RolloutDriver:
             unreported=unreported,
             rendered=rendered,
             observed=self._observed,
+            untouched=self._untouched(target, names, state.released),
         )
         return Reading(tuple(wave_list), situation, recorded)
 
@@ -218,6 +221,57 @@ class RolloutDriver:
             return True
         ancestor = self.repo.git.run("merge-base", "--is-ancestor", recorded, target, check=False)
         return ancestor.status == 0 and not self.releases.changed_clusters(recorded, target, clusters)
+
+    def _untouched(self, target: str, names: Sequence[str], released: Mapping[str, str]) -> frozenset[str]:
+        """The clusters running ``target`` whose directory the rollout's change did not touch
+        (``Situation.untouched``), from ``main``'s history alone — the record, which people can write, says
+        nothing here. The change is the latest commit up to ``target`` that changed some cluster's
+        directory without ``Nova-Remedial: true`` (the render that started the rollout, or a later one); a
+        cluster it left as it was (or whose directory is again what it was before it) was advanced at once,
+        since every commit after it touching a cluster is a reschedule."""
+        running = [name for name in names if released.get(name) == target]
+        if not running:
+            return frozenset()
+        gating, before = self._gating_commit(target, tuple(sorted(names)))
+        if gating is None:
+            return frozenset(running)
+        touched = self.releases.changed_clusters(before, gating, running)
+        again = self.releases.changed_clusters(before, target, running)
+        return frozenset(name for name in running if name not in touched or name not in again)
+
+    def _gating_commit(self, target: str, names: tuple[str, ...]) -> tuple[str | None, str | None]:
+        """(the latest first-parent commit up to ``target`` that changed the directory of one of ``names``
+        and is not remedial, its first parent); (None, None) when there is none. Cached per target."""
+        key = (target, names)
+        if key not in self._bases:
+            self._bases = {key: self._find_gating(target, names)}  # one target at a time: the newest
+        return self._bases[key]
+
+    def _find_gating(self, target: str, names: Sequence[str]) -> tuple[str | None, str | None]:
+        page, skipped = 32, 0
+        while True:
+            listed = self.repo.git.run(
+                "log",
+                "--first-parent",
+                "--format=%H %P%x00%B%x00",
+                f"--max-count={page}",
+                f"--skip={skipped}",
+                target,
+                "--",
+                f"{CLUSTERS_DIRECTORY}/",
+            ).stdout.decode("utf-8", "replace")
+            fields = listed.split("\0")
+            entries = list(zip(fields[0::2], fields[1::2], strict=False))
+            for head, body in entries:
+                commit, *parents = head.split()
+                if messages.trailers(body).get(messages.REMEDIAL_TRAILER) == "true":
+                    continue
+                parent = parents[0] if parents else None
+                if self.releases.changed_clusters(parent, commit, names):
+                    return commit, parent
+            if len(entries) < page:
+                return None, None
+            skipped += page
 
     def _all_remedial(self, since: str | None, target: str, cluster: str | None) -> bool:
         """Every commit after ``since`` (None: from the first) up to ``target`` (touching

@@ -47,6 +47,13 @@ class Situation:
     """The record this controller decided last and git took, as read back (None: it has decided nothing
     since it started). What of ``record`` a step believes is judged against it (``rollouts.trust``)."""
 
+    untouched: frozenset[str] = frozenset()
+    """Clusters that run ``target`` and whose directory the rollout's change did not touch: the latest commit
+    up to ``target`` that changed some cluster's directory other than by a reschedule left theirs as it was
+    (the caller recomputes it from ``main``'s history, never from the record). They were advanced at once
+    (unchanged, or remedial moves), not released through a gate, so a step that cannot rely on its own
+    memory of the record (``rollouts.trust``) does not judge them: their health is not this change's."""
+
     def rendered_at(self, cluster: str, commit: str) -> frozenset[WorkloadKey] | None:
         return self.rendered.get((cluster, commit))
 

@@ -54,7 +54,9 @@ class _Stepper:
         self.strategy, self.waves, self.situation, self.now = strategy, waves, situation, now
         self.target = situation.target
         names = [cluster for wave in waves for cluster in wave.clusters]
-        self.trust = trust.trusted(situation.record, situation.observed, situation.released, names)
+        self.trust = trust.trusted(
+            situation.record, situation.observed, situation.released, names, situation.untouched
+        )
         self.record = _start(waves, situation, self.trust, now)
         self.released_from = dict(self.record.released_from)
         self.moves: dict[str, Move] = {}
@@ -349,12 +351,13 @@ def _start(waves: Sequence[Wave], situation: Situation, trusted: trust.Trusted, 
         return replace(record, target=situation.target)
     carried: dict[str, str | None] = {}
     # a cluster that runs the new target before its rollout started was released by one whose record is
-    # lost (a record that no longer reads, or another target's): judged, not taken as never released
+    # lost (a record that no longer reads, or another target's): judged, not taken as never released —
+    # unless git says the change did not touch its directory (it was advanced at once, ungated)
     verify = {
         cluster
         for wave in waves
         for cluster in wave.clusters
-        if situation.released.get(cluster) == situation.target
+        if situation.released.get(cluster) == situation.target and cluster not in situation.untouched
     }
     if record.outcome not in ("rolled-back", "aborted"):
         for wave in waves:

@@ -14,7 +14,9 @@ git took (as read back from git: ``None`` when it has decided nothing since it s
   claims, held to the health re-check every step makes of a passed wave before it releases a later one
   (``stepping``); and the clusters that run the target but that the record does not say it released
   through a gate are added to ``Record.verify``, judged like released ones — so a record that drops the
-  canary from ``releasedFrom`` cannot make its wave pass without it;
+  canary from ``releasedFrom`` cannot make its wave pass without it — except those the change did not
+  touch (``Situation.untouched``, recomputed from ``main``'s history, not read from the record): they were
+  advanced at once, and an app of theirs the change never touched must not fail its wave;
 - another record than observed (someone wrote it, or it no longer reads): passes and bake starts come only
   from ``observed``; a later bake start, a failure, more clusters released or to verify, a rollback are
   taken from the record (they hold back, or return clusters to where they were); each claim not taken is
@@ -23,13 +25,14 @@ git took (as read back from git: ``None`` when it has decided nothing since it s
 What remains possible to someone who writes the record is in docs/rollouts.md: in short, across a restart,
 to shorten the bake of a wave that is healthy, or pass one whose released clusters are healthy before its
 last batches (less than ``rollout promote`` does openly; ``stepping`` drops a claimed pass of a wave that
-released none of its clusters), and to roll clusters back to an earlier commit (never forward: the
-controller moves a rollback only backwards in history).
+released none of its clusters), or leave out of ``releasedFrom`` a cluster the latest render did not touch
+though an earlier render it runs did (``untouched`` looks at the latest render only); and to roll clusters
+back to an earlier commit (never forward: the controller moves a rollback only backwards in history).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -53,21 +56,24 @@ def trusted(
     observed: Record | None,
     released: Mapping[str, str | None],
     clusters: Sequence[str],
+    untouched: Collection[str] = frozenset(),
 ) -> Trusted:
     """The record to step on, from the one ``read`` from git and the one this controller ``observed``.
-    ``released``: each cluster's release ref; ``clusters``: those of the waves now."""
+    ``released``: each cluster's release ref; ``clusters``: those of the waves now; ``untouched``: those
+    running the target whose directory the change did not touch (``Situation.untouched``)."""
     if observed is not None and read == observed:
         return Trusted(read)
     if observed is None:
-        return Trusted(_verified(read, released, clusters), claimed=True)
+        return Trusted(_verified(read, released, clusters, untouched), claimed=True)
     if read.target == observed.target:
-        return Trusted(_verified(_merged(read, observed), released, clusters), notes=_notes(read, observed))
+        merged = _merged(read, observed)
+        return Trusted(_verified(merged, released, clusters, untouched), notes=_notes(read, observed))
     shown = read.target[:12] or "none (it does not read)"
     note = (
         f"the rollout record on nova/rollout names target {shown}, not {observed.target[:12]} as this "
         "controller wrote it: not trusted; its own record is kept"
     )
-    return Trusted(_verified(observed, released, clusters), notes=(note,))
+    return Trusted(_verified(observed, released, clusters, untouched), notes=(note,))
 
 
 def _merged(read: Record, observed: Record) -> Record:
@@ -95,9 +101,15 @@ def _merged(read: Record, observed: Record) -> Record:
     )
 
 
-def _verified(record: Record, released: Mapping[str, str | None], clusters: Sequence[str]) -> Record:
+def _verified(
+    record: Record,
+    released: Mapping[str, str | None],
+    clusters: Sequence[str],
+    untouched: Collection[str],
+) -> Record:
     """``record`` with every cluster that runs its target, and that it does not say it released through a
-    gate (nor rolled back), in ``verify``."""
+    gate (nor rolled back), in ``verify`` — but for those the change did not touch (``untouched``, which
+    git says, whatever the record claims): they are not to be judged, there or in the record's own list."""
     if not record.target:
         return record
     found = {
@@ -107,7 +119,7 @@ def _verified(record: Record, released: Mapping[str, str | None], clusters: Sequ
         and cluster not in record.released_from
         and cluster not in record.rolled_back
     }
-    verify = tuple(sorted({*record.verify, *found}))
+    verify = tuple(sorted({*record.verify, *found} - set(untouched)))
     return record if verify == record.verify else replace(record, verify=verify)
 
 

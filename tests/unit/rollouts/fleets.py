@@ -106,6 +106,11 @@ class Fleet:
             frozenset(self.unreported),
             rendered,
             self.observed,
+            frozenset(
+                name
+                for name in self.clusters
+                if self.released[name] == self.target and (name in self.unchanged or name in self.remedial)
+            ),
         )
 
     def step(self, after: timedelta = timedelta(0)) -> Decision:

@@ -304,3 +304,78 @@ def test_after_a_restart_a_record_that_does_not_read_judges_the_clusters_that_ru
     assert fleet.state(decision, "canary") == "paused" and "Degraded on c1" in fleet.reason(
         decision, "canary"
     )
+
+
+def untouched_canary_fleet(**settings: object) -> Fleet:
+    """The canary wave holds c1, which the change touches, and c2, which it does not (advanced at once);
+    c2 runs an app of its own that is Degraded, which has nothing to do with the change."""
+    fleet = Fleet(
+        (wave("canary", "c1", "c2"), wave("prod", "p1")),
+        strategy(on_failure="rollback"),
+        unchanged={"c2"},
+        **settings,  # type: ignore[arg-type]
+    )
+    fleet.reports["c2"] = unhealthy(OLD, *DEGRADED)
+    fleet.step()
+    assert moved(fleet) == {"c1": NEW, "c2": NEW}  # c2 at once, c1 through the gate
+    fleet.report_healthy("c1")
+    fleet.reports["c2"] = unhealthy(NEW, *DEGRADED)
+    assert fleet.state(fleet.step(MINUTE), "canary") == "baking"
+    return fleet
+
+
+def test_after_a_restart_a_cluster_the_change_did_not_touch_is_not_judged() -> None:
+    """Review of issue 21: a restart put every cluster running the target that ``releasedFrom`` does not
+    list in ``verify``, so c2's unrelated Degraded app failed the canary wave, and with
+    ``onFailure: rollback`` the healthy canary was rolled back (while ``rollout status`` said baking)."""
+    fleet = untouched_canary_fleet()
+    fleet.observed = None  # the controller restarted
+    decision = fleet.step(MINUTE)
+    assert decision.record.verify == () and decision.record.outcome == "progressing"
+    assert fleet.state(decision, "canary") == "baking" and fleet.released["c1"] == NEW
+    fleet.step(4 * MINUTE)
+    assert fleet.released["p1"] == NEW  # the canary's bake, as recorded before the restart
+
+
+def test_after_a_restart_a_cluster_moved_only_by_reschedules_is_not_judged() -> None:
+    fleet = Fleet(
+        (wave("canary", "c1", "c2"), wave("prod", "p1")), strategy(on_failure="rollback"), remedial={"c2"}
+    )
+    fleet.step()
+    assert moved(fleet) == {"c1": NEW, "c2": NEW}
+    fleet.report_healthy("c1")
+    fleet.reports["c2"] = unhealthy(NEW, *DEGRADED)
+    fleet.step(MINUTE)
+    fleet.observed = None
+    decision = fleet.step(MINUTE)
+    assert decision.record.verify == () and fleet.state(decision, "canary") == "baking"
+
+
+def test_a_record_that_does_not_read_after_a_restart_judges_the_canary_but_not_an_untouched_cluster() -> None:
+    fleet = untouched_canary_fleet()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record, fleet.observed = Record(), None
+    decision = fleet.step(MINUTE)
+    assert decision.record.verify == ("c1",)
+    assert decision.record.outcome == "rolled-back" and "Degraded on c1" in fleet.reason(decision, "canary")
+    assert moved(fleet) == {}  # what c1 ran before is lost with the record (never guessed); c2 stays
+
+
+def test_a_record_that_lists_an_untouched_cluster_to_verify_does_not_make_it_fail_the_wave() -> None:
+    """A record written before the fix (or by hand) naming c2 in ``verify`` does not make c2's unrelated
+    app fail the canary wave either: the controller recomputes from git that the change left it as it was."""
+    fleet = untouched_canary_fleet()
+    fleet.record = replace(fleet.record, verify=("c2",))
+    fleet.observed = None
+    decision = fleet.step(MINUTE)
+    assert decision.record.verify == () and fleet.state(decision, "canary") == "baking"
+
+
+def test_a_record_that_drops_the_canary_still_has_it_judged_beside_an_untouched_cluster() -> None:
+    fleet = untouched_canary_fleet()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record = replace(fleet.record, released_from={})
+    fleet.observed = None
+    decision = fleet.step(MINUTE)
+    assert decision.record.verify == ("c1",) and "Degraded on c1" in fleet.reason(decision, "canary")
+    assert fleet.released["p1"] == OLD
