@@ -37,6 +37,7 @@ than GitPython's ``Reference`` at a hundred refs.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -217,17 +218,18 @@ class Releases:
         One ``ls-tree`` of the commit's cluster directories and one ``cat-file --batch`` of the files not
         read before, and only when some directory (by tree id) was not read before."""
         trees = self.cluster_trees(commit)
-        found = {cluster: frozenset[WorkloadKey]() for cluster in clusters if cluster not in trees}
-        unread = sorted({cluster for cluster in clusters if cluster in trees} - self._directories.keys())
-        unread = [cluster for cluster in unread if trees[cluster] not in self._directories]
+        wanted = {cluster: trees[cluster] for cluster in clusters if cluster in trees}
+        # what this call answers from is kept aside first: making room in the cache below must not drop a
+        # directory it has already looked up
+        known = {tree: self._directories[tree] for tree in wanted.values() if tree in self._directories}
+        unread = {cluster: tree for cluster, tree in sorted(wanted.items()) if tree not in known}
         if unread:
-            if len(self._directories) >= WORKLOADS_KEPT:
+            read = self._read_directories(commit, unread)
+            known.update(read)
+            if len(self._directories) + len(read) > WORKLOADS_KEPT:
                 self._directories.clear()
-            self._directories.update(self._read_directories(commit, {name: trees[name] for name in unread}))
-        for cluster in clusters:
-            if cluster in trees:
-                found[cluster] = self._directories[trees[cluster]]
-        return found
+            self._directories.update(itertools.islice(read.items(), WORKLOADS_KEPT))
+        return {cluster: known[wanted[cluster]] if cluster in wanted else frozenset() for cluster in clusters}
 
     def _read_directories(self, commit: str, wanted: Mapping[str, str]) -> dict[str, frozenset[WorkloadKey]]:
         """Tree id → workloads, for each cluster → tree id of ``wanted`` (directories of ``commit``)."""

@@ -262,3 +262,35 @@ def test_the_rendered_workloads_are_read_as_the_agent_reads_the_directory(
         "wlc-1": {("apps", "Deployment", "shop", "web")}
     }
     assert releases.rendered_workloads(second, ["wlc-2"]) == {"wlc-2": found["wlc-2"]}
+
+
+def test_the_rendered_workloads_are_whole_when_their_cache_fills(
+    rendered: Rendered, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of issue 21: when the cache of directories (by tree id) was full, it was cleared before the
+    directories not read yet were added, and the directories of the same call read before were gone, so a
+    long-running controller's step raised KeyError. Every call answers for every cluster it is asked, and
+    the cache never holds more than its bound."""
+    monkeypatch.setattr(releases_module, "WORKLOADS_KEPT", 3)
+    web = {
+        f"clusters/c{index}/web.yaml": manifest("apps/v1", "Deployment", f"web{index}") for index in range(3)
+    }
+    first = rendered.commit(web)
+    releases = releases_of(rendered, tmp_path)
+    releases.read_state()
+    names = ["c0", "c1", "c2"]
+    expected = {f"c{index}": {("apps", "Deployment", "default", f"web{index}")} for index in range(3)}
+    assert releases.rendered_workloads(first, names) == expected
+    second = rendered.commit({"clusters/c0/web.yaml": manifest("apps/v1", "Deployment", "web0", "shop")})
+    releases.read_state()
+    assert releases.rendered_workloads(second, names) == {
+        **expected,
+        "c0": {("apps", "Deployment", "shop", "web0")},
+    }
+    more = rendered.commit(
+        {f"clusters/d{index}/web.yaml": manifest("apps/v1", "Job", f"d{index}") for index in range(5)}
+    )
+    releases.read_state()
+    found = releases.rendered_workloads(more, [*names, *(f"d{index}" for index in range(5))])
+    assert found["c1"] == expected["c1"] and found["d4"] == frozenset()  # apps/v1 Job: not a workload
+    assert len(releases._directories) <= 3
