@@ -248,7 +248,8 @@ def requests_problems(data: object) -> list[tuple[str, str]]:
     if data.get("kind") != "RolloutRequests":
         problems.append(("kind", f"must be RolloutRequests, not {_shown(data.get('kind'))}"))
     if data.get("apiVersion") != API_VERSION:
-        problems.append(("apiVersion", f"must be {API_VERSION}, not {_shown(data['apiVersion'])}"))
+        given = _shown(data["apiVersion"]) if "apiVersion" in data else "given"
+        problems.append(("apiVersion", f"must be {API_VERSION}, not {given}"))
     if "paused" in data and not isinstance(data["paused"], bool):
         problems.append(("paused", f"must be true or false, not {_shown(data['paused'])}"))
     if "pausedReason" in data and not isinstance(data["pausedReason"], str):

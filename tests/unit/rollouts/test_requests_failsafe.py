@@ -174,3 +174,14 @@ def test_a_step_on_unreadable_requests_releases_nothing_and_says_why() -> None:
     fixed = fleet.step(timedelta(minutes=1))
     assert {move.cluster: move.commit for move in fixed.moves} == {"c1": NEW}
     assert fixed.requests_problem == "" and fixed.notes == ()
+
+
+def test_a_mapping_without_api_version_is_a_problem_not_a_crash() -> None:
+    """Review of issue 21: ``requests_problems`` indexed ``apiVersion`` when it was absent (KeyError). The
+    loader asks for it first when a file is read, but the check stands on its own."""
+    assert records.requests_problems({"kind": "RolloutRequests", "paused": True}) == [
+        ("apiVersion", "must be gitops.nova.elotl.co/v1alpha1, not given")
+    ]
+    assert records.requests_problems({"kind": "RolloutRequests", "apiVersion": None})[0][1].endswith(
+        "not nothing (null)"
+    )
