@@ -262,15 +262,13 @@ def request(
             f"rollout promote: wave {chosen} of {short}",
             environ=identity,
         )
-        following = names[names.index(chosen) + 1 :] if chosen in names else []
-        then = f" and releases wave {following[0]}" if following else ""
         held = (
             " (paused by request: not before `nova-gitops rollout resume`)" if written.requests.paused else ""
         )
         return _said(
             written,
             f"promoted wave {chosen} of {short}",
-            f"at its next step the controller passes wave {chosen} without its gate{then}{held}",
+            f"{requesting.promote_effect(decision, chosen)}{held}",
         )
     written = write_requests(
         repo, lambda found: requesting.aborted(found, target), f"rollout abort: {short}", environ=identity

@@ -19,7 +19,10 @@ by commits a reschedule made (``Nova-Remedial: true``); or by anything else. The
 from git."""
 
 MoveKind = Literal["release", "unchanged", "remedial", "rollback"]
-WaveState = Literal["pending", "releasing", "waiting", "baking", "passed", "paused", "rolled-back", "aborted"]
+WaveState = Literal[
+    "pending", "releasing", "waiting", "baking", "passed", "held", "paused", "rolled-back", "aborted"
+]
+"""``held``: the wave passed, and is not healthy now; the later waves wait for it (``stepping``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,8 @@ class Decision:
 
     @property
     def current_wave(self) -> str | None:
-        """The first wave that has not passed (None: the rollout is complete)."""
+        """The first wave that has not passed, or passed and holds the rollout (``held``); None: the
+        rollout is complete."""
         return next((wave.name for wave in self.waves if wave.state != "passed"), None)
 
     @property

@@ -50,6 +50,9 @@ class WaveRecord:
     failed_at: datetime | None = None
     failure: str = ""
     promoted: bool = False
+    held_since: datetime | None = None
+    """A wave that passed and is not healthy now holds the later ones from here; ``healthTimeout`` after it,
+    the rollout fails (``stepping``). None while it is healthy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +111,8 @@ def parse_time(text: object) -> datetime | None:
     return parse_rfc3339(text)
 
 
-_WAVE_TIMES: Final = ("released_at", "waiting_since", "healthy_since", "passed_at", "failed_at")
-_WAVE_KEYS: Final = ("releasedAt", "waitingSince", "healthySince", "passedAt", "failedAt")
+_WAVE_TIMES: Final = ("released_at", "waiting_since", "healthy_since", "passed_at", "failed_at", "held_since")
+_WAVE_KEYS: Final = ("releasedAt", "waitingSince", "healthySince", "passedAt", "failedAt", "heldSince")
 
 
 def record_to_data(record: Record) -> dict[str, Any]:

@@ -107,10 +107,20 @@ def _refusals(refused: Sequence[Problem]) -> dict[str, str]:
 
 
 def headline(status: dict[str, Any]) -> str:
-    """``rollout of 9f1c2d3e4a5b: progressing, current wave canary`` (and why it is paused)."""
+    """``rollout of 9f1c2d3e4a5b: progressing, current wave canary`` (and why it is paused, or what a wave
+    that passed and is not healthy now holds and how to go on)."""
     current = f", current wave {status['currentWave']}" if status["currentWave"] else ""
     line = f"rollout of {status['target'][:12]}: {status['outcome']}{current}"
-    return f"{line}\n{status['pausedReason']}" if status["pausedReason"] else line
+    held = next(
+        (
+            wave["reason"]
+            for wave in status["waves"]
+            if wave["name"] == status["currentWave"] and wave["state"] == "held"
+        ),
+        "",
+    )
+    why = status["pausedReason"] or held
+    return f"{line}\n{why}" if why else line
 
 
 def wave_rows(status: dict[str, Any]) -> list[tuple[str, ...]]:

@@ -9,7 +9,9 @@ decide what the first one decided, and its compare-and-swap push of stale refs f
 
 Order within a step: an abort (rolled back, and held); clusters whose directory did not change (advanced
 at once, gate or not: their bytes are the same); remedial moves (released at once unless a person paused);
-then the waves in order, stopping at the first that has not passed.
+then the waves in order, stopping at the first that has not passed — or that passed and is not healthy now
+(``held``: it holds the later waves until it is healthy again, a person promotes it or a later wave, or
+``healthTimeout`` runs out and the rollout fails as ``onFailure`` says).
 """
 
 from __future__ import annotations
@@ -74,8 +76,20 @@ class _Stepper:
         if self.record.outcome in ("aborted", "rolled-back"):
             self._hold_rollback()
         else:
+            self._drop_implausible()
             self._walk()
         return self._decision()
+
+    def _drop_implausible(self) -> None:
+        """Drop every claimed pass ``_implausible`` finds before any wave is judged, so a wave's re-check
+        (which looks at the passes of the waves after it) never counts one, and the record keeps none."""
+        promotes = self.situation.requests.promotes
+        for wave in self.waves:
+            record = self.wave_records[wave.name]
+            promoted = (self.target, wave.name) in promotes
+            if record.passed_at is not None and not promoted and self._implausible(wave):
+                # a claim: the wave is gated as if it had not passed
+                self._set(wave, replace(record, passed_at=None, healthy_since=None, promoted=False))
 
     def current(self, cluster: str) -> str | None:
         move = self.moves.get(cluster)
@@ -111,10 +125,10 @@ class _Stepper:
             record = self.wave_records[wave.name]
             if outcome == "aborted":
                 self._status(wave, "aborted", f"rollout of {self.target[:7]} aborted by request: rolled back")
+            elif record.failed_at is not None:  # also one that failed after it passed
+                self._status(wave, "rolled-back", record.failure)
             elif record.passed_at is not None:
                 self._status(wave, "passed", "passed")
-            elif record.failed_at is not None:
-                self._status(wave, "rolled-back", record.failure)
             else:
                 self._status(wave, "pending", f"rollout of {self.target[:7]} stopped")
 
@@ -127,7 +141,8 @@ class _Stepper:
                     self.reasons[cluster] = f"waits for {blocked}"
                 continue
             if not self._gate(wave):
-                blocked = f"wave {wave.name}"
+                held = self.statuses[-1].state == "held"
+                blocked = f"wave {wave.name}" + (" (passed, but not healthy now)" if held else "")
             if self.record.outcome == "rolled-back":
                 blocked = f"wave {wave.name} (rolled back)"
 
@@ -148,16 +163,8 @@ class _Stepper:
         requests = self.situation.requests
         pending = self._pending(wave)
         promoted = (self.target, wave.name) in requests.promotes
-        if record.passed_at is not None and not promoted and self._implausible(wave):
-            record = replace(record, passed_at=None, healthy_since=None, promoted=False)
-            self._set(wave, record)  # a claim: the wave is gated as if it had not passed
         if record.passed_at is not None:
-            holding = None if promoted else self._not_healthy_now(wave)
-            if holding is not None:  # passed, but a later wave waits while it is not healthy
-                self._status(wave, "passed", f"passed, but not healthy now: {holding}")
-                return False
-            self._status(wave, "passed", "promoted" if record.promoted else "passed")
-            return True
+            return self._recheck(wave, record, promoted)
         if requests.unreadable:  # what the file meant is unknown: it may have been a pause
             self._status(wave, "paused", f"paused: {requests.paused_reason}")
             return False
@@ -171,17 +178,103 @@ class _Stepper:
             self._status(wave, "passed", "promoted")
             return True
         if record.failed_at is not None:
-            resume = requests.resume
-            if (
-                resume is None
-                or (resume.revision, resume.wave) != (self.target, wave.name)
-                or resume.at <= record.failed_at
-            ):
+            if not self._resumed(wave, record):
                 self._status(wave, "paused", f"paused: {record.failure}")
                 return False
             record = replace(record, failed_at=None, failure="", waiting_since=self.now, healthy_since=None)
             self._set(wave, record)
         return self._check(wave, record, pending)
+
+    def _resumed(self, wave: Wave, record: WaveRecord) -> bool:
+        """A ``rollout resume`` given for this wave of this target after it failed."""
+        resume = self.situation.requests.resume
+        return (
+            resume is not None
+            and (resume.revision, resume.wave) == (self.target, wave.name)
+            and record.failed_at is not None
+            and resume.at > record.failed_at
+        )
+
+    def _recheck(self, wave: Wave, record: WaveRecord, promoted: bool) -> bool:
+        """A wave that passed, judged again before any later wave goes on (True: it may). A wave passed by
+        a promote request is not judged (a person decided). Otherwise, not healthy now, it is ``held``:
+        the later waves wait until it is healthy again, or a person promotes it or a later wave (which is
+        then released as any promote does); held for ``healthTimeout`` (``held_since``), it fails the
+        rollout as ``onFailure`` says — except under a pause by request, which holds every consequence.
+        Once every later wave has passed there is nothing left to hold: a loss of health after that (a node
+        lost a week after the rollout completed) is not this rollout's, and neither reopens nor fails it."""
+        if not self._later_to_pass(wave):
+            if record.held_since is not None or record.failed_at is not None:
+                record = replace(record, held_since=None, failed_at=None, failure="")
+                self._set(wave, record)
+            self._status(wave, "passed", "promoted" if record.promoted else "passed")
+            return True
+        if promoted:
+            if record.failed_at is not None or record.held_since is not None:
+                record = replace(record, failed_at=None, failure="", held_since=None, promoted=True)
+                self._set(wave, record)
+            self._status(wave, "passed", "promoted" if record.promoted else "passed")
+            return True
+        later = self._later_promote(wave)
+        if record.failed_at is not None and later is None:  # failed after it passed: paused on it
+            if not self._resumed(wave, record):
+                self._status(wave, "paused", f"paused: {record.failure}")
+                return False
+            record = replace(record, failed_at=None, failure="", held_since=None)
+            self._set(wave, record)
+        holding = self._not_healthy_now(wave)
+        if holding is None or later is not None:
+            if record.held_since is not None or record.failed_at is not None:
+                record = replace(record, held_since=None, failed_at=None, failure="")
+                self._set(wave, record)
+            if holding is None:
+                self._status(wave, "passed", "promoted" if record.promoted else "passed")
+            else:
+                self._status(
+                    wave,
+                    "passed",
+                    f"passed; not healthy now ({holding}), but wave {later} was promoted by request: the "
+                    "rollout goes on without it",
+                )
+            return True
+        if record.held_since is None:
+            record = replace(record, held_since=self.now)
+            self._set(wave, record)
+        held, timeout = self.now - (record.held_since or self.now), self.strategy.health_timeout
+        requests = self.situation.requests
+        if requests.paused:
+            why = f": {requests.paused_reason}" if requests.paused_reason else ""
+            self._status(
+                wave,
+                "paused",
+                f"paused by request{why}; wave {wave.name} passed, but not healthy now: {holding}",
+            )
+            return False
+        if held >= timeout:
+            self._fail(wave, record, f"passed, but not healthy for {format_duration(timeout)}: {holding}")
+            return False
+        then = "is rolled back" if self.strategy.on_failure == "rollback" else "pauses"
+        self._status(
+            wave,
+            "held",
+            f"passed, but not healthy now ({_shown(held)} of {format_duration(timeout)}, then the rollout "
+            f"{then}): {holding}; the later waves wait until it is healthy again, or "
+            f"`nova-gitops rollout promote --wave {wave.name}` goes on without it",
+        )
+        return False
+
+    def _later_to_pass(self, wave: Wave) -> bool:
+        """Some wave after ``wave`` has not passed (claims ``_drop_implausible`` dropped count as not
+        passed): it may still be released, so ``wave`` is re-checked."""
+        index = self.waves.index(wave)
+        return any(self.wave_records[later.name].passed_at is None for later in self.waves[index + 1 :])
+
+    def _later_promote(self, wave: Wave) -> str | None:
+        """A later wave of this target promoted by request: a person goes on past ``wave``'s hold."""
+        names = [each.name for each in self.waves]
+        later = names[names.index(wave.name) + 1 :]
+        promotes = self.situation.requests.promotes
+        return next((name for name in later if (self.target, name) in promotes), None)
 
     def _members(self, wave: Wave, pending: Sequence[str] = ()) -> list[str]:
         """The wave's clusters a gate judges: released through it (or to verify, ``Record.verify``)."""
@@ -285,9 +378,17 @@ class _Stepper:
             self.reasons[cluster] = f"released {self.target[:7]} (wave {wave.name})"
 
     def _fail(self, wave: Wave, record: WaveRecord, reason: str) -> None:
+        """``wave`` failed: pause, or roll back its clusters — and, for a wave that had passed, those of
+        every later wave (they got the change because it passed)."""
         self._set(wave, replace(record, failed_at=self.now, failure=reason, healthy_since=None))
         if self.strategy.on_failure == "rollback":
-            rolled = tuple(sorted(cluster for cluster in wave.clusters if cluster in self.released_from))
+            index = self.waves.index(wave)
+            failed = self.waves[index:] if record.passed_at is not None else (wave,)
+            rolled = tuple(
+                sorted(
+                    cluster for each in failed for cluster in each.clusters if cluster in self.released_from
+                )
+            )
             self.record = replace(self.record, outcome="rolled-back", rolled_back=rolled)
             for cluster in rolled:
                 back = self.released_from.get(cluster)
@@ -397,4 +498,6 @@ def next_deadline(
             due.append(record.healthy_since + bakes[status.name])
         elif status.state in ("releasing", "waiting") and record.waiting_since is not None:
             due.append(record.waiting_since + strategy.health_timeout)
+        elif status.state == "held" and record.held_since is not None:
+            due.append(record.held_since + strategy.health_timeout)
     return min(due, default=None)

@@ -87,7 +87,11 @@ def _merged(read: Record, observed: Record) -> Record:
         else:
             healthy = max(healthy, theirs.healthy_since)
         failed = (mine.failed_at, mine.failure) if mine.failed_at else (theirs.failed_at, theirs.failure)
-        waves.append(replace(mine, healthy_since=healthy, failed_at=failed[0], failure=failed[1]))
+        # a hold of a passed wave that started sooner ends sooner, in a failure: a claim that holds back
+        held = min((moment for moment in (mine.held_since, theirs.held_since) if moment), default=None)
+        waves.append(
+            replace(mine, healthy_since=healthy, failed_at=failed[0], failure=failed[1], held_since=held)
+        )
     outcome = read.outcome if read.outcome in ROLLED_BACK else observed.outcome
     rolled_back = sorted({*observed.rolled_back, *read.rolled_back}) if outcome in ROLLED_BACK else []
     return replace(

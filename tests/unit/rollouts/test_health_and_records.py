@@ -76,6 +76,7 @@ wave_records = st.builds(
     st.none() | moments,
     st.text(max_size=20),
     st.booleans(),
+    st.none() | moments,
 )
 
 

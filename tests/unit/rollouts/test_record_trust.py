@@ -6,7 +6,7 @@ Behaviours covered, each with a record someone else wrote on ``nova/rollout``:
   trusted: the canary fails as its report says, and the next wave is not released; a note says why;
 - a ``healthySince`` pushed back an hour does not shorten the bake;
 - a controller that just started takes the record's passes as claims: a claimed pass of a wave that is
-  not healthy now releases nothing later (the wave is "passed, but not healthy now: ..."), and a record
+  not healthy now releases nothing later (the wave is held: "passed, but not healthy now ..."), and a record
   that leaves the canary out of ``releasedFrom`` cannot make its wave pass without it (``verify``);
 - every step re-checks the health of each wave that passed before releasing a later one: a canary that
   turns Degraded after its pass holds the next batch; a wave passed by a promote request does not;
@@ -87,12 +87,12 @@ def test_after_a_restart_a_claimed_pass_of_a_wave_not_healthy_now_releases_nothi
     fleet.observed = None  # the controller restarts: it has seen nothing
     decision = fleet.step(MINUTE)
     assert fleet.released["p1"] == OLD and decision.moves == ()
-    assert fleet.state(decision, "canary") == "passed"
+    assert fleet.state(decision, "canary") == "held"
     assert fleet.reason(decision, "canary").startswith(
-        "passed, but not healthy now: Deployment shop/web Degraded"
+        "passed, but not healthy now (0s of 15m, then the rollout pauses): Deployment shop/web Degraded"
     )
-    assert fleet.reason(decision, "prod") == "waits for wave canary"
-    assert decision.current_wave == "prod"
+    assert fleet.reason(decision, "prod") == "waits for wave canary (passed, but not healthy now)"
+    assert decision.current_wave == "canary"
     fleet.report_healthy("c1")  # healthy again: the claim stands, and the next wave goes
     fleet.step(MINUTE)
     assert fleet.released["p1"] == NEW
@@ -134,7 +134,7 @@ def test_a_wave_that_passed_and_then_degraded_holds_the_next_batch() -> None:
     fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
     decision = fleet.step(MINUTE)
     assert fleet.released["p2"] == OLD
-    assert fleet.reason(decision, "canary").startswith("passed, but not healthy now: Deployment shop/web")
+    assert fleet.reason(decision, "canary").startswith("passed, but not healthy now (0s of 15m, then the")
     fleet.report_healthy("c1")
     fleet.step(MINUTE)
     assert fleet.released["p2"] == NEW
@@ -264,7 +264,8 @@ def test_no_record_releases_a_wave_after_one_that_is_not_healthy_nor_promoted(
     """Whatever is written into the record (passes, bake starts, clusters left out, outcomes, garbage,
     restarts of the controller) among reports, renders, pauses, promotes and aborts: a release to a wave
     happens only when every earlier wave was promoted by request, or every cluster of it the rollout
-    released through a gate is healthy for the target at that step."""
+    released through a gate is healthy for the target at that step, or it passed (as the step took it) and
+    a later wave was promoted by request (a person went on past its hold)."""
     gated: dict[str, set[str]] = {}  # target → clusters released through a gate (the truth, not the record)
     for event in history:
         if event[0] in ("pass", "bake", "drop", "outcome", "garbage"):
@@ -278,8 +279,12 @@ def test_no_record_releases_a_wave_after_one_that_is_not_healthy_nor_promoted(
             if move.kind != "release":
                 continue
             index = next(number for number, each in enumerate(fleet.waves) if move.cluster in each.clusters)
-            for earlier in fleet.waves[:index]:
-                if (target, earlier.name) in situation.requests.promotes:
+            for position, earlier in enumerate(fleet.waves[:index]):
+                promoted = {name for revision, name in situation.requests.promotes if revision == target}
+                if earlier.name in promoted:
+                    continue
+                after = {each.name for each in fleet.waves[position + 1 :]}
+                if decision.record.wave(earlier.name).passed_at is not None and promoted & after:
                     continue
                 for cluster in sorted(gated.get(target, set()) & set(earlier.clusters)):
                     verdict = health.judge(
@@ -379,3 +384,18 @@ def test_a_record_that_drops_the_canary_still_has_it_judged_beside_an_untouched_
     decision = fleet.step(MINUTE)
     assert decision.record.verify == ("c1",) and "Degraded on c1" in fleet.reason(decision, "canary")
     assert fleet.released["p1"] == OLD
+
+
+def test_after_a_restart_claimed_passes_of_every_wave_release_nothing_past_an_unhealthy_one() -> None:
+    """A record claiming every wave passed, the last one never released: the claimed pass of the last
+    wave is dropped (it released none of its clusters), so the canary is re-checked before it is released
+    — a passed wave is not re-checked only once every later wave has really passed."""
+    fleet = Fleet((wave("canary", "c1"), wave("prod", "p1")))
+    fleet.step()
+    fleet.reports["c1"] = unhealthy(NEW, *DEGRADED)
+    fleet.record = forged(fleet.record, "canary", passed_at=fleet.now, healthy_since=fleet.now)
+    fleet.record = forged(fleet.record, "prod", passed_at=fleet.now, healthy_since=fleet.now)
+    fleet.observed = None
+    decision = fleet.step(MINUTE)
+    assert fleet.released["p1"] == OLD and decision.moves == ()
+    assert fleet.state(decision, "canary") == "held"

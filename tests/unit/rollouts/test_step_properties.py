@@ -4,7 +4,9 @@ Behaviours covered, whatever the reports, the clock, newer renders, pauses, prom
 - a wave is released only when every earlier wave has passed (or was promoted) for the same target;
 - a cluster's released commit never goes back to an older render, except by a rollback move;
 - ``step`` is idempotent: with its decision applied, asking again moves nothing and keeps the record
-  (checked by ``Fleet.step`` after every step).
+  (checked by ``Fleet.step`` after every step);
+- a wave that passed and is not healthy now holds the rollout for less than ``healthTimeout``: then it
+  fails as ``onFailure`` says (a pause by request holds that off).
 """
 
 from __future__ import annotations
@@ -98,3 +100,8 @@ def test_waves_in_order_never_backwards_and_idempotent(
                 assert earlier <= passed, f"{move.cluster} released before {sorted(earlier - passed)} passed"
             if move.kind != "rollback":
                 assert rank(move.commit) >= rank(before[move.cluster]), f"{move} goes back"
+        assert fleet.strategy is not None
+        for status in decision.waves:
+            if status.state == "held":
+                since = decision.record.wave(status.name).held_since
+                assert since is not None and fleet.now - since < fleet.strategy.health_timeout
