@@ -273,7 +273,7 @@ class TerminalProgress:
 
         from nova_gitops.clients import terminals
 
-        forced = True if terminals.forced() else None
+        forced = True if terminals.forced(variable=terminals.AGENT_FORCE_TERMINAL) else None
         self.display = Progress(
             SpinnerColumn(finished_text="[green]✓[/]"),
             TextColumn("[bold]{task.fields[phase]:<6}[/] {task.description}"),
@@ -324,7 +324,7 @@ def first_pass(agent: Agent, *, quiet: bool = False) -> PassOutcome:
     piped, with ``--quiet`` or ``NO_COLOR``); exactly as any other pass otherwise."""
     from nova_gitops.clients import terminals
 
-    if not terminals.decorated(sys.stderr, quiet=quiet):
+    if not terminals.decorated(sys.stderr, quiet=quiet, variable=terminals.AGENT_FORCE_TERMINAL):
         return agent.pass_once()
     with TerminalProgress() as progress:
         return agent.pass_once(progress)

@@ -17,9 +17,9 @@ if TYPE_CHECKING:  # the settings module pulls in the scheduler's types: importe
     from nova_gitops.controller.settings import Address
 
 SECRET_ENVIRONMENT = {
-    "github": "NOVA_WEBHOOK_GITHUB_SECRET",
-    "gitlab": "NOVA_WEBHOOK_GITLAB_TOKEN",
-    "generic": "NOVA_WEBHOOK_SECRET",
+    "github": "NOVA_GITOPS_WEBHOOK_GITHUB_SECRET",
+    "gitlab": "NOVA_GITOPS_WEBHOOK_GITLAB_TOKEN",
+    "generic": "NOVA_GITOPS_WEBHOOK_SECRET",
 }
 
 

@@ -20,11 +20,12 @@ from nova_gitops.cli import (
     render,
     rollout,
     validate,
+    variables,
 )
 
 CONTEXT_SETTINGS = {
     "help_option_names": ["-h", "--help"],
-    "auto_envvar_prefix": "NOVA",
+    "auto_envvar_prefix": variables.PREFIX,  # NOVA_ alone is Elotl Nova's (cli.variables)
     "max_content_width": 100,
 }
 
@@ -48,12 +49,35 @@ def cli(context: click.Context, debug: bool) -> None:
     """
     context.obj = {"debug": debug}
     context.call_on_close(guarding.install())  # data's control and bidi characters shown, never acted on
+    _say_what_is_ignored(context)
     if context.invoked_subcommand not in DAEMONS:
         context.call_on_close(_keep_persons_git_configuration())
 
 
 DAEMONS = frozenset({"controller"})
 """Sub-commands that run unattended: git runs under the policy alone (no system or global configuration)."""
+
+
+def _say_what_is_ignored(context: click.Context) -> None:
+    """One line on stderr for each variable the invoked command would have read by its old ``NOVA_`` name
+    (``cli.variables``): the group's options, the command's, and those read by name."""
+    import os
+
+    from nova_gitops.clients import terminals
+
+    group, name = context.command, context.invoked_subcommand
+    names = [*variables.read_by(group, variables.PREFIX, nested=False), terminals.FORCE_TERMINAL]
+    command = cli.commands.get(name) if name is not None else None
+    if command is not None and name is not None:
+        names += variables.read_by(command, f"{variables.PREFIX}_{name.upper()}".replace("-", "_"))
+        names += READ_BY_NAME.get(name, ())
+    for line in variables.ignored(names, os.environ):
+        click.echo(line, err=True)
+
+
+READ_BY_NAME: dict[str, tuple[str, ...]] = {"controller": tuple(controller.SECRET_ENVIRONMENT.values())}
+"""Variables a command reads itself rather than through click (besides ``NOVA_GITOPS_FORCE_TERMINAL``, which
+every command's output reads)."""
 
 
 def _keep_persons_git_configuration() -> Callable[[], None]:

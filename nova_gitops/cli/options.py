@@ -80,7 +80,7 @@ def namespace_option(function: F) -> F:
         "-n",
         "--namespace",
         metavar="NS",
-        envvar="NOVA_NAMESPACE",
+        envvar="NOVA_GITOPS_NAMESPACE",
         callback=_checked_namespace,
         help="Namespace of namespaced objects that name none (as kubectl apply -n; default: default). "
         "An object's own metadata.namespace always wins; cluster-scoped kinds are untouched.",
@@ -115,7 +115,7 @@ def quiet_option(function: F) -> F:
         "-q",
         "--quiet",
         is_flag=True,
-        envvar="NOVA_QUIET",
+        envvar="NOVA_GITOPS_QUIET",
         help="No progress display or rich tables, even on a terminal (as when piped, or with NO_COLOR).",
     )(function)
 

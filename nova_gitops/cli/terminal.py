@@ -1,8 +1,8 @@
 """What a person at a terminal sees beyond the plain output: rich progress on stderr and rich tables.
 
-When that is (a terminal, no ``NO_COLOR``, no ``--quiet``; ``NOVA_FORCE_TERMINAL=1`` for tests) is the rule
-of ``clients.terminals``, shared with nova-agent; ``-o json|yaml`` never gets decoration (the commands decide
-that). Anything else prints exactly what it printed before.
+When that is (a terminal, no ``NO_COLOR``, no ``--quiet``; ``NOVA_GITOPS_FORCE_TERMINAL=1`` for tests) is
+the rule of ``clients.terminals``, shared with nova-agent; ``-o json|yaml`` never gets decoration (the
+commands decide that). Anything else prints exactly what it printed before.
 
 Progress goes to stderr, so ``nova-gitops diff … > comment.md`` keeps a clean file while the terminal shows
 the phases (``nova_gitops.api.progress``: load, plan, render, write, git). rich is imported only here and

@@ -2,8 +2,8 @@
 
 Behaviours covered:
 - a pass tells ``api.progress`` of its phases in order: git, apply, prune, report;
-- ``nova-agent sync`` on a terminal (``NOVA_FORCE_TERMINAL=1``) draws those phases on stderr and syncs as
-  ever; piped, with ``--quiet`` or with ``NO_COLOR`` it prints no drawing at all;
+- ``nova-agent sync`` on a terminal (``NOVA_AGENT_FORCE_TERMINAL=1``) draws those phases on stderr and syncs
+  as ever; piped, with ``--quiet`` or with ``NO_COLOR`` it prints no drawing at all;
 - ``run`` after a first pass made by the command line waits an interval before its next pass.
 """
 
@@ -51,10 +51,10 @@ def sync(kube: KubeTarget, rendered: RenderedRepo, cache: Path, *extra: str, env
 @pytest.mark.parametrize(
     ("extra", "env", "drawn"),
     [
-        ((), {terminals.FORCE_TERMINAL: "1"}, True),
+        ((), {terminals.AGENT_FORCE_TERMINAL: "1"}, True),
         ((), {}, False),
-        (("--quiet",), {terminals.FORCE_TERMINAL: "1"}, False),
-        ((), {terminals.FORCE_TERMINAL: "1", "NO_COLOR": "1"}, False),
+        (("--quiet",), {terminals.AGENT_FORCE_TERMINAL: "1"}, False),
+        ((), {terminals.AGENT_FORCE_TERMINAL: "1", "NO_COLOR": "1"}, False),
     ],
 )
 def test_sync_draws_the_phases_on_a_terminal_only(

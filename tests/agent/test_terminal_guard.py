@@ -84,7 +84,7 @@ def test_on_a_terminal_the_drawing_passes_and_the_data_is_escaped(
 ) -> None:
     files = layout("c1", configmap("c1", kube.namespace, "settings"))
     rendered.commit({**files, f"clusters/c1/{NAME}{LINK}.yaml": "kind: [unclosed\n"})
-    done = agent(kube, rendered, tmp_path, env={terminals.FORCE_TERMINAL: "1"})
+    done = agent(kube, rendered, tmp_path, env={terminals.AGENT_FORCE_TERMINAL: "1"})
     assert done.returncode == 2, done.stderr
     assert "\x1b[32m✓" in done.stderr  # rich's own drawing: a green tick
     assert SHOWN + LINK_SHOWN in done.stderr
@@ -95,7 +95,7 @@ def test_a_log_line_written_while_the_progress_is_drawn_is_escaped(monkeypatch: 
     """While rich draws, it holds stderr and reads ANSI in what is written there (OSC 8 becomes a link)."""
     terminal = io.StringIO()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setenv(terminals.FORCE_TERMINAL, "1")
+    monkeypatch.setenv(terminals.AGENT_FORCE_TERMINAL, "1")
     restore = guarding.install()
     handler = logging.StreamHandler(sys.stderr)  # as the agent's logging.basicConfig makes it
     logging.getLogger().addHandler(handler)

@@ -32,6 +32,7 @@ from nova_agent.clocks import FakeClock
 from nova_agent.kubeclient import ApiClientKube
 from nova_agent.running import Agent
 from nova_agent.settings import AgentSettings
+from nova_gitops.clients import terminals
 from tests.cli.test_hostile_text import CLIPBOARD, TITLE, code, hidden, process, run
 from tests.controller.helpers import Fleet, cluster_report, policy
 from tests.controller.test_rollouts import SPREAD, STRATEGY, WallClock
@@ -212,7 +213,7 @@ def test_a_condition_message_from_the_cluster_reaches_rollout_status_escaped(
     assert entry["message"] == condition["message"] and entry["revision"] == target  # exactly as held
 
     where = ["--repo", fleet.url, "--source", str(fleet.source), "--cache-dir", str(tmp_path / "cli")]
-    for env in ({}, {"NOVA_FORCE_TERMINAL": "1"}):
+    for env in ({}, {terminals.FORCE_TERMINAL: "1"}):
         for result in (
             run("rollout", "status", *where, env=env),
             process("rollout", "status", *where, env=env),

@@ -2,7 +2,7 @@
 
 Behaviours covered:
 - ``render -n shop`` puts objects that name no namespace under ``clusters/<c>/shop/`` with
-  ``metadata.namespace: shop``; an object's own namespace wins; ``NOVA_NAMESPACE`` does the same;
+  ``metadata.namespace: shop``; an object's own namespace wins; ``NOVA_GITOPS_NAMESPACE`` does the same;
 - ``validate``, ``explain`` and ``get`` see the objects in NS (``explain deployment/shop/web``), and
   ``explain`` says which scope was assumed for a custom resource without its CRD;
 - ``diff --source``, ``publish`` and ``controller --once`` accept ``-n`` and their renders carry it;
@@ -83,7 +83,8 @@ def test_render_places_objects_without_a_namespace_in_the_given_one(tmp_path: Pa
 
 def test_the_environment_variable_sets_the_namespace(tmp_path: Path) -> None:
     source = write(tmp_path / "src")
-    code, _, stderr = run("render", str(source), "-o", str(tmp_path / "out"), env={"NOVA_NAMESPACE": "shop"})
+    env = {"NOVA_GITOPS_NAMESPACE": "shop"}
+    code, _, stderr = run("render", str(source), "-o", str(tmp_path / "out"), env=env)
     assert code == 0, stderr
     assert (tmp_path / "out/clusters/c1/shop/deployment-web.yaml").is_file()
 

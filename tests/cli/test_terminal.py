@@ -1,12 +1,13 @@
 """Progress and tables on a terminal, and nothing of them anywhere else (issue 13, item 2).
 
-Behaviours covered (``NOVA_FORCE_TERMINAL=1`` stands for a terminal; click's runner is not one):
+Behaviours covered (``NOVA_GITOPS_FORCE_TERMINAL=1`` stands for a terminal; click's runner is not one):
 - the workflows report their phases in order through ``api.progress``: render load → plan → render →
   write; publish git → load → plan → render → write → git; diff --source git → load/plan/render twice → diff;
 - on a terminal, `render`, `publish` and `diff` show those phases on stderr, and stdout and the files
   written are byte for byte what they are without a terminal;
 - `get` and `rollout status`-style tables and `explain` are rich on a terminal; `-o json|yaml` never is;
-- `--quiet`, `NOVA_QUIET`, `NO_COLOR` and `TERM=dumb` each give exactly the plain output, on both streams.
+- `--quiet`, `NOVA_GITOPS_QUIET`, `NO_COLOR` and `TERM=dumb` each give exactly the plain output, on both
+  streams.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def test_render_shows_progress_on_a_terminal_and_writes_the_same_bytes(tmp_path:
     ("flag", "env"),
     [
         ("--quiet", {}),
-        ("", {"NOVA_QUIET": "1"}),
+        ("", {"NOVA_GITOPS_QUIET": "1"}),
         ("", {"NO_COLOR": "1"}),
         ("", {"TERM": "dumb"}),
     ],

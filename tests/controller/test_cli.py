@@ -54,7 +54,7 @@ def test_invalid_source_exits_2_and_commits_nothing(tmp_path: Path) -> None:
 
 def test_a_webhook_needs_a_secret(tmp_path: Path) -> None:
     args = ["--source", str(tmp_path), "--repo", "file:///nowhere", "--webhook-listen", "127.0.0.1:0"]
-    result = CliRunner().invoke(controller_command, args, env={"NOVA_WEBHOOK_SECRET": ""})
+    result = CliRunner().invoke(controller_command, args, env={"NOVA_GITOPS_WEBHOOK_SECRET": ""})
     assert result.exit_code == 2
     assert "needs a secret" in result.output
 
