@@ -14,6 +14,7 @@ from nova_gitops.api import (
     labels,
     loading,
     names,
+    placeholders,
     podshapes,
     policies,
     rollouts,
@@ -193,6 +194,7 @@ def build_source_set(
     problems += cluster_relation_warnings(workloads)  # stripped by the render: said once, not per object
     if texts:
         problems = _point_at_fields(problems, texts)
+    problems = placeholders.noted_all(problems)  # a template's ${VAR} says so first (issue 22)
     problems.sort(key=lambda problem: problem.location)
     if any(problem.is_error for problem in problems):
         raise InputError(problems)

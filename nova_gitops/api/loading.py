@@ -64,7 +64,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from nova_gitops.api import fieldpaths
+from nova_gitops.api import fieldpaths, placeholders
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import (
     Problem,
@@ -594,7 +594,8 @@ def _marked(
         return Problem(SourceLocation(file_name, default_line), message)
     line = mark.line + 1
     quoted = quoted_line(quotable_lines(text), line)  # the error path: a file has few such problems
-    return Problem(SourceLocation(file_name, line), message, column=mark.column + 1, quoted=quoted)
+    problem = Problem(SourceLocation(file_name, line), message, column=mark.column + 1, quoted=quoted)
+    return placeholders.noted(problem)  # `values: [${A}]` is not YAML: a template's ${VAR} says so first
 
 
 def _error_text(error: yaml.YAMLError) -> str:
