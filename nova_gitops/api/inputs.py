@@ -255,6 +255,10 @@ def classify_document(
         message = "ScheduleGroup objects are made by the scheduler, not read from the source; ignored"
         problems.append(Problem(document.location, message, severity=Severity.WARNING))
         return Classified(Role.IGNORED, None, None, tuple(problems), namespace)
+    if group in kinds.NOVA_CONTROL_PLANE_GROUPS:  # RecoveryPlan, ReceivedAlert: Nova's, not a workload's
+        problems.append(Problem(document.location, _novas_own(group, kind), severity=Severity.WARNING))
+        name_subject(problems, 0, kind, _raw_name(body))
+        return Classified(Role.IGNORED, None, None, tuple(problems), namespace)
     key = _raw_key(body, group, kind, crds, defaults)
     manifest = _parse_workload(document, api_version, kind, crds, problems, defaults)
     if (raw_name := _raw_name(body)) is not None:  # without a name, the problem is its name
@@ -265,6 +269,14 @@ def classify_document(
 
 
 OBJECT_CLAIM = "object"  # what a workload claims (``Classified.claim``)
+
+
+def _novas_own(group: str, kind: str) -> str:
+    """The warning at an object of Nova's own API groups that we do not read (issue 22, item 4)."""
+    return (
+        f"{kind}.{group} is Nova's own kind: left to Nova's control plane; a renderer does not act on it "
+        f"(nor sends it to a workload cluster)"
+    )
 
 
 def _claim(what: str, body: Mapping[str, Any]) -> tuple[str, object] | None:

@@ -95,6 +95,14 @@ KNOWN_CLUSTER_SCOPES: Mapping[GroupKind, bool] = {
     **{(group, kind): False for group, kinds in _THIRD_PARTY_CLUSTER_KINDS.items() for kind in kinds.split()},
 }
 
+NOVA_CONTROL_PLANE_GROUPS: frozenset[str] = frozenset(
+    {"policy.elotl.co", "cluster.elotl.co", "recovery.elotl.co"}
+)
+"""Elotl Nova's own API groups, served by Nova's control plane alone (try-nova: ``scripts/crds`` and the
+disaster-recovery examples' ``RecoveryPlan`` and ``ReceivedAlert``). Besides the SchedulePolicies and Clusters
+a source is read for, their objects are Nova's to act on: a source holding one gets a warning, and the object
+is never a workload (issue 22, item 4). Our own group, ``gitops.nova.elotl.co``, is not one of them."""
+
 CLUSTER_SCOPED_GROUPS: frozenset[str] = frozenset(
     {group for group in _CLUSTER_KINDS if group not in _NAMESPACED_KINDS}
     | {"karpenter.sh", "karpenter.k8s.aws", "templates.gatekeeper.sh", "constraints.gatekeeper.sh"}
