@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from nova_gitops import errors
-from nova_gitops.cli import options
+from nova_gitops.cli import notices, options
 
 EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
 
@@ -86,28 +86,35 @@ def diff_command(
         from nova_gitops.cli import output as printing
         from nova_gitops.cli import terminal
         from nova_gitops.rendering import diffformats
+        from nova_gitops.scheduling import findings
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.sources import git as git_sources
         from nova_gitops.workflows import diffing, publishing
 
+        told = findings.NONE
         with terminal.progress(quiet=quiet) as progress:
             if source:
                 settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
                 caches = cache_dir or git_sources.default_cache_dir(os.environ)
+                renderer = publishing.default_render(
+                    settings, clusters_path, cache_dir=caches, progress=progress
+                )
                 result = diffing.diff_revisions(
                     source,
                     base or "",
                     head,
-                    render=publishing.default_render(
-                        settings, clusters_path, cache_dir=caches, progress=progress
-                    ),
+                    render=renderer,
                     cache_dir=caches,
                     timeout=git_timeout,
                     progress=progress,
                 )
+                told = renderer.findings  # the head's, rendered last
             else:
                 progress.phase(phases.DIFF, f"{directories[0]} → {directories[1]}")
                 result = diffing.diff_directories(directories[0], directories[1])
+        if told.warnings:  # on stderr: stdout is the diff, as scripts read it
+            notices.show(told)
+            click.echo(f"{head or 'the work tree'}: {notices.counted(told)}", err=True)
         if output_format == "text":
             colour = sys.stdout.isatty() if color is None else color
             printing.styled(diffformats.to_text(result, colour=colour), colour=colour)

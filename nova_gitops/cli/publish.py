@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from nova_gitops.cli import options
+from nova_gitops.cli import notices, options
 
 
 @click.command("publish")
@@ -88,12 +88,11 @@ def publish_command(
         settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         caches = cache_dir or git_sources.default_cache_dir(os.environ)
         with terminal.progress(quiet=quiet) as progress:
+            renderer = publishing.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
             result = publishing.publish(
                 source,
                 repo_url,
-                render=publishing.default_render(
-                    settings, clusters_path, cache_dir=caches, progress=progress
-                ),
+                render=renderer,
                 cache_dir=caches,
                 options=publishing.PublishOptions(
                     branch=branch,
@@ -105,7 +104,13 @@ def publish_command(
                 ),
                 progress=progress,
             )
-        click.echo(summary(result), err=True)
+        notices.show(renderer.findings)
+        told = (
+            ""
+            if result.outcome is publishing.Outcome.SUPERSEDED
+            else f" ({notices.counted(renderer.findings)})"
+        )
+        click.echo(summary(result) + told, err=True)
         if result.pull_request_body is not None:
             if body_file is not None:
                 body_file.write_text(result.pull_request_body, encoding="utf-8")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from nova_gitops.cli import options
+from nova_gitops.cli import notices, options
 
 
 @click.command("render")
@@ -84,18 +84,15 @@ def render_command(
                 source_info=source_info,
                 progress=progress,
             )
-        for warning in result.source_warnings:
-            click.echo(str(warning), err=True)
+        notices.show(result.findings)
         plan = result.tree.plan
-        for plan_warning in plan.warnings:
-            click.echo(f"warning: {plan_warning}", err=True)
         objects = sum(len(copy_plan.copies) for group in plan.groups for copy_plan in group.objects)
         objects += len(plan.followed_namespaces)
         clusters = len({cluster for group in plan.groups for cluster in group.clusters})
         stats = result.stats
         click.echo(
             f"rendered {objects} objects in {len(plan.groups)} groups onto {clusters} clusters "
-            f"({len(plan.unscheduled)} unscheduled, {len(plan.warnings)} warnings) into {output}: "
+            f"({notices.counted(result.findings)}) into {output}: "
             f"{stats.written} written, {stats.unchanged} unchanged, {stats.removed} removed",
             err=True,
         )

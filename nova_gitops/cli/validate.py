@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from nova_gitops import errors
-from nova_gitops.cli import options
+from nova_gitops.cli import notices, options
 
 EXIT_STRICT_WARNINGS = errors.EXIT_FOUND
 
@@ -38,19 +38,15 @@ def validate_command(
     def action() -> int:
         import os
 
+        from nova_gitops.scheduling import findings
         from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
         with rendering.opened_source(source, environ=os.environ) as (root, _):
             source_set = rendering.load_source(root, clusters_path, namespace=namespace)
             plan = rendering.plan_source(source_set, settings=PlanSettings(namespace=namespace))
-            for warning in source_set.warnings:
-                click.echo(str(warning), err=True)
-            for plan_warning in plan.warnings:
-                click.echo(f"warning: {plan_warning}", err=True)
-            for entry in plan.unscheduled:
-                click.echo(f"warning: {entry.key} is not scheduled: {entry.reason}", err=True)
-            count = len(source_set.warnings) + len(plan.warnings) + len(plan.unscheduled)
+            told = findings.findings_of(source_set, plan)
+            notices.show(told, limit=None)
             unknown_fields = sum(1 for w in source_set.warnings if w.message.startswith("unknown field"))
             strict_failures = {
                 "unknown field": unknown_fields,
@@ -63,7 +59,7 @@ def validate_command(
             click.echo(
                 f"{source}: {verdict}: {len(source_set.policies)} policies, {len(source_set.clusters)} "
                 f"clusters, {len(source_set.workloads)} objects; {len(plan.groups)} groups, "
-                f"{len(plan.unscheduled)} unscheduled, {count} warnings"
+                f"{notices.counted(told)}"
             )
             if not failed:
                 return 0

@@ -43,6 +43,7 @@ from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.waves import Wave
+from nova_gitops.scheduling import findings
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
@@ -120,11 +121,14 @@ class SourceRenderer:
         self.cache_dir = cache_dir
         self.progress = progress  # told of the load, plan and render phases
         self._keeping: threading.Thread | None = None  # writing the last plan's memory
+        self.findings = findings.NONE
+        """What the last render's plan has to tell (``cli.notices``): for ``diff``, the head's, rendered
+        last; for ``publish``, the render it published."""
 
     def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         from nova_gitops.workflows import rendering
 
-        tree = rendering.render_source(
+        tree, self.findings = rendering.render_source(
             root,
             source=source,
             previous=previous,
@@ -177,6 +181,7 @@ class SourceRenderer:
         plan = rendering.plan_source(
             source_set, previous=previous, settings=self.settings, recalled=recalled, file_digests=digests
         )
+        self.findings = findings.findings_of(source_set, plan)
         self.progress.phase(phases.RENDER)
         delta = increments.render_delta(
             plan,

@@ -24,7 +24,8 @@ from nova_gitops.rendering import renders, reports
 from nova_gitops.rendering.renders import RenderedTree
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import waves
-from nova_gitops.scheduling import planning
+from nova_gitops.scheduling import findings, planning
+from nova_gitops.scheduling.findings import Findings
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory
@@ -147,17 +148,18 @@ def render_source(
     clusters_path: Path | None = None,
     parse_cache: ParseCache | None = None,
     progress: phases.Progress = phases.NO_PROGRESS,
-) -> RenderedTree:
+) -> tuple[RenderedTree, Findings]:
     """Read ``root``, validate it (``errors.InputError`` lists every problem), plan, and render in memory;
-    each phase is reported to ``progress``."""
+    each phase is reported to ``progress``. With the tree, what the plan has to tell (``Findings``)."""
     progress.phase(phases.LOAD)
     source_set = load_source(root, clusters_path, parse_cache=parse_cache, namespace=settings.namespace)
     progress.phase(phases.PLAN)
     plan = plan_source(source_set, previous=previous, settings=settings)
     progress.phase(phases.RENDER)
-    return renders.render(
+    tree = renders.render(
         plan, source, policy_locations=policy_locations(source_set), waves=rollout_waves(source_set)
     )
+    return tree, findings.findings_of(source_set, plan)
 
 
 def rollout_waves(source_set: inputs.SourceSet) -> tuple[waves.Wave, ...]:
@@ -292,6 +294,7 @@ class DirectoryRender:
     tree: RenderedTree
     stats: directories.WriteStats
     source_warnings: tuple[Problem, ...]
+    findings: Findings = findings.NONE  # what the command tells of its plan (``cli.notices``)
 
 
 def render_to_directory(
@@ -328,7 +331,7 @@ def render_to_directory(
     )
     progress.phase(phases.WRITE, f"{len(tree.files)} files into {output}")
     stats = directories.write_tree(output, tree.files)
-    return DirectoryRender(tree, stats, source_set.warnings)
+    return DirectoryRender(tree, stats, source_set.warnings, findings.findings_of(source_set, plan))
 
 
 def read_previous(value: str | None, *, repository_of: Path, environ: Mapping[str, str]) -> PreviousPlacement:

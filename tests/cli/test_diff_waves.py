@@ -67,7 +67,7 @@ def diff(root: Path, output: str) -> tuple[int, str]:
     result = CliRunner().invoke(
         diff_command, ["--source", str(root), "--base", "main", "--format", output, "--no-color"]
     )
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout  # stderr may name unscheduled objects (cli.notices)
 
 
 def text_section(plan: Any) -> str:
