@@ -177,7 +177,7 @@ def settings_from(options: dict[str, Any]) -> AgentSettings:
     return AgentSettings(
         cluster=options["cluster"],
         repo=options["repo"],
-        cache_dir=Path(options["cache_dir"]),
+        cache_dir=Path(options["cache_dir"]).absolute(),  # git runs in other directories
         branch=options["branch"],
         follow_release=options["follow_release"],
         path=options["path"],

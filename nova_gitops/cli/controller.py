@@ -120,7 +120,9 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
 )
 @click.option("--allow-mass-delete", is_flag=True, help="Publish a mass deletion anyway.")
 @click.option(
-    "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where git clones are cached."
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+    help="Where git clones are cached.",
 )
 @options.git_timeout_option
 @click.option(

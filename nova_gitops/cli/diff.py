@@ -27,7 +27,9 @@ EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
 )
 @click.option("--color/--no-color", default=None, help="Colour the text diff (default: on a terminal).")
 @click.option(
-    "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where git sources are cached."
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+    help="Where git sources are cached.",
 )
 @options.git_timeout_option
 @options.clusters_option

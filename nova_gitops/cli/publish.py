@@ -32,7 +32,9 @@ from nova_gitops.cli import notices, options
     "--allow-mass-delete", is_flag=True, help="Publish a mass deletion anyway (and let agents prune it)."
 )
 @click.option(
-    "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where git clones are cached."
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+    help="Where git clones are cached.",
 )
 @options.git_timeout_option
 @click.option(

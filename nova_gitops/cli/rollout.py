@@ -39,7 +39,7 @@ def _where_options(*, source_required: bool) -> Callable[[F], F]:
                 click.option("--status-repo", help="Repository agents report to, when not the rendered one."),
                 click.option(
                     "--cache-dir",
-                    type=click.Path(file_okay=False, path_type=Path),
+                    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
                     help="Where git clones are cached.",
                 ),
                 options.git_timeout_option,
