@@ -13,7 +13,8 @@ and `watching` (resourceVersions, history, watch streams), `resources` (served t
 `statuses` (errors as Status bodies), `fixtures` (the pytest plugin), `clienting` (apply and raw requests
 through the real client), `simulation` (the simulated-cluster mode, like kwok: workload controllers, a
 scheduler and a kubelet reacting to writes; its parts are `simulation_controllers`, `simulation_scheduling`,
-`simulation_statuses` and `simulation_workloads`; see docs/demo.md).
+`simulation_statuses`, `simulation_workloads` and `simulation_kubelet`, which leaves a pod's containers
+waiting in `CrashLoopBackOff`, `ImagePullBackOff`, ... by image name; see docs/demo.md).
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ Pending, and workload statuses follow, with no kubelet, scheduler or controller-
 object is written: Deployments make ReplicaSets, ReplicaSets/StatefulSets/Jobs/DaemonSets make Pods, each Pod
 is bound to a node that fits its requests, nodeSelector, affinity and taints (or stays Pending with
 `PodScheduled=False`, reason `Unschedulable` and kube-scheduler's message), bound pods are Running and Ready
-at once, and statuses (`readyReplicas`, `availableReplicas`, `Available`/`Progressing`, ...) are written as
-the real controllers write them. Deleting a workload deletes what it owns (the garbage collector).
+at once (unless an image's name asks for a container waiting in `CrashLoopBackOff`, `ImagePullBackOff`,
+...: `simulation_kubelet`), and statuses (`readyReplicas`, `availableReplicas`, `Available`/`Progressing`,
+...) are written as the real controllers write them. Deleting a workload deletes what it owns (the garbage
+collector).
 
 Two ways to drive it, both deterministic about *what* happens:
 - `step()`: run controller rounds until nothing changes, synchronously. Tests call it between their own

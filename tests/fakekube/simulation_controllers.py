@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from tests.fakekube import simulation_kubelet as kubelet
 from tests.fakekube import simulation_scheduling as scheduling
 from tests.fakekube import simulation_statuses as statuses
 from tests.fakekube import simulation_workloads as workloads
@@ -316,7 +317,8 @@ class ControllerRound:
         return (self.now - delta).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def schedule_and_run(self) -> None:
-        """kube-scheduler binds what fits and marks the rest Unschedulable; kubelet starts bound pods."""
+        """kube-scheduler binds what fits and marks the rest Unschedulable; kubelet starts bound pods (or
+        leaves them waiting, by image name: `simulation_kubelet`)."""
         pods = self.objects(PODS)
         live = [pod for pod in pods if not workloads.is_finished(pod)]
         bound = [pod for pod in live if (pod.get("spec") or {}).get("nodeName")]
@@ -337,7 +339,7 @@ class ControllerRound:
         for pod in bound:
             if (pod.get("status") or {}).get("phase") == "Pending" or not workloads.is_ready(pod):
                 node_ip = workloads.pod_ip(f"node/{pod['spec']['nodeName']}")
-                self.set_status(PODS, pod, workloads.running_status(pod, node_ip, self.stamp), "kubelet")
+                self.set_status(PODS, pod, kubelet.pod_status(pod, node_ip, self.stamp), "kubelet")
 
     def write_statuses(self) -> None:
         owned = self._pods_by_owner()
