@@ -146,24 +146,66 @@ def job_health(body: Mapping[str, Any]) -> Health:
     return Health(True, "Running", "JobActive", f"{_status(body).get('active', 0)} active")
 
 
-_BAD_WAITING_REASONS: Final = frozenset(
+FAILED_WAITING_REASONS: Final = frozenset(
     {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "InvalidImageName"}
 )
+"""Why a container waits when waiting will not cure it: it crashed again and again (a single crash of a pod
+that ran for a while restarts at once: the kubelet backs off only after repeated ones), its image cannot be
+pulled or named, or what its configuration refers to is missing. A rollout gate fails on these at once
+(``nova_gitops.rollouts.health.DEGRADED_REASONS``)."""
+
+MAX_WAITING_MESSAGE_CHARS: Final = 1024
+"""The kubelet's message is cut here: a pod's status is anyone's to write who may write it, and the report
+carries it."""
+
+
+@dataclass(frozen=True, slots=True)
+class StuckContainer:
+    """A container (or init container) of a pod, waiting in one of :data:`FAILED_WAITING_REASONS`."""
+
+    name: str
+    init: bool
+    reason: str
+    message: str
+
+    def describe(self, pod: str = "") -> str:
+        """``container app of pod web-7d9-x2x4k: back-off 10s ...`` (the message last: the part a reader may
+        cut)."""
+        what = f"{'init container' if self.init else 'container'} {self.name}"
+        where = f" of pod {pod}" if pod else ""
+        return f"{what}{where}: {self.message}" if self.message else f"{what}{where}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def stuck_container(pod: Mapping[str, Any]) -> StuckContainer | None:
+    """The first container of ``pod`` waiting in a reason that waiting does not cure: init containers first
+    (the pod's app containers wait behind them in ``PodInitializing``), then the others, in status order."""
+    status = _status(pod)
+    for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+        statuses = status.get(key)
+        for container in statuses if isinstance(statuses, list) else ():
+            state = container.get("state") if isinstance(container, Mapping) else None
+            waiting = state.get("waiting") if isinstance(state, Mapping) else None
+            if isinstance(waiting, Mapping) and waiting.get("reason") in FAILED_WAITING_REASONS:
+                message = waiting.get("message")
+                return StuckContainer(
+                    str(container.get("name", "")),
+                    init,
+                    str(waiting["reason"]),
+                    _cut(message, MAX_WAITING_MESSAGE_CHARS) if isinstance(message, str) else "",
+                )
+    return None
 
 
 def pod_health(body: Mapping[str, Any]) -> Health:
     status = _status(body)
     phase = str(status.get("phase", "Pending"))
-    for container in status.get("containerStatuses") or []:
-        waiting = (container.get("state") or {}).get("waiting") if isinstance(container, Mapping) else None
-        if isinstance(waiting, Mapping) and waiting.get("reason") in _BAD_WAITING_REASONS:
-            name = container.get("name", "")
-            return Health(
-                False,
-                "ContainersReady",
-                str(waiting["reason"]),
-                f"container {name}: {waiting.get('message', '')}",
-            )
+    stuck = stuck_container(body)
+    if stuck is not None:
+        return Health(False, "ContainersReady", stuck.reason, stuck.describe())
     if phase == "Succeeded":
         return Health(True, "Succeeded", "PodCompleted")
     if phase == "Failed":

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from nova_agent import capacity, driftchecks, drifting, health
+from nova_agent import capacity, crashlooping, driftchecks, drifting, health
 from nova_agent.drifting import DriftedObject
 from nova_agent.kubeports import KubePort, Resource
 from nova_agent.owned import OwnedObject
@@ -68,11 +68,18 @@ def autoscaled_in(kube: KubePort, live: Sequence[Body]) -> set[tuple[str, str, s
     return driftchecks.autoscaled(kube, namespaces) if namespaces else set()
 
 
-def workload_health(workloads: Sequence[OwnedObject], synced_revision: str = "") -> list[WorkloadHealth]:
-    """Each workload's health for ``synced_revision`` (see :func:`health.health_at_revision`)."""
+def workload_health(
+    workloads: Sequence[OwnedObject],
+    synced_revision: str = "",
+    stuck: crashlooping.StuckPods | None = None,
+) -> list[WorkloadHealth]:
+    """Each workload's health for ``synced_revision`` (see :func:`health.health_at_revision`); Degraded
+    when a pod of its current revision is stuck (``stuck``: see :mod:`nova_agent.crashlooping`)."""
     reports = []
     for item in workloads:
         verdict = health.health_at_revision(item.body, item.revision, item.generation, synced_revision)
+        if stuck is not None:
+            verdict = crashlooping.judged(verdict, item.body, stuck)
         if verdict is not None:
             reports.append(WorkloadHealth(ref_of(item.body), verdict, item.revision))
     return reports
@@ -113,19 +120,22 @@ def observe(
     drifted: Sequence[DriftedObject] = (),
 ) -> Observed:
     """Measure the cluster: five cluster-wide lists and ``/version``. ``workloads`` are this agent's own
-    (health and reschedule requests cover nothing else). When any list fails (forbidden, the API
-    unreachable), the observation has no capacity and ``last_error`` says why."""
+    (health and reschedule requests cover nothing else); the pods and ReplicaSets listed for capacity also
+    say which workloads' current pods are stuck (crash loops: :mod:`nova_agent.crashlooping`), at no read
+    of their own. When any list fails (forbidden, the API unreachable), the observation has no capacity,
+    health falls back to the workloads' own statuses, and ``last_error`` says why."""
     bodies = [item.body for item in workloads]
     problem: Exception | None = None
     try:
         nodes = _listed(kube, NODES, settings.namespace)
         pods = _listed(kube, PODS, settings.namespace)
-        owned = [*_listed(kube, REPLICASETS, settings.namespace), *_listed(kube, JOBS, settings.namespace)]
+        replicasets = _listed(kube, REPLICASETS, settings.namespace)
+        owned = [*replicasets, *_listed(kube, JOBS, settings.namespace)]
         deployments = _listed(kube, DEPLOYMENTS, settings.namespace)
         version = kube.server_version()
     except (KubeApiError, KubeUnavailable) as error:
         problem = error
-        nodes, pods, owned, deployments, version = [], [], [], [], ""
+        nodes, pods, replicasets, owned, deployments, version = [], [], [], [], [], ""
         last_error = "; ".join(filter(None, [last_error, f"capacity not measured: {error}"]))
     if settings.orchestration_enabled:
         labelled = bodies
@@ -150,7 +160,7 @@ def observe(
         identity=identity_of(settings, version),
         nodes=capacity.node_capacities(nodes, pods, managed),
         autoscaled=autoscaled,
-        workloads=workload_health(workloads, synced_revision),
+        workloads=workload_health(workloads, synced_revision, crashlooping.index(pods, replicasets)),
         reschedule_requests=requests,
         synced_revision=synced_revision,
         last_error=last_error,

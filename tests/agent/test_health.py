@@ -1,5 +1,7 @@
 """Health per kind: Deployment (available, progressing, deadline exceeded, stale generation), StatefulSet,
-DaemonSet, ReplicaSet, Job (complete, failed, running), Pod (running, pending unschedulable, crash loop), PVC,
+DaemonSet, ReplicaSet, Job (complete, failed, running), Pod (running, pending unschedulable, crash loop; a
+container or init container waiting in ImagePullBackOff, CreateContainerConfigError or ErrImagePull, named,
+with the kubelet's message cut at 1,024 characters), PVC,
 the generic Ready condition of custom resources, and no verdict for kinds without health (ConfigMap)."""
 
 from __future__ import annotations
@@ -108,6 +110,42 @@ CASES = [
             ],
         ),
         Health(False, "ContainersReady", "CrashLoopBackOff", "container app: m"),
+    ),
+    (
+        obj(
+            "v1",
+            "Pod",
+            phase="Pending",
+            conditions=[cond("Initialized", "False", "ContainersNotInitialized")],
+            initContainerStatuses=[
+                {"name": "migrate", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "pull"}}}
+            ],
+            containerStatuses=[{"name": "app", "state": {"waiting": {"reason": "PodInitializing"}}}],
+        ),
+        Health(False, "ContainersReady", "ImagePullBackOff", "init container migrate: pull"),
+    ),
+    (
+        obj(
+            "v1",
+            "Pod",
+            phase="Pending",
+            containerStatuses=[
+                {"name": "app", "state": {"waiting": {"reason": "ContainerCreating"}}},
+                {"name": "side", "state": {"waiting": {"reason": "CreateContainerConfigError"}}},
+            ],
+        ),
+        Health(False, "ContainersReady", "CreateContainerConfigError", "container side"),
+    ),
+    (
+        obj(
+            "v1",
+            "Pod",
+            phase="Pending",
+            containerStatuses=[
+                {"name": "app", "state": {"waiting": {"reason": "ErrImagePull", "message": "x" * 5000}}}
+            ],
+        ),
+        Health(False, "ContainersReady", "ErrImagePull", "container app: " + "x" * 1024 + "…"),
     ),
     (obj("v1", "PersistentVolumeClaim", phase="Bound"), Health(True, "Bound", "Bound")),
     (
