@@ -16,8 +16,6 @@ placeholder before any text is produced, and the change is summarised as a count
 from __future__ import annotations
 
 import difflib
-import itertools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,6 +23,7 @@ from typing import Any, Literal
 import yaml
 
 from nova_gitops.api import loading
+from nova_gitops.rendering.oldlayout import list_items, top_sections
 from nova_gitops.rollouts.plans import ChangePlan
 
 PLACEMENT_FILE = "placement.yaml"
@@ -296,84 +295,6 @@ class Decisions:
 
 
 DECISION_SECTIONS = ("groups", "unscheduled", "warnings")
-
-
-LINE_BREAKS_BUT_NEWLINE = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines also splits on
-SECTION_AFTER_NEWLINE = re.compile(r"\n(?![ \-#\t\n])([^:\n]*):")
-SECTION_AT_START = re.compile(r"(?![ \-#\t\n])([^:\n]*):")
-ITEM_AFTER_NEWLINE = re.compile(r"\n-(?=[ \n]|\Z)")
-
-
-def newline_only(text: str) -> bool:
-    """Whether the newline is the only line break in ``text`` (as in a rendered placement.yaml): then lines
-    can be found with regular expressions over the whole text instead of a Python loop over its lines."""
-    return not any(character in text for character in LINE_BREAKS_BUT_NEWLINE)
-
-
-def top_sections(text: str) -> dict[str, str]:
-    """The text of a block-style YAML mapping, by top-level key: a section runs from its key's line to the
-    next top-level key (list items may sit at column 0; lines before the first key belong to none; a key
-    given twice gets both parts, in order)."""
-    if not newline_only(text):
-        return {key: "".join(lines) for key, lines in top_section_lines(text).items()}
-    starts: list[tuple[int, str]] = []
-    if first := SECTION_AT_START.match(text):
-        starts.append((0, first.group(1)))
-    starts += [(match.start() + 1, match.group(1)) for match in SECTION_AFTER_NEWLINE.finditer(text)]
-    sections: dict[str, str] = {}
-    for index, (start, key) in enumerate(starts):
-        end = starts[index + 1][0] if index + 1 < len(starts) else len(text)
-        sections[key] = sections.get(key, "") + text[start:end]
-    return sections
-
-
-def top_section_lines(text: str) -> dict[str, list[str]]:
-    """``top_sections`` line by line, for texts with other line breaks than the newline (str.splitlines)."""
-    sections: dict[str, list[str]] = {}
-    current: list[str] = []
-    for line in text.splitlines(keepends=True):
-        if line[:1] not in ("", " ", "-", "#", "\n", "\t") and ":" in line:
-            current = sections.setdefault(line.split(":", 1)[0], [])
-        current.append(line)
-    return sections
-
-
-def list_items(section: str) -> list[str] | None:
-    """The items of a top-level list section as text chunks; None when it is not a block list.
-
-    A list at column 0 (as rendered) is cut at its item markers in one pass; anything else goes line by line.
-    """
-    head, _, body = section.partition("\n")
-    if not newline_only(section) or not body or body[:1] == " " or head.rstrip().endswith("[]"):
-        return list_item_lines(section.splitlines(keepends=True))
-    if head.split(":", 1)[1].strip():
-        return None
-    if not (body[:1] == "-" and body[1:2] in (" ", "\n", "")):
-        return None  # a line before the first item
-    starts = [0, *(match.start() + 1 for match in ITEM_AFTER_NEWLINE.finditer(body)), len(body)]
-    return [body[start:end] for start, end in itertools.pairwise(starts)]
-
-
-def list_item_lines(lines: list[str]) -> list[str] | None:
-    """``list_items`` line by line: for lists indented under their key and texts with other line breaks."""
-    if not lines:
-        return []
-    head, body = lines[0], lines[1:]
-    if head.rstrip().endswith("[]"):
-        return []
-    if head.split(":", 1)[1].strip() or not body:
-        return None if head.split(":", 1)[1].strip() else []
-    indent = len(body[0]) - len(body[0].lstrip(" "))
-    marker = " " * indent + "-"
-    items: list[str] = []
-    for line in body:
-        if line.startswith(marker) and line[indent + 1 : indent + 2] in (" ", "\n", ""):
-            items.append(line[indent:])
-        elif items:
-            items[-1] += line[indent:] if line[:indent].strip() == "" else line
-        else:
-            return None
-    return items
 
 
 def parse_items(chunks: Iterable[str]) -> list[Any]:

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from nova_gitops.api import labels, loading, quantities, texts
 from nova_gitops.api.objects import ObjectKey
-from nova_gitops.rendering import manifests
+from nova_gitops.rendering import manifests, oldlayout
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import ClusterUsage, GroupPlan, ObjectPlan, Plan, PreviousPlacement
 
@@ -95,7 +95,7 @@ def parse_previous(text: str) -> PreviousPlacement:
     """The group → clusters decisions of a previous ``placement.yaml``. Unknown fields are ignored; a
     document that is not a Placement raises ValueError saying what is wrong."""
     try:
-        document = loading.load_one(text)
+        document = oldlayout.load(text)
     except loading.YamlRefused as error:
         raise ValueError(f"previous placement.yaml is not valid YAML: {error}") from None
     if not isinstance(document, dict):

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.rendering import diffs
+from nova_gitops.rendering import diffs, oldlayout
 
 KEYS = ["groups:", "groups:", "unscheduled:", "groups: []", "groups: x", "a: b", ":", "key", "\tk: v"]
 BODY = ["- name: a", "- b", "-", "- - nested", "-x: 1", "  - c", "  name: x", "#k: v", "", "\tk: v", "  "]
@@ -46,23 +46,23 @@ ANY_BREAKS = texts(["\r\n", "\r", "\x85", "\u2028", "\x0c"])
 
 
 def by_lines(text: str) -> dict[str, str]:
-    return {key: "".join(lines) for key, lines in diffs.top_section_lines(text).items()}
+    return {key: "".join(lines) for key, lines in oldlayout.top_section_lines(text).items()}
 
 
 @settings(max_examples=200)
 @given(st.one_of(NEWLINES_ONLY, ANY_BREAKS))
 def test_sections_and_items_are_those_found_line_by_line(text: str) -> None:
-    sections = diffs.top_sections(text)
+    sections = oldlayout.top_sections(text)
     assert sections == by_lines(text)
     for section in [*sections.values(), ""]:
-        assert diffs.list_items(section) == diffs.list_item_lines(section.splitlines(keepends=True))
+        assert oldlayout.list_items(section) == oldlayout.list_item_lines(section.splitlines(keepends=True))
 
 
 @settings(max_examples=200)
 @given(NEWLINES_ONLY, NEWLINES_ONLY)
 def test_sections_compare_equal_exactly_when_their_lines_do(old: str, new: str) -> None:
-    old_lines, new_lines = diffs.top_section_lines(old), diffs.top_section_lines(new)
-    old_sections, new_sections = diffs.top_sections(old), diffs.top_sections(new)
+    old_lines, new_lines = oldlayout.top_section_lines(old), oldlayout.top_section_lines(new)
+    old_sections, new_sections = oldlayout.top_sections(old), oldlayout.top_sections(new)
     for key in old_lines.keys() | new_lines.keys():
         assert (old_sections.get(key) == new_sections.get(key)) == (old_lines.get(key) == new_lines.get(key))
 
@@ -82,7 +82,7 @@ def test_sections_compare_equal_exactly_when_their_lines_do(old: str, new: str) 
     ],
 )
 def test_list_items(section: str, items: list[str] | None) -> None:
-    assert diffs.list_items(section) == items
+    assert oldlayout.list_items(section) == items
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_list_items(section: str, items: list[str] | None) -> None:
     ],
 )
 def test_top_sections(text: str, sections: dict[str, str]) -> None:
-    assert diffs.top_sections(text) == sections
+    assert oldlayout.top_sections(text) == sections
 
 
 def rendered(replicas: int) -> bytes:

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from nova_gitops import errors
 from nova_gitops.publishing import guard
-from nova_gitops.rendering import diffs, emitting, increments, renders, reports
+from nova_gitops.rendering import diffs, emitting, increments, oldlayout, renders, reports
 from nova_gitops.rendering.increments import GroupFiles, RenderIndex
 from nova_gitops.scheduling.plans import ClusterCopy, ObjectPlan, Plan
 from tests.unit.rendering.test_renders import (
@@ -108,7 +108,7 @@ def test_placement_yaml_is_compared_and_stored_by_the_entries_that_differ(
     assert rebuilt == new_whole  # the git delta publish stores placement.yaml as (publishing.gitdelta)
     if before == after:  # no entry differs: none is read or compared
         for part in (old_part, new_part):
-            assert diffs.list_items(diffs.top_sections(part.decode())["groups"]) == []
+            assert oldlayout.list_items(oldlayout.top_sections(part.decode())["groups"]) == []
 
 
 def assert_changes_turn(old: dict[str, str], second: increments.RenderDelta) -> None:

@@ -5,7 +5,8 @@ Behaviours covered:
   sorted whatever the plan order; ``replicas`` appears only for objects that have replicas, as rendered
   (source default, the copy's share, or an override of the replica field);
 - cluster-scoped objects carry no namespace key; the clusters section holds quantity strings;
-- parse_previous reads back what placement_document wrote, ignores unknown fields and raises ValueError
+- parse_previous reads back what placement_document wrote (entry by entry past the loader's 8 MiB limit),
+  ignores unknown fields and raises ValueError
   with a clear message for anything that is not a Placement;
 - PLACEMENT.md has a matrix for few clusters and a compact form for many, stays bounded at 100 clusters ×
   2,000 groups, escapes table cells, and lists warnings and unscheduled objects with reasons;
@@ -21,7 +22,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.api import fieldpaths
+from nova_gitops.api import fieldpaths, loading
 from nova_gitops.api.objects import Manifest, ObjectKey
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import SourceLocation
@@ -175,6 +176,21 @@ def test_parse_previous_ignores_unknown_fields() -> None:
         "groups:\n- {name: g, clusters: [c1], extra: x}\n- {name: h, status: unschedulable}\n"
     )
     assert dict(reports.parse_previous(text).groups) == {"g": ("c1",), "h": ()}
+
+
+def test_parse_previous_reads_a_file_over_the_loader_limit_entry_by_entry() -> None:
+    """The single-file layout passed the loader's 8 MiB limit at ~160 clusters: a publish from a fresh
+    cache, ``diff --base`` and ``render --previous`` refused nova-gitops's own output. It is read entry by
+    entry, each entry under the limit."""
+    reason = "Cluster wlc-1 skipped, does not have enough resources; " * 60
+    groups = tuple(group(f"demo-{index:08x}", ("wlc-1",), reason=reason) for index in range(2600))
+    text = emitting.dump(reports.placement_document(Plan(groups, (), (), (), ()), SOURCE))
+    assert len(text) > loading.MAX_FILE_BYTES
+    previous = reports.parse_previous(text)
+    assert len(previous.groups) == 2600 and previous.reasons["demo-00000a27"] == reason
+    flow = text.replace("groups:\n", "groups: [{name: x}]\nother:\n", 1)  # not as rendered: loaded whole
+    with pytest.raises(ValueError, match="over the 8 MiB limit"):
+        reports.parse_previous(flow)
 
 
 @pytest.mark.parametrize(
