@@ -144,7 +144,10 @@ def test_pods_that_fit_no_node_stay_pending_unschedulable(
     [scheduled] = pending["status"]["conditions"]
     assert scheduled["type"] == "PodScheduled" and scheduled["status"] == "False"
     assert scheduled["reason"] == "Unschedulable"
-    assert scheduled["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert scheduled["message"] == (  # kube-scheduler v1.36's words, as a real cluster writes them
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     assert scheduled["lastTransitionTime"] == "2026-01-01T00:00:00Z"
     [live] = server.objects("deployments.apps")
     assert conditions(live)["Available"] == ("False", "MinimumReplicasUnavailable")

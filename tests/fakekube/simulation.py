@@ -20,7 +20,8 @@ Time (condition timestamps, Pending-since, Job durations, progress deadlines) co
 
 Test hooks: `add_node` (on the server), `occupy` (a pod nova-gitops does not manage takes a node's room),
 `fill_nodes` (occupy every node and evict the pods there, so their controllers' replacements stay Pending),
-`release` (remove what `occupy` placed), `set_node_ready`.
+`release` (remove what `occupy` placed), `set_node_ready`; `kubelet_paused` holds bound pods as they are
+(the scheduler still binds them), as `StandInKubelet.pause()` does on a real cluster.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from tests.fakekube.store import ChangeEvent
 Clock = Callable[[], datetime]
 OCCUPANT_NAMESPACE = "kube-system"
 OCCUPANT_LABEL = "simulation.fakekube/occupant"
+NOT_READY_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 def system_clock() -> datetime:
@@ -60,6 +62,7 @@ class SimulatedCluster:
         self.clock = clock
         self.job_duration = job_duration
         self.max_rounds = max_rounds
+        self.kubelet_paused = False  # True: bound pods wait for the kubelet (the stand-in kubelet's pause)
         self.errors: list[str] = []
         self._stepping = threading.Lock()
         self._changed = threading.Event()
@@ -81,6 +84,7 @@ class SimulatedCluster:
                         self.server.operations,
                         self.clock(),
                         self.job_duration,
+                        run_pods=not self.kubelet_paused,
                     )
                     round_.run()
                 self.errors = round_.errors
@@ -224,14 +228,29 @@ class SimulatedCluster:
         return len(occupants)
 
     def set_node_ready(self, node: str, ready: bool) -> None:
+        """The node's kubelet reports Ready (or not), and the node lifecycle controller taints a node that is
+        not Ready `node.kubernetes.io/not-ready` (NoSchedule and NoExecute), lifting them once it is again."""
         nodes_type = self.server.table.find_any_version("", "nodes")
         assert nodes_type is not None
-        target = Target(nodes_type, "", node, "status", {})
         with self.server.store.lock:
+            target = Target(nodes_type, "", node, "status", {})
             current = self.server.operations.get(target)
             status = dict(current.get("status") or {})
             status["conditions"] = [
                 {**c, "status": "True" if ready else "False"} if c.get("type") == "Ready" else c
                 for c in status.get("conditions") or []
             ]
-            self.server.operations.update(target, {**current, "status": status}, "kubelet")
+            current, _ = self.server.operations.update(target, {**current, "status": status}, "kubelet")
+            spec = dict(current.get("spec") or {})
+            taints = [t for t in spec.get("taints") or [] if t.get("key") != scheduling.NOT_READY_TAINT]
+            if not ready:
+                taints += [
+                    {"key": scheduling.NOT_READY_TAINT, "effect": effect} for effect in NOT_READY_EFFECTS
+                ]
+            if taints:
+                spec["taints"] = taints
+            else:
+                spec.pop("taints", None)
+            if spec != (current.get("spec") or {}):
+                whole = Target(nodes_type, "", node, "", {})
+                self.server.operations.update(whole, {**current, "spec": spec}, "kube-controller-manager")

@@ -68,11 +68,13 @@ class ControllerRound:
         operations: Operations,
         now: datetime,
         job_duration: timedelta | None,
+        run_pods: bool = True,
     ) -> None:
         self.store, self.table, self.operations = store, table, operations
         self.now = now
         self.stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
         self.job_duration = job_duration
+        self.run_pods = run_pods
         self.writes = 0
         self.errors: list[str] = []
 
@@ -294,6 +296,11 @@ class ControllerRound:
                         self.set_status(PODS, pod, workloads.succeeded_status(pod, self.stamp), "kubelet")
             if spec.get("suspend"):
                 continue
+            if statuses.job_failed(job, pods):  # backoffLimit exceeded: no more pods, the active ones go
+                for pod in pods:
+                    if not workloads.is_finished(pod):
+                        self.delete(PODS, pod)
+                continue
             succeeded = sum(1 for pod in pods if (pod.get("status") or {}).get("phase") == "Succeeded")
             active = sum(1 for pod in pods if not workloads.is_finished(pod))
             parallelism = int(spec.get("parallelism", 1))
@@ -336,7 +343,7 @@ class ControllerRound:
                 self.update(
                     PODS, {**pod, "spec": {**pod["spec"], "nodeName": decision.node}}, "kube-scheduler"
                 )
-        for pod in bound:
+        for pod in bound if self.run_pods else ():
             if (pod.get("status") or {}).get("phase") == "Pending" or not workloads.is_ready(pod):
                 node_ip = workloads.pod_ip(f"node/{pod['spec']['nodeName']}")
                 self.set_status(PODS, pod, kubelet.pod_status(pod, node_ip, self.stamp), "kubelet")

@@ -6,7 +6,9 @@ Ready and schedulable, the pod's nodeSelector and required node affinity match t
 tolerates the node's NoSchedule/NoExecute taints, and the node's allocatable minus the requests of the pods
 already bound there covers the pod's requests (including one of the node's `pods` slots). Among fitting nodes
 the least allocated wins (NodeResourcesFit's default LeastAllocated score over cpu and memory), then the name.
-When nothing fits, the message has kube-scheduler's shape: "0/2 nodes are available: 2 Insufficient cpu."
+When nothing fits, the message is kube-scheduler v1.36's: "0/2 nodes are available: 2 Insufficient cpu. no new
+claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling." (a
+taint is not named: "1 node(s) had untolerated taint(s)").
 """
 
 from __future__ import annotations
@@ -188,7 +190,7 @@ def misfits(pod: Mapping[str, Any], node: NodeState, requests: Mapping[str, int]
         return ["node(s) were unschedulable"]
     taint = untolerated_taint(spec, node)
     if taint is not None:
-        return [f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"]
+        return ["node(s) had untolerated taint(s)"]
     if not matches_node(spec, node.labels, node.name):
         return ["node(s) didn't match Pod's node affinity/selector"]
     reasons = []
@@ -232,4 +234,10 @@ def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeState]) -> Decision:
     if not nodes:
         return Decision(None, "no nodes available to schedule pods")
     listed = ", ".join(f"{count} {reason}" for reason, count in sorted(counts.items()))
-    return Decision(None, f"0/{len(nodes)} nodes are available: {listed}.")
+    count = len(nodes)
+    preemption = (
+        f"preemption: 0/{count} nodes are available: {count} Preemption is not helpful for scheduling."
+    )
+    return Decision(
+        None, f"0/{count} nodes are available: {listed}. no new claims to deallocate, {preemption}"
+    )

@@ -14,6 +14,7 @@ from typing import Any
 from tests.fakekube.simulation_workloads import Body, condition, is_finished, is_ready
 
 REACHED = "Reached expected number of succeeded pods"
+BACKOFF_LIMIT = "Job has reached the specified backoff limit"
 
 
 def _generation(body: Mapping[str, Any]) -> dict[str, int]:
@@ -194,6 +195,12 @@ def daemonset_status(daemonset: Mapping[str, Any], desired: int, pods: Sequence[
     return status
 
 
+def job_failed(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> bool:
+    """More pods failed than ``spec.backoffLimit`` (default 6) allows: the Job has failed."""
+    failed = sum(1 for pod in pods if (pod.get("status") or {}).get("phase") == "Failed")
+    return failed > int((job.get("spec") or {}).get("backoffLimit", 6))
+
+
 def job_status(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], stamp: str) -> Body:
     previous_status = job.get("status") or {}
     completions = (job.get("spec") or {}).get("completions", 1)
@@ -205,7 +212,17 @@ def job_status(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], stamp:
     status["ready"] = sum(1 for pod in active if is_ready(pod))
     if succeeded:
         status["succeeded"] = succeeded
+    failed = sum(1 for pod in pods if (pod.get("status") or {}).get("phase") == "Failed")
+    if failed:
+        status["failed"] = failed
     status["terminating"] = 0
+    if job_failed(job, pods):
+        previous = previous_status.get("conditions") or []
+        status["conditions"] = [
+            condition(kind, "True", "BackoffLimitExceeded", BACKOFF_LIMIT, stamp, previous)
+            for kind in ("FailureTarget", "Failed")
+        ]
+        return status
     if isinstance(completions, int) and succeeded >= completions:
         previous = previous_status.get("conditions") or []
         status["completionTime"] = previous_status.get("completionTime", stamp)

@@ -308,6 +308,23 @@ def _initializing(container: Mapping[str, Any]) -> Body:
     }
 
 
+def _completed(pod: Mapping[str, Any], container: Mapping[str, Any], timing: _Timing) -> Body:
+    """An init container that ran to completion (exit 0), whatever the pod's restartPolicy."""
+    name, image = str(container.get("name", "")), str(container.get("image", ""))
+    uid = str((pod.get("metadata") or {}).get("uid", ""))
+    container_id = f"containerd://{_digest(f'{uid}/{name}/0')}"
+    return {
+        "containerID": container_id,
+        "image": image,
+        "imageID": _image_id(image),
+        "name": name,
+        "ready": True,
+        "restartCount": 0,
+        "started": False,
+        "state": {"terminated": _terminated(0, timing.started, container_id)},
+    }
+
+
 def init_statuses(pod: Mapping[str, Any], timing: _Timing) -> tuple[list[Body], list[str]]:
     """``initContainerStatuses``, and the names of the init containers not (yet) completed. Init containers
     run in order and complete at once, unless one is asked to fail (any state but running, unready and
@@ -325,7 +342,7 @@ def init_statuses(pod: Mapping[str, Any], timing: _Timing) -> tuple[list[Body], 
         elif container.get("restartPolicy") == "Always":
             statuses.append(container_status(pod, container, Wanted(), timing))
         elif asked.state in (RUNNING, UNREADY) or (asked.state == EXIT and asked.exit_code == 0):
-            statuses.append({**container_status(pod, container, Wanted(EXIT, 0), timing), "ready": True})
+            statuses.append(_completed(pod, container, timing))
         else:
             statuses.append(container_status(pod, container, asked, timing))
             incomplete.append(name)
@@ -377,7 +394,9 @@ def pod_status(pod: Mapping[str, Any], node_ip: str, now: datetime) -> Body:
     containers = spec.get("containers") or []
     if incomplete:
         statuses = [_initializing(container) for container in containers]
-        failed_for_good = any("terminated" in init["state"] for init in inits)  # restartPolicy Never
+        failed_for_good = any(  # restartPolicy Never: the failed init container is not run again
+            init["name"] in incomplete and "terminated" in init["state"] for init in inits
+        )
         phase = "Failed" if failed_for_good else "Pending"
     else:
         statuses = [
