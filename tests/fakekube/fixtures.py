@@ -2,7 +2,11 @@
 
 `kube` is the fake by default. With NOVA_TEST_KUBECONFIG (and optionally NOVA_TEST_CONTEXT) set, it is that
 real cluster instead, so the same tests check that the fake is not more lenient than the real thing; tests
-that need the fake's hooks (nodes, pod phases, injected failures) are marked `fake_only` and skipped there.
+that need a fault only the fake can make (an injected answer, a request count, a stalled controller) are
+marked `fake_only("<which fault>")` and skipped there, the skip saying why.
+
+`kubelet` gives a test nodes whose pods run, on either: the fake's simulated cluster or, on a real cluster,
+the stand-in kubelet (`tests.realkube.kubelets`), behind one interface.
 Clients are built explicitly from a Configuration or kubeconfig, never from the library's process-wide
 default, as our own code must do.
 """
@@ -19,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.fakekube.server import FakeKubeServer
+from tests.realkube.kubelets import Kubelet
 
 KUBECONFIG_VARIABLE = "NOVA_TEST_KUBECONFIG"
 CONTEXT_VARIABLE = "NOVA_TEST_CONTEXT"
@@ -68,6 +73,12 @@ def client_for(server: FakeKubeServer) -> Any:
     return client.ApiClient(configuration)
 
 
+def fake_only_reason(marker: pytest.Mark) -> str:
+    """The fault a `fake_only` test needs, as its marker says (`fake_only("injects a 500 on apply")`)."""
+    reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+    return str(reason) or "needs the fake API server's hooks"
+
+
 @pytest.fixture
 def fake_kube() -> Iterator[FakeKubeServer]:
     server = FakeKubeServer()
@@ -94,8 +105,9 @@ def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KubeTarget]
     config_file = os.environ.get(KUBECONFIG_VARIABLE)
     fake: FakeKubeServer | None = None
     if config_file:
-        if request.node.get_closest_marker("fake_only") is not None:
-            pytest.skip("needs the fake API server's hooks; running against a real cluster")
+        marker = request.node.get_closest_marker("fake_only")
+        if marker is not None:
+            pytest.skip(f"fake_only: {fake_only_reason(marker)}; running against a real cluster")
         api_client, context = _real_cluster(config_file, os.environ.get(CONTEXT_VARIABLE))
         kubeconfig_path = Path(config_file)
     else:
@@ -114,3 +126,14 @@ def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KubeTarget]
         if fake is None:
             core.delete_namespace(namespace)
         api_client.close()
+
+
+@pytest.fixture
+def kubelet(kube: KubeTarget) -> Iterator[Kubelet]:
+    """Nodes whose pods run, for one test (named after its namespace): the fake's simulated cluster, or the
+    stand-in kubelet on a real cluster, which removes its nodes and their pods afterwards."""
+    from tests.realkube import kubelets
+
+    made = kubelets.for_target(kube.api_client, kube.fake, kube.namespace)
+    with made:
+        yield made

@@ -108,9 +108,11 @@ class StandInKubelet:
         self.watch_timeout = watch_timeout
         self.id = f"{prefix or 'kubelet'}-{secrets.token_hex(3)}"
         self.errors: list[str] = []
+        self.reconnects = 0  # watches resumed or relisted: a watch ends every watch_timeout seconds
         self._nodes: dict[str, _Node] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._paused = False
         self._heartbeat_thread: threading.Thread | None = None
 
     # ----- lifecycle
@@ -143,6 +145,18 @@ class StandInKubelet:
             self._heartbeat_thread = None
         for name in list(self._nodes):
             self.remove_node(name)
+
+    def pause(self) -> None:
+        """Leave pods as they are (bound, not started) until ``resume()``: lets a test see what happens
+        before its pods run, whatever the timing. Deletions are still confirmed."""
+        self._paused = True
+
+    def resume(self) -> None:
+        """Run the pods again, starting with those bound while paused."""
+        self._paused = False
+        for node in list(self._nodes.values()):
+            for pod in list(node.pods.values()):
+                self._guarded(node, pod, self._sync_pod)
 
     def check(self) -> None:
         """Raise what went wrong in the kubelet's threads, if anything did."""
@@ -332,7 +346,7 @@ class StandInKubelet:
                     self._renew_lease(node)
                     if beats % 6 == 0:
                         self._patch_node_conditions(node)
-                    for pod in list(node.pods.values()):
+                    for pod in [] if self._paused else list(node.pods.values()):
                         self._sync_pod(node, pod)
                 except (KubeApiError, KubeUnavailable) as error:
                     if not node.stopping.is_set():
@@ -394,6 +408,7 @@ class StandInKubelet:
                     for gone in set(node.pods) - seen:
                         node.pods.pop(gone, None)
                 version = self._watch(node, selector, version)
+                self.reconnects += 1
                 failures = 0
             except (KubeApiError, KubeUnavailable, OSError, ValueError) as error:
                 if node.stopping.is_set():
@@ -455,19 +470,24 @@ class StandInKubelet:
         if node.stopping.is_set():
             return
         key = _key(pod)
+        if pod["metadata"].get("deletionTimestamp"):
+            node.pods.pop(key, None)
+            self._guarded(node, pod, lambda _node, body: self._confirm_deletion(body))
+            return
         node.pods[key] = pod
+        if not self._paused:
+            self._guarded(node, pod, self._sync_pod)
+
+    def _guarded(self, node: _Node, pod: Body, action: Callable[[_Node, Body], None]) -> None:
+        """Run ``action``; a failure goes to ``errors`` (a pod gone or changed meanwhile is not one)."""
         try:
-            if pod["metadata"].get("deletionTimestamp"):
-                node.pods.pop(key, None)
-                self._confirm_deletion(pod)
-            else:
-                self._sync_pod(node, pod)
+            action(node, pod)
         except KubeApiError as error:
             if error.status not in (404, 409) and not node.stopping.is_set():
-                self._error(f"pod {key} on {node.name}: {error}")
+                self._error(f"pod {_key(pod)} on {node.name}: {error}")
         except KubeUnavailable as error:
             if not node.stopping.is_set():
-                self._error(f"pod {key} on {node.name}: {error}")
+                self._error(f"pod {_key(pod)} on {node.name}: {error}")
 
     def _sync_pod(self, node: _Node, pod: Body) -> None:
         """Write the status the test asks for, when it changes anything; a finished pod stays finished."""
