@@ -98,11 +98,32 @@ deletion until some controller of that cluster removes it. Never rendered, and n
 (issue 21): they come into sources with manifests copied from ``kubectl get -o yaml``."""
 _STRIPPED_METADATA: Final = SERVER_METADATA_FIELDS | frozenset(CLUSTER_RELATION_FIELDS)
 LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
+CONTROLLER_ANNOTATIONS: Final = frozenset(
+    {
+        "deployment.kubernetes.io/revision",  # the Deployment controller: its newest ReplicaSet's number
+        "deprecated.daemonset.template.generation",  # the API server, at each DaemonSet template change
+        "control-plane.alpha.kubernetes.io/leader",  # leader election on a ConfigMap, renewed every few s
+        "autoscaling.alpha.kubernetes.io/conditions",  # an HPA's status, when read as autoscaling/v1
+        "autoscaling.alpha.kubernetes.io/current-metrics",
+        "pv.kubernetes.io/bind-completed",  # the volume binder, on a claim it bound
+        "pv.kubernetes.io/bound-by-controller",
+        "volume.beta.kubernetes.io/storage-provisioner",
+        "volume.kubernetes.io/storage-provisioner",
+        "volume.kubernetes.io/selected-node",  # the scheduler, on a claim waiting for its first consumer
+        "endpoints.kubernetes.io/last-change-trigger-time",
+    }
+)
+"""Annotations that a cluster's controllers (or the API server) write on a user's object, never its author:
+on another cluster they are that cluster's controllers' to write (an agent applying the control plane's
+``deployment.kubernetes.io/revision`` would fight the workload cluster's Deployment controller for it), and
+they change with no change of the author's (a control-plane source's revision must not move)."""
+_STRIPPED_ANNOTATIONS: Final = CONTROLLER_ANNOTATIONS | {LAST_APPLIED_ANNOTATION}
 
 
 def strip_server_fields(body: Body) -> Body:
-    """``body`` without what the API server writes, nor :data:`CLUSTER_RELATION_FIELDS`; ``body`` itself
-    when there is nothing to strip."""
+    """``body`` without what the API server and the cluster's controllers write (``status``,
+    :data:`SERVER_METADATA_FIELDS`, the last-applied and :data:`CONTROLLER_ANNOTATIONS`), nor
+    :data:`CLUSTER_RELATION_FIELDS`; ``body`` itself when there is nothing to strip."""
     out = body
     if "status" in out:
         out = {key: value for key, value in out.items() if key != "status"}
@@ -113,8 +134,8 @@ def strip_server_fields(body: Body) -> Body:
     if not _STRIPPED_METADATA.isdisjoint(metadata):
         new_metadata = {k: v for k, v in metadata.items() if k not in _STRIPPED_METADATA}
     annotations = new_metadata.get("annotations")
-    if isinstance(annotations, dict) and LAST_APPLIED_ANNOTATION in annotations:
-        kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
+    if isinstance(annotations, dict) and not _STRIPPED_ANNOTATIONS.isdisjoint(annotations):
+        kept = {k: v for k, v in annotations.items() if k not in _STRIPPED_ANNOTATIONS}
         new_metadata = {k: v for k, v in new_metadata.items() if k != "annotations" or kept}
         if kept:
             new_metadata["annotations"] = kept

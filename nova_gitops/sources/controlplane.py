@@ -12,11 +12,13 @@ the objects every cluster creates by itself (``kube-root-ca.crt``, the ``default
 service-account token Secrets, ``default/kubernetes`` Service, bootstrap RBAC, ``system-*`` PriorityClasses),
 and objects being deleted.
 
-What is kept of an object is what its author wrote: server fields are stripped, and so is what the API
-server fills in that would break elsewhere (a Service's ``clusterIP`` from the control plane's range, a Job's
-generated selector and ``controller-uid`` labels). Workloads lose their ``status`` and the write-back's
-``nova.elotl.co/target-cluster`` label, so what the controller writes back never looks like a source change;
-Clusters keep their ``status`` (it is the inventory agents report).
+What is kept of an object is what its author wrote: server fields are stripped (with the annotations a
+cluster's controllers write, such as ``deployment.kubernetes.io/revision``:
+``objects.CONTROLLER_ANNOTATIONS``), and so is what the API server fills in that would break elsewhere (a
+Service's ``clusterIP`` from the control plane's range, a Job's generated selector and ``controller-uid``
+labels). Workloads lose their ``status`` and the write-back's ``nova.elotl.co/target-cluster`` label, so
+what the controller writes back never looks like a source change; Clusters keep their ``status`` (it is the
+inventory agents report). docs/controlplane.md lists what a revision ignores, and why.
 
 One snapshot is one consistent list per kind (one resourceVersion each, across pages). Its revision is a
 digest of the kept content, not a resourceVersion: the same objects give the same revision (and no new

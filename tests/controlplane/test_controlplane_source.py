@@ -9,7 +9,9 @@ Behaviours covered:
 - the content digest ignores Cluster heartbeats (watches) and also workload reports (revisions);
 - over the API (fake or real): a snapshot holds the policy, the Cluster with its status and the workloads,
   one resourceVersion per kind; it validates and plans like a git source (the Deployment is placed);
-  its revision is stable across status writes and write-back labels and changes with a spec change;
+  its revision is stable across status writes, the Deployment controller's annotation
+  (``deployment.kubernetes.io/revision``, written by the fake's simulated controller too) and write-back
+  labels, and changes with a spec change; the annotation is not kept;
 - changes(): a watch sees a workload change and a new object and yields; close() ends it.
 - a kind the ClusterRole does not grant (403) is skipped and not asked again (fake only: injected 403).
 """
@@ -30,6 +32,7 @@ from nova_gitops.sources.controlplane import ControlPlaneSource
 from nova_gitops.sources.kubeapi import KubeApi, ResourceKind
 from tests import builders
 from tests.fakekube.fixtures import KubeTarget
+from tests.realkube.kubelets import Kubelet
 
 ALL = frozenset({"list", "watch", "get", "create"})
 DEPLOYMENTS = ResourceKind("apps", "v1", "deployments", "Deployment", True, ALL)
@@ -235,13 +238,25 @@ def test_a_kind_not_granted_is_skipped_and_not_asked_again(nova_crds: KubeTarget
     assert second.documents == first.documents
 
 
-def test_revision_ignores_status_and_write_back_but_not_spec(nova_crds: KubeTarget) -> None:
+def _deployment_revision(api: KubeApi, namespace: str) -> str:
+    """The Deployment controller's ``deployment.kubernetes.io/revision`` on web ("" before it ran)."""
+    live = api.get(DEPLOYMENTS, namespace, "web") or {}
+    return str(
+        (live.get("metadata", {}).get("annotations") or {}).get("deployment.kubernetes.io/revision", "")
+    )
+
+
+def test_revision_ignores_status_controllers_and_write_back_but_not_spec(
+    nova_crds: KubeTarget, kubelet: Kubelet
+) -> None:
     kube = nova_crds
     api, cluster_name, _ = _populate(kube)
     source = ControlPlaneSource(api, "controlplane:test", kinds=[DEPLOYMENTS, CONFIGMAPS, CLUSTERS, POLICIES])
     first = source.snapshot().source.revision
-    deployment = api.get(DEPLOYMENTS, kube.namespace, "web")
-    assert deployment is not None
+    # the Deployment controller annotates the revision and writes status (on a real cluster maybe before
+    # `first`: then the annotation was already ignored there)
+    kubelet.until(lambda: _deployment_revision(api, kube.namespace) == "1", "the controller's revision 1")
+    assert source.snapshot().source.revision == first
     api.merge_patch(
         DEPLOYMENTS,
         kube.namespace,
@@ -267,8 +282,14 @@ def test_revision_ignores_status_and_write_back_but_not_spec(nova_crds: KubeTarg
     ]
     api.replace(CLUSTERS, cluster, "nova-agent", subresource="status")
     assert source.snapshot().source.revision == first
-    api.merge_patch(DEPLOYMENTS, kube.namespace, "web", {"spec": {"replicas": 3}}, "kubectl")
-    assert source.snapshot().source.revision != first
+    template = {"spec": {"containers": [{"name": "main", "image": "registry.example/web:2"}]}}
+    api.merge_patch(DEPLOYMENTS, kube.namespace, "web", {"spec": {"template": template}}, "kubectl")
+    second = source.snapshot().source.revision
+    assert second != first
+    kubelet.until(lambda: _deployment_revision(api, kube.namespace) == "2", "the controller's revision 2")
+    assert source.snapshot().source.revision == second
+    [web] = [body for body in _ours(source, kube).values() if body["kind"] == "Deployment"]
+    assert "deployment.kubernetes.io/revision" not in (web["metadata"].get("annotations") or {})
 
 
 def test_changes_yield_when_a_watch_sees_a_change(nova_crds: KubeTarget) -> None:

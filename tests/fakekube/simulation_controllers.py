@@ -161,10 +161,29 @@ class ControllerRound:
             replicasets.setdefault(workloads.controller_uid(replicaset) or "", []).append(replicaset)
         for deployment in self.objects(DEPLOYMENTS):
             wanted = int(deployment["spec"].get("replicas", 1))
-            new = workloads.replicaset_for(deployment, wanted)
             owned = replicasets.get(_uid(deployment), [])
-            if not any(rs["metadata"]["name"] == new["metadata"]["name"] for rs in owned):
+            newest = max((workloads.revision_of(rs) for rs in owned), default=0)
+            new = workloads.replicaset_for(deployment, wanted, newest + 1)
+            current = next((rs for rs in owned if rs["metadata"]["name"] == new["metadata"]["name"]), None)
+            if current is None:
                 self.create(REPLICASETS, new, "kube-controller-manager")
+            elif (
+                workloads.revision_of(current) < newest
+            ):  # a rollback: the old ReplicaSet is the newest again
+                rs_annotations = {
+                    **(current["metadata"].get("annotations") or {}),
+                    workloads.REVISION: str(newest + 1),
+                }
+                current = {**current, "metadata": {**current["metadata"], "annotations": rs_annotations}}
+                self.update(REPLICASETS, current, "kube-controller-manager")
+            revision = str(workloads.revision_of(current) if current is not None else newest + 1)
+            annotations = deployment["metadata"].get("annotations") or {}
+            if annotations.get(workloads.REVISION) != revision:  # as the real controller annotates it
+                metadata = {
+                    **deployment["metadata"],
+                    "annotations": {**annotations, workloads.REVISION: revision},
+                }
+                self.update(DEPLOYMENTS, {**deployment, "metadata": metadata}, "kube-controller-manager")
             for replicaset in owned:
                 replicas = wanted if replicaset["metadata"]["name"] == new["metadata"]["name"] else 0
                 if replicaset["spec"].get("replicas") != replicas:

@@ -75,7 +75,16 @@ def from_template(owner: Mapping[str, Any], name: str, extra_labels: Mapping[str
     }
 
 
-def replicaset_for(deployment: Mapping[str, Any], replicas: int) -> Body:
+REVISION = "deployment.kubernetes.io/revision"
+
+
+def revision_of(body: Mapping[str, Any]) -> int:
+    """The ``deployment.kubernetes.io/revision`` annotation as a number (0 when absent)."""
+    text = str((body.get("metadata", {}).get("annotations") or {}).get(REVISION, "0"))
+    return int(text) if text.isdigit() else 0
+
+
+def replicaset_for(deployment: Mapping[str, Any], replicas: int, revision: int = 1) -> Body:
     spec = deployment["spec"]
     hashed = template_hash(spec.get("template") or {})
     template = copy.deepcopy(spec.get("template") or {})
@@ -90,7 +99,7 @@ def replicaset_for(deployment: Mapping[str, Any], replicas: int) -> Body:
             "name": f"{deployment['metadata']['name']}-{hashed}",
             "namespace": deployment["metadata"]["namespace"],
             "labels": labels,
-            "annotations": {"deployment.kubernetes.io/revision": "1"},
+            "annotations": {REVISION: str(revision)},
             "ownerReferences": [owner_reference(deployment)],
         },
         "spec": {"replicas": replicas, "selector": selector, "template": template},

@@ -2,7 +2,8 @@
 
 Behaviours covered:
 - server fields are stripped (status, uid, resourceVersion, generation, creationTimestamp, managedFields,
-  selfLink, the last-applied annotation) and an emptied annotations map is dropped;
+  selfLink, the last-applied annotation, annotations a cluster's controllers write such as
+  ``deployment.kubernetes.io/revision``) and an emptied annotations map is dropped;
 - the target-cluster label and the matching-policy / schedule-group annotations are added, the delegated
   label only in delegated mode; annotation-placed groups name the annotation that placed them;
 - a namespaced object that names no namespace gets its resolved one, right after its name;
@@ -101,6 +102,13 @@ def test_server_fields_are_stripped() -> None:
 def test_an_emptied_annotations_map_is_dropped() -> None:
     body = deployment(annotations={objects.LAST_APPLIED_ANNOTATION: "{}"})
     assert "annotations" not in objects.strip_server_fields(body)["metadata"]
+
+
+@pytest.mark.parametrize("annotation", sorted(objects.CONTROLLER_ANNOTATIONS))
+def test_annotations_a_clusters_controllers_write_are_stripped(annotation: str) -> None:
+    body = deployment(annotations={annotation: "3", "keep": "me"})
+    assert objects.strip_server_fields(body)["metadata"]["annotations"] == {"keep": "me"}
+    assert "deployment.kubernetes.io/revision" in objects.CONTROLLER_ANNOTATIONS  # issue 23's real cluster
 
 
 def test_strip_returns_the_same_object_when_there_is_nothing_to_strip() -> None:
