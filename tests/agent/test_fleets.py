@@ -35,7 +35,9 @@ from nova_agent.syncing import read_inventory, write_inventory
 from nova_gitops.api import labels as nova_labels
 from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, deployment, layout
+from tests.agent.pods import available, unschedulable
 from tests.fakekube.fixtures import KubeTarget
+from tests.realkube.kubelets import Kubelet
 
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
@@ -164,18 +166,19 @@ def test_two_repositories_may_not_share_one_inventory(kube: KubeTarget, tmp_path
     assert inventory.repository == a.id and len(inventory) == 1
 
 
-@pytest.mark.fake_only
 def test_reschedule_requests_stay_with_their_fleet(
-    kube: KubeTarget, tmp_path: Path, second_namespace: str
+    kube: KubeTarget, kubelet: Kubelet, tmp_path: Path, second_namespace: str
 ) -> None:
-    assert kube.fake is not None
     ns = kube.namespace
+    kubelet.add_node("n1")  # 4 cpu: room for web-a, none for web-b's 8-cpu pods
     a, b = fleets(kube, tmp_path, second_namespace, FakeClock(datetime.now(UTC) + timedelta(minutes=3)))
     a.repo.commit(layout("c1", deployment("c1", ns, "web-a", replicas=2)))
-    b.repo.commit(layout("c1", deployment("c1", ns, "web-b", replicas=2)))
-    kube.fake.create_pod(ns, "web-b-1", requests={"cpu": "100m"}, labels={"app": "web-b"})
-    kube.fake.set_pod_phase(
-        ns, "web-b-1", "Pending", reason="Unschedulable", message="0/1 nodes are available"
+    b.repo.commit(layout("c1", deployment("c1", ns, "web-b", replicas=2, cpu="8")))
+    assert a.agent.pass_once().exit_code == EXIT_OK
+    assert b.agent.pass_once().exit_code == EXIT_OK
+    kubelet.until(
+        lambda: available(kube, "web-a") == 2 and unschedulable(kube, "web-b") == 2,
+        "web-a running and web-b's pods Unschedulable",
     )
     assert a.agent.pass_once().exit_code == EXIT_OK
     assert b.agent.pass_once().exit_code == EXIT_OK

@@ -1,9 +1,9 @@
-"""Reporting against the fake API server and a real git remote: the status file is a Cluster document with
-per-node capacity and available (unmanaged pods subtracted), node labels/taints, workload health and the
-synced revision; it is committed on change only; a Pending pod past --pending-timeout becomes a reschedule
-request (none with --no-rescheduling-enabled); delegated mode makes zero writes to the cluster and reports the
-health of objects labelled nova.elotl.co/schedule=true; with --status-repo the report goes to that
-repository."""
+"""Reporting against the fake API server (or a real one, with the stand-in kubelet) and a real git remote:
+the status file is a Cluster document with per-node capacity and available (unmanaged pods subtracted),
+node labels/taints, workload health and the synced revision; it is committed on change only; a Pending pod
+past --pending-timeout becomes a reschedule request (none with --no-rescheduling-enabled); delegated mode
+makes zero writes to the cluster and reports the health of objects labelled nova.elotl.co/schedule=true;
+with --status-repo the report goes to that repository."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from nova_gitops.api import labels as nova_labels
 from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo, git
 from tests.agent.manifests import configmap, deployment, layout
+from tests.agent.pods import bound, unschedulable
 from tests.fakekube.fixtures import KubeTarget
+from tests.realkube.kubelets import Kubelet
 
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 
@@ -34,23 +36,17 @@ def later(minutes: float) -> FakeClock:
     return FakeClock(datetime.now(UTC) + timedelta(minutes=minutes))
 
 
-@pytest.mark.fake_only
 def test_status_file_reports_capacity_health_and_revision(
-    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+    kube: KubeTarget, kubelet: Kubelet, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:
-    assert kube.fake is not None
     ns = kube.namespace
-    kube.fake.add_node("n1", allocatable={"cpu": "4", "memory": "16Gi", "pods": "110"}, labels={"gpu": "no"})
-    kube.fake.add_node("n2", taints=[{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}])
-    kube.fake.create_pod(ns, "unmanaged", requests={"cpu": "1500m"}, node_name="n1", phase="Running")
-    kube.fake.create_pod(
-        ns,
-        "ours",
-        requests={"cpu": "1"},
-        node_name="n1",
-        phase="Running",
-        labels={nova_labels.TARGET_CLUSTER: "c1"},
+    n1 = kubelet.add_node(
+        "n1", allocatable={"cpu": "4", "memory": "16Gi", "pods": "110"}, labels={"gpu": "no"}
     )
+    n2 = kubelet.add_node("n2", taints=[{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}])
+    kubelet.occupy("n1", ns, {"cpu": "1500m"}, name="unmanaged")
+    kubelet.occupy("n1", ns, {"cpu": "1"}, name="ours", labels={nova_labels.TARGET_CLUSTER: "c1"})
+    kubelet.pause()  # web's pods are bound and never start: web is not healthy, whatever the timing
     revision = rendered.commit(
         layout("c1", deployment("c1", ns, "web", replicas=2), configmap("c1", ns, "cfg"))
     )
@@ -63,13 +59,16 @@ def test_status_file_reports_capacity_health_and_revision(
     assert document["kind"] == "Cluster" and document["metadata"]["name"] == "c1"
     assert document["spec"]["provider"] == "aws" and document["spec"]["kubernetesversion"].startswith("v1.")
     status = document["status"]
-    assert status["capacityResources"]["n1"]["cpu"] == "4"
-    assert status["availableResources"]["n1"]["cpu"] == "2500m"
-    assert status["nodeLabels"]["n1"]["gpu"] == "no"
-    assert status["nodeTaints"] == {"n2": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}
+    assert status["capacityResources"][n1]["cpu"] == "4"
+    assert status["availableResources"][n1]["cpu"] == "2500m"  # 4 - the unmanaged 1500m; ours and web's not
+    assert status["nodeLabels"][n1]["gpu"] == "no"
+    ours = {node: taints for node, taints in status["nodeTaints"].items() if node in kubelet.nodes}
+    assert ours == {n2: [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}
     assert status["syncedRevision"] == revision and status["lastError"] == ""
     [web] = status["workloads"]
     assert web["name"] == "web" and web["healthy"] is False and web["condition"]
+    kubelet.until(lambda: bound(kube, "web") == 2, "web's pods bound (and its controller done)")
+    agent.pass_once()  # what the controllers wrote since (a real cluster's take their time)
     commits = git(rendered.remote, "rev-list", "--count", "nova-status")
     clock.advance(60)
     assert not agent.pass_once().report_pushed  # nothing changed, heartbeat not due
@@ -78,17 +77,15 @@ def test_status_file_reports_capacity_health_and_revision(
     assert agent.pass_once().report_pushed  # heartbeat due
 
 
-@pytest.mark.fake_only
 @pytest.mark.parametrize("rescheduling", [True, False])
 def test_pending_pods_become_a_reschedule_request(
-    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, rescheduling: bool
+    kube: KubeTarget, kubelet: Kubelet, rendered: RenderedRepo, make_agent: AgentFactory, rescheduling: bool
 ) -> None:
-    assert kube.fake is not None
     ns = kube.namespace
     rendered.commit(layout("c1", deployment("c1", ns, "web", replicas=2)))
     agent = make_agent(clock=later(3), rescheduling_enabled=rescheduling)
-    kube.fake.create_pod(ns, "web-1", requests={"cpu": "100m"}, labels={"app": "web"})
-    kube.fake.set_pod_phase(ns, "web-1", "Pending", reason="Unschedulable", message="0/1 nodes are available")
+    assert agent.pass_once().exit_code == EXIT_OK
+    kubelet.until(lambda: unschedulable(kube, "web") == 2, "web's pods Unschedulable (no node)")
     assert agent.pass_once().exit_code == EXIT_OK
     requests = status_of(rendered)["status"]["rescheduleRequests"]
     if not rescheduling:

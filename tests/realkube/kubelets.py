@@ -58,10 +58,16 @@ class Kubelet(Protocol):
     def set_node_ready(self, name: str, ready: bool) -> None: ...
 
     def occupy(
-        self, node: str, namespace: str, requests: Mapping[str, str] | None = None, name: str = ""
+        self,
+        node: str,
+        namespace: str,
+        requests: Mapping[str, str] | None = None,
+        name: str = "",
+        labels: Mapping[str, str] | None = None,
     ) -> str:
-        """A running pod that nova-gitops does not manage, bound to ``node``, requesting ``requests`` (all
-        the cpu and memory still free there by default); returns its name."""
+        """A running pod bound to ``node`` (no controller's: nova-gitops does not manage it, unless
+        ``labels`` say so), requesting ``requests`` (all the cpu and memory still free there by default);
+        returns its name. Paused, it is bound and waits like the others."""
         ...
 
     def pause(self) -> None:
@@ -91,11 +97,13 @@ def free_requests(allocatable: Mapping[str, Any], pods: Sequence[Mapping[str, An
     return {"cpu": f"{free['cpu']}m", "memory": str(free["memory"] // 1000)}
 
 
-def occupant(name: str, node: str, requests: Mapping[str, str]) -> dict[str, Any]:
+def occupant(
+    name: str, node: str, requests: Mapping[str, str], labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "labels": {OCCUPANT_LABEL: "true"}},
+        "metadata": {"name": name, "labels": {OCCUPANT_LABEL: "true", **dict(labels or {})}},
         "spec": {
             "nodeName": node,
             "containers": [
@@ -122,7 +130,12 @@ class RealKubelet(standin.StandInKubelet):
         self.check()
 
     def occupy(
-        self, node: str, namespace: str, requests: Mapping[str, str] | None = None, name: str = ""
+        self,
+        node: str,
+        namespace: str,
+        requests: Mapping[str, str] | None = None,
+        name: str = "",
+        labels: Mapping[str, str] | None = None,
     ) -> str:
         full = self.node_name(node)
         chosen = name or f"occupant-{full}"
@@ -133,7 +146,7 @@ class RealKubelet(standin.StandInKubelet):
             )
             requests = free_requests(listed["status"]["allocatable"], pods.get("items") or [])
         self.rest.request(
-            "POST", f"/api/v1/namespaces/{namespace}/pods", body=occupant(chosen, full, requests)
+            "POST", f"/api/v1/namespaces/{namespace}/pods", body=occupant(chosen, full, requests, labels)
         )
         if not self._paused:
             path = f"/api/v1/namespaces/{namespace}/pods/{chosen}"
@@ -214,7 +227,12 @@ class FakeKubelet:
         self.sim.set_node_ready(self.node_name(name), ready)
 
     def occupy(
-        self, node: str, namespace: str, requests: Mapping[str, str] | None = None, name: str = ""
+        self,
+        node: str,
+        namespace: str,
+        requests: Mapping[str, str] | None = None,
+        name: str = "",
+        labels: Mapping[str, str] | None = None,
     ) -> str:
         full = self.node_name(node)
         chosen = name or f"occupant-{full}"
@@ -229,11 +247,9 @@ class FakeKubelet:
             chosen,
             requests=requests,
             node_name=full,
-            labels={OCCUPANT_LABEL: "true"},
-            phase="Pending",
+            labels={OCCUPANT_LABEL: "true", **dict(labels or {})},
+            phase="Pending" if self.sim.kubelet_paused else "Running",  # no step: nothing else moves
         )
-        if not self.sim.kubelet_paused:
-            self.sim.step()
         return chosen
 
     def pause(self) -> None:
