@@ -7,12 +7,14 @@ Shared by the waves demo (``examples/demo/run.py --waves``), its end-to-end test
 
 Why one clock for everything in the stepped story: the controller's rollout clock (bakes, health timeouts)
 is the agents' and the simulated clusters' clock, so "healthy for 5 s" and "ProgressDeadlineExceeded after
-20 s" happen when the story advances time, never by waiting.
+20 s" happen when the story advances time, never by waiting. On real clusters (``waves_loop(kubeconfigs=)``,
+``tests.e2e.realloop``) every clock is the wall clock: :func:`until` and :func:`until_complete` cycle until
+the condition holds instead of counting cycles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from nova_gitops.controller import rollingout
 from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
 from tests.e2e import manifests
 from tests.e2e.localloop import LocalLoop, git
+from tests.e2e.realloop import Kubeconfig, RealLoop
 
 RELEASE_PREFIX = "nova/clusters/"
 CANARY_LABELS = {"tier": "canary"}  # what `nova-agent --label tier=canary` reports for wlc-1
@@ -47,7 +50,9 @@ spec:
 """
 
 
-def strategy(waves: Iterable[tuple[str, Mapping[str, str]]] = (("canary", CANARY_LABELS),)) -> str:
+def strategy(
+    waves: Iterable[tuple[str, Mapping[str, str]]] = (("canary", CANARY_LABELS),), bake_seconds: int = 5
+) -> str:
     """A RolloutStrategy: the named waves by cluster labels, then the implicit ``others``; a 5 s bake."""
     listed = "".join(
         f"  - name: {name}\n    clusterSelector:\n      matchLabels: {{{_flow(labels)}}}\n"
@@ -60,7 +65,7 @@ metadata:
   name: fleet
 spec:
   waves:
-{listed}  bakeTime: 5s
+{listed}  bakeTime: {bake_seconds}s
   healthTimeout: 2m
   onFailure: pause
 """
@@ -70,7 +75,10 @@ def _flow(labels: Mapping[str, str]) -> str:
     return ", ".join(f"{key}: {value}" for key, value in labels.items())
 
 
-def storefront(image_tag: str, cpu: str = "250m") -> str:
+def storefront(image_tag: str, cpu: str = "250m", progress_deadline: int = PROGRESS_DEADLINE_SECONDS) -> str:
+    """The storefront at version ``image_tag``: its image's tag, and its pod template's
+    ``app.kubernetes.io/version`` label, which tells the versions apart where every version runs one
+    pullable image (the demo on clusters with kubelets of their own: ``tests.e2e.realloop``)."""
     return f"""\
 apiVersion: apps/v1
 kind: Deployment
@@ -80,12 +88,12 @@ metadata:
   labels: {{app.kubernetes.io/part-of: web}}
 spec:
   replicas: 2
-  progressDeadlineSeconds: {PROGRESS_DEADLINE_SECONDS}
+  progressDeadlineSeconds: {progress_deadline}
   selector:
     matchLabels: {{app: storefront}}
   template:
     metadata:
-      labels: {{app: storefront}}
+      labels: {{app: storefront, app.kubernetes.io/version: "{image_tag}"}}
     spec:
       containers:
       - name: web
@@ -95,26 +103,38 @@ spec:
 """
 
 
-SOURCE = {
-    "apps/platform.yaml": manifests.PLATFORM,
-    "apps/storefront.yaml": storefront("1.0"),
-    "policies/platform.yaml": manifests.PLATFORM_POLICY,
-    "policies/web.yaml": WEB_POLICY,
-    "rollout/strategy.yaml": strategy(),
-}
+def source(bake_seconds: int = 5, progress_deadline: int = PROGRESS_DEADLINE_SECONDS) -> dict[str, str]:
+    """The first push of the story: the platform, storefront 1.0, the policies and the strategy."""
+    return {
+        "apps/platform.yaml": manifests.PLATFORM,
+        "apps/storefront.yaml": storefront("1.0", progress_deadline=progress_deadline),
+        "policies/platform.yaml": manifests.PLATFORM_POLICY,
+        "policies/web.yaml": WEB_POLICY,
+        "rollout/strategy.yaml": strategy(bake_seconds=bake_seconds),
+    }
 
 
-def waves_loop(root: Path, *, controller_log: Any = None) -> LocalLoop:
-    """Two clusters, wlc-1 labelled canary; agents follow their release branches; one simulated clock."""
+SOURCE = source()
+
+
+def waves_loop(
+    root: Path,
+    *,
+    controller_log: Any = None,
+    kubeconfigs: Mapping[str, Kubeconfig] | None = None,
+    **real: Any,
+) -> LocalLoop:
+    """Two clusters, wlc-1 labelled canary; agents follow their release branches. Simulated, on one
+    simulated clock; or, with ``kubeconfigs``, the real clusters they name, on the wall clock (``real``:
+    :class:`RealLoop`'s options)."""
+    labels = {
+        "agent_settings": {"follow_release": True},
+        "cluster_settings": {"wlc-1": {"cluster_labels": CANARY_LABELS}},
+    }
+    if kubeconfigs is not None:
+        return RealLoop(root, kubeconfigs, controller_log=controller_log, **labels, **real)
     clock = FakeClock()
-    return LocalLoop(
-        root,
-        agent_clock=clock,
-        wall_clock=clock.now,
-        agent_settings={"follow_release": True},
-        cluster_settings={"wlc-1": {"cluster_labels": CANARY_LABELS}},
-        controller_log=controller_log,
-    )
+    return LocalLoop(root, agent_clock=clock, wall_clock=clock.now, controller_log=controller_log, **labels)
 
 
 def released(loop: LocalLoop) -> dict[str, str]:
@@ -155,12 +175,37 @@ def cycle(loop: LocalLoop, seconds: float = 1.0, times: int = 1) -> None:
 
 
 def until_complete(loop: LocalLoop, limit: int = 30) -> int:
-    """Cycle (1 s each) until the record says the rollout is complete; how many cycles it took."""
-    for cycles in range(1, limit + 1):
+    """Cycle (1 s each) until the record says the rollout is complete; how many cycles it took. On real
+    clusters, cycle on the wall clock for ``limit`` × 4 seconds at most."""
+    cycles = 0
+
+    def complete() -> bool:
+        nonlocal cycles
         cycle(loop)
-        if record(loop).get("outcome") == "complete":
+        cycles += 1
+        return record(loop).get("outcome") == "complete"
+
+    if isinstance(loop, RealLoop):
+        loop.until(lambda: None, complete, "the rollout to be complete", timeout=limit * 4.0)
+        return cycles
+    while cycles < limit:
+        if complete():
             return cycles
     raise AssertionError(f"the rollout is not complete after {limit} cycles: {record(loop)}")
+
+
+def until(
+    loop: LocalLoop, condition: Callable[[], bool], what: str, cycles: int, seconds: float = 1.0
+) -> None:
+    """The story goes on until ``condition()``: on the simulated clock, ``cycles`` cycles of ``seconds``
+    each, after which it must hold; on real clusters, cycles until it holds (2 minutes at most, plus the
+    simulated time those cycles stand for)."""
+    if isinstance(loop, RealLoop):
+        loop.until(lambda: cycle(loop), condition, what, timeout=120.0 + cycles * seconds)
+        return
+    cycle(loop, seconds, cycles)
+    if not condition():
+        raise AssertionError(f"after {cycles} cycles of {seconds:g} s, still not {what}")
 
 
 def request_abort(loop: LocalLoop, revision: str) -> str:
