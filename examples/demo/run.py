@@ -7,6 +7,12 @@ Deployments get pods, pods get nodes or stay Pending when no node fits, statuses
 real kubernetes client. Clocks are simulated so that the agents' 30 s pending timeout takes no time; every
 step is run in turn, so the output is the same on every run.
 
+Or two real clusters (``--kubeconfig-1 PATH --kubeconfig-2 PATH``, docs/demo.md): the same story on the wall
+clock, each step waiting until the clusters show what it tells. A control plane without nodes (kube-apiserver,
+controller-manager and scheduler only, as ``../shared/realk8s`` starts them) gets two 4-cpu nodes per cluster
+from the test suite's stand-in kubelet (``tests/realkube``); a cluster with nodes of its own (kind) runs the
+story on them, with a pullable image (``examples/demo/settings.py``, ``tests/e2e/realloop.py``).
+
 The story: the agents report their clusters; workloads without a policy go nowhere; policies place the
 platform on both clusters and each shop colour on one; wlc-2 fills up, its pods stay Pending, its agent asks
 for a reschedule and the controller moves the group to wlc-1; room comes back and a push pins blue to wlc-2.
@@ -14,7 +20,8 @@ for a reschedule and the controller moves the group to wlc-1; room comes back an
 ``--waves`` tells another story on the same loop: a progressive rollout, canary first, then the rest, and a
 failing revision paused and rolled back (``examples/demo/waves.py``).
 
-Options: ``--workdir DIR`` keeps the repositories there (default: a temporary directory, removed at the end).
+Options: ``--workdir DIR`` keeps the repositories there (default: a temporary directory, removed at the end);
+``--help`` lists the rest.
 """
 
 from __future__ import annotations
@@ -24,7 +31,9 @@ import io
 import os
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the demo runs from a checkout: tests/ holds the simulated clusters
@@ -48,10 +57,7 @@ def say(text: str) -> None:
     print(f"   {text}")
 
 
-def show_clusters(loop: object) -> None:
-    from tests.e2e.localloop import LocalLoop
-
-    assert isinstance(loop, LocalLoop)
+def show_clusters(loop: Any) -> None:
     for name, cluster in loop.clusters.items():
         deployments = cluster.workloads()
         listed = ", ".join(
@@ -61,49 +67,84 @@ def show_clusters(loop: object) -> None:
         pending = len([p for p in cluster.pods("Pending") if p["metadata"]["namespace"] == "shop"])
         say(
             f"{name}: {listed or 'no shop deployment'}"
-            + (f"; {pending} shop pods Pending" if pending else "")
+            + (f"; {pending} shop {'pod' if pending == 1 else 'pods'} Pending" if pending else "")
         )
 
 
-def _ready(body: dict[str, object]) -> object:
+def _ready(body: dict[str, Any]) -> object:
     status = body.get("status")
     return status.get("readyReplicas", 0) if isinstance(status, dict) else 0
 
 
-def show_placement(loop: object) -> None:
-    from tests.e2e.localloop import LocalLoop
-
-    assert isinstance(loop, LocalLoop)
+def show_placement(loop: Any) -> None:
     for name, group in sorted(loop.placement().items()):
         objects = ", ".join(sorted({obj["name"] for obj in group["objects"]}))
         say(f"{name:<30} {group['mode']:<9} → {', '.join(group['clusters'])}   ({objects})")
 
 
-def show_commit(loop: object) -> None:
-    from tests.e2e.localloop import LocalLoop
-
-    assert isinstance(loop, LocalLoop)
+def show_commit(loop: Any) -> None:
     for line in loop.head_message().splitlines():
         if line and not line.startswith("Nova-Source"):
             say(f"│ {line}")
 
 
-def run(workdir: Path) -> int:
-    from nova_gitops.controller.logs import JsonLog
-    from tests.e2e import manifests
+def make_loop(workdir: Path, settings: Any, **options: Any) -> Any:
+    """The loop on the simulated clusters, or on the real ones the settings name."""
+    if settings.real:
+        from tests.e2e.realloop import RealLoop
+
+        return RealLoop(workdir, **settings.loop_options(), **options)
     from tests.e2e.localloop import LocalLoop
 
+    return LocalLoop(workdir, **options)
+
+
+def files(loop: Any, pushed: dict[str, str]) -> dict[str, str | None]:
+    """What to push for these source files: on clusters whose kubelets pull images, images they can pull."""
+    rewrite = getattr(loop, "files", None)
+    return rewrite(pushed) if rewrite is not None else dict(pushed)
+
+
+def nodes_of(cluster: Any) -> list[dict[str, Any]]:
+    """A cluster's nodes, simulated or real."""
+    return cluster.nodes() if hasattr(cluster, "nodes") else list(cluster.server.objects("nodes"))
+
+
+def describe_nodes(loop: Any) -> str:
+    """``2 nodes × 4 cpu each`` (the sizes of the first cluster's nodes)."""
+    from nova_gitops.api import quantities
+
+    first = nodes_of(next(iter(loop.clusters.values())))
+    sizes = sorted(
+        {quantities.parse_quantity(node["status"]["allocatable"]["cpu"]) // 1000 for node in first}
+    )
+    each = f"{sizes[0]} cpu each" if len(sizes) == 1 else f"{'–'.join(map(str, (sizes[0], sizes[-1])))} cpu"
+    return f"{len(first)} {'node' if len(first) == 1 else 'nodes'} × {each}"
+
+
+def run(workdir: Path, settings: Any) -> int:
+    from nova_gitops.controller.logs import JsonLog
+    from tests.e2e import manifests
+
     controller_log = io.StringIO()
-    loop = LocalLoop(workdir, controller_log=JsonLog(controller_log))
+    timeout = settings.pending_timeout
+    loop = make_loop(
+        workdir,
+        settings,
+        controller_log=JsonLog(controller_log),
+        agent_settings={"pending_timeout": timedelta(seconds=timeout)},
+    )
     try:
-        step(1, "Two workload clusters (2 nodes × 4 cpu each), an agent on each; they report their capacity")
+        step(
+            1, f"Two workload clusters ({describe_nodes(loop)}), an agent on each; they report their capacity"
+        )
         loop.agents()
         for name in loop.clusters:
             nodes = loop.report(name)["status"]["capacityResources"]
             say(f"{name}: status/{name}.yaml on branch nova-status: {len(nodes)} nodes, Ready")
 
         step(2, "git push: a platform and a shop in two colours, but no SchedulePolicy yet")
-        loop.source.push(manifests.APPS, "apps: platform and shop")
+        loop.source.push(files(loop, manifests.APPS), "apps: platform and shop")
         outcome = loop.reconcile()
         say(
             f"controller: {outcome.unscheduled} objects unscheduled (no SchedulePolicy matches); "
@@ -127,12 +168,19 @@ def run(workdir: Path) -> int:
         show_clusters(loop)
         pending = [p for p in wlc2.pods("Pending") if p["metadata"]["namespace"] == "shop"]
         if pending:
-            say(f"pod {pending[0]['metadata']['name']}: {pending[0]['status']['conditions'][0]['message']}")
-        loop.advance(31)
-        loop.agents()
+            say(f"pod {pending[0]['metadata']['name']}: {_unschedulable(pending[0])}")
+
+        def requested() -> bool:
+            return bool(loop.report("wlc-2")["status"].get("rescheduleRequests"))
+
+        if settings.real:  # the pods wait for real; the agents pass until wlc-2's asks
+            loop.until(loop.agents, requested, "wlc-2's agent to ask for a reschedule", timeout=timeout + 120)
+        else:
+            loop.advance(timeout + 1)
+            loop.agents()
         for request in loop.report("wlc-2")["status"]["rescheduleRequests"]:
             say(
-                f"nova-agent wlc-2 after the 30 s pending timeout: reschedule {request['group']}: "
+                f"nova-agent wlc-2 after the {timeout} s pending timeout: reschedule {request['group']}: "
                 f"{request['reason']}"
             )
 
@@ -151,7 +199,7 @@ def run(workdir: Path) -> int:
         pinned = manifests.shop_colour("blue").replace(
             "  namespace: shop\n", "  namespace: shop\n  annotations: {nova.elotl.co/cluster: wlc-2}\n", 1
         )
-        loop.source.push({"apps/shop-blue.yaml": pinned}, "shop: run blue on wlc-2")
+        loop.source.push(files(loop, {"apps/shop-blue.yaml": pinned}), "shop: run blue on wlc-2")
         loop.reconcile()
         show_commit(loop)
         loop.agents()
@@ -168,7 +216,15 @@ def run(workdir: Path) -> int:
     return 0
 
 
+def _unschedulable(pod: dict[str, Any]) -> str:
+    """kube-scheduler's message on a pod it could not place."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return next((str(c.get("message", "")) for c in conditions if c.get("type") == "PodScheduled"), "")
+
+
 def main() -> int:
+    from examples.demo import settings as demo_settings
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--workdir", type=Path, help="keep the repositories here (default: a temporary directory)"
@@ -178,7 +234,9 @@ def main() -> int:
         action="store_true",
         help="the rollout story: canary, then the rest; a bad revision rolled back",
     )
+    demo_settings.add_arguments(parser)
     arguments = parser.parse_args()
+    chosen = demo_settings.from_arguments(arguments, os.environ)
     for name in [name for name in os.environ if name.startswith("GIT_")]:
         del os.environ[name]
     os.environ.update(GIT_ENVIRONMENT)
@@ -189,9 +247,9 @@ def main() -> int:
         story = waves.run
     if arguments.workdir is not None:
         arguments.workdir.mkdir(parents=True, exist_ok=True)
-        return story(arguments.workdir)
+        return story(arguments.workdir.resolve(), chosen)
     with tempfile.TemporaryDirectory(prefix="nova-demo-") as workdir:
-        return story(Path(workdir))
+        return story(Path(workdir), chosen)
 
 
 if __name__ == "__main__":
