@@ -10,7 +10,8 @@ Behaviours covered:
   pauses the rollout, the record says why and ``nova_rollout_paused`` is 1;
 - an abort request (``rollout/requests.yaml`` on ``nova/rollout``) moves wlc-1's branch back and its agent
   re-applies the previous image; wlc-2 never runs the failing revision at any step;
-- the demo script prints that story;
+- the demo script prints that story, on the simulated clusters or on two real ones when the environment
+  names them (``tests/e2e/conftest.py``), where the bakes and the progress deadline pass on the wall clock;
 - an abort holds when a later render changes no cluster's directory (a capacity change re-renders
   ``PLACEMENT.md`` only): that commit goes on with the aborted rollout instead of starting a new one that
   would release the aborted content to the canary again.
@@ -18,25 +19,24 @@ Behaviours covered:
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import rollouts
+from tests.e2e.democlusters import DemoClusters
 from tests.e2e.localloop import LocalLoop
+from tests.e2e.test_demo import run_demo
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo" / "run.py"
 IMAGE = "registry.example/storefront:{}"
-
-pytestmark = pytest.mark.fake_only
+SIMULATED_CLOCK = "counts cycles of the simulated clock shared by the agents, the clusters and the controller"
 
 
 def runs(loop: LocalLoop, name: str) -> str:
     return rollouts.images(loop, name)["web/storefront"]
 
 
+@pytest.mark.fake_only(SIMULATED_CLOCK)
 def test_a_good_image_goes_wave_by_wave_and_a_failing_one_is_paused_and_rolled_back(tmp_path: Path) -> None:
     loop = rollouts.waves_loop(tmp_path)
     try:
@@ -102,15 +102,8 @@ def test_a_good_image_goes_wave_by_wave_and_a_failing_one_is_paused_and_rolled_b
         loop.close()
 
 
-def test_the_demo_tells_the_waves_story(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(DEMO), "--waves", "--workdir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    output = done.stdout
+def test_the_demo_tells_the_waves_story(tmp_path: Path, demo_clusters: DemoClusters) -> None:
+    output = run_demo(tmp_path, demo_clusters, "--waves")
     for expected in (
         "wlc-1: status/wlc-1.yaml on nova-status: tier=canary",
         "controller: wave others: pending: waits for wave canary",
@@ -128,6 +121,7 @@ def test_the_demo_tells_the_waves_story(tmp_path: Path) -> None:
         assert expected in output, output
 
 
+@pytest.mark.fake_only(SIMULATED_CLOCK)
 def test_an_abort_holds_when_a_later_render_changes_no_cluster_directory(tmp_path: Path) -> None:
     loop = rollouts.waves_loop(tmp_path)
     try:
