@@ -29,10 +29,19 @@ def edit_configmap(kube: KubeTarget, name: str, **data: str) -> None:
 
 
 def scale_deployment(kube: KubeTarget, name: str, replicas: int) -> None:
+    """Read, change, update (PUT) the replica count under its own field manager; read again on a 409
+    Conflict, as client-go's RetryOnConflict does: on a real cluster the Deployment controller writes the
+    status between the read and the update."""
     api = client.AppsV1Api(kube.api_client)
-    live = api.read_namespaced_deployment(name, kube.namespace)
-    live.spec.replicas = replicas
-    api.replace_namespaced_deployment(name, kube.namespace, live, field_manager="kubectl-scale")
+    for attempt in range(5):
+        live = api.read_namespaced_deployment(name, kube.namespace)
+        live.spec.replicas = replicas
+        try:
+            api.replace_namespaced_deployment(name, kube.namespace, live, field_manager="kubectl-scale")
+            return
+        except client.ApiException as error:
+            if error.status != 409 or attempt == 4:
+                raise
 
 
 def live_configmap(kube: KubeTarget, name: str) -> dict[str, str]:
