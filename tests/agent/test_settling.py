@@ -4,36 +4,34 @@ cluster, or a workload still not healthy long after the apply, is looked at ever
 
 from __future__ import annotations
 
-import pytest
-
 from nova_agent.clocks import FakeClock
 from nova_agent.running import EXIT_OK
 from nova_agent.settings import SETTLE_WINDOW
 from tests.agent.conftest import AgentFactory
 from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, deployment, layout
+from tests.agent.pods import available
 from tests.agent.test_revision_health import with_image
 from tests.fakekube.fixtures import KubeTarget
-from tests.fakekube.simulation import SimulatedCluster
-
-pytestmark = pytest.mark.fake_only
+from tests.realkube.kubelets import Kubelet
 
 
 def test_passes_come_sooner_until_what_was_applied_is_healthy(
-    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+    kube: KubeTarget, kubelet: Kubelet, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:
-    assert kube.fake is not None
     ns = kube.namespace
-    kube.fake.add_node("n1")
-    cluster = SimulatedCluster(kube.fake)
+    kubelet.add_node("n1")
+    kubelet.pause()  # applied, not yet available, whatever the timing
     clock = FakeClock()
     agent = make_agent(clock=clock, interval=30.0, settle_interval=5.0)
     rendered.commit(layout("c1", deployment("c1", ns, "web")))
     outcome = agent.pass_once()
     assert outcome.exit_code == EXIT_OK and agent.next_delay(outcome) == 5.0  # applied, not yet available
-    cluster.step()
+    kubelet.resume()
+    kubelet.until(lambda: available(kube, "web") == 1, "web available")
     assert agent.next_delay(agent.pass_once()) == 30.0  # healthy: back to the interval
 
+    kubelet.pause()
     rendered.commit(layout("c1", with_image(deployment("c1", ns, "web"), "registry.example/app:2")))
     assert agent.next_delay(agent.pass_once()) == 5.0
     clock.advance(SETTLE_WINDOW.total_seconds() + 1)
