@@ -1,9 +1,13 @@
 """Discovery that changes under a running agent: a CRD installed by someone else after the agent's first
 pass is found on the next pass (a discovery miss rediscovers, at most once per pass), and an inventory entry
 whose kind is not (yet) discovered is kept, not forgotten, so the object is pruned once its kind is served
-again."""
+again. Each test has a CRD group of its own (a real cluster keeps CRDs beyond a test's namespace), deleted
+afterwards."""
 
 from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
 
 import pytest
 
@@ -18,7 +22,23 @@ from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, layout, widget, widget_crd
 from tests.fakekube.fixtures import KubeTarget
 
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget", True)
+
+@pytest.fixture
+def group(kube: KubeTarget) -> Iterator[str]:
+    """A Widget API group no other test uses; its CRD is deleted at the end."""
+    name = f"t{secrets.token_hex(3)}.example.com"
+    yield name
+    from kubernetes import client
+
+    try:
+        client.ApiextensionsV1Api(kube.api_client).delete_custom_resource_definition(f"widgets.{name}")
+    except client.ApiException as error:
+        if error.status != 404:
+            raise
+
+
+def widgets(group: str) -> Resource:
+    return Resource(group, "v1", "widgets", "Widget", True)
 
 
 class HidingKube(ApiClientKube):
@@ -30,31 +50,29 @@ class HidingKube(ApiClientKube):
         return None if kind == self.hidden else super().resource_for(api_version, kind)
 
 
-@pytest.mark.fake_only
 def test_a_crd_installed_by_someone_else_is_discovered_on_the_next_pass(
-    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, group: str
 ) -> None:
     ns = kube.namespace
     rendered.commit(layout("c1", configmap("c1", ns, "a")))
     agent = make_agent(report_enabled=False)
     assert agent.pass_once().exit_code == EXIT_OK  # discovery is now cached, without widgets
     someone_else = ApiClientKube(kube.api_client)
-    someone_else.apply(CRD_RESOURCE, widget_crd("c1"), force=True)
-    assert wait_for_crds(someone_else, ["widgets.example.com"], SystemClock(), 10.0) == []
-    rendered.commit(layout("c1", configmap("c1", ns, "a"), widget("c1", ns, "w1")))
+    someone_else.apply(CRD_RESOURCE, widget_crd("c1", group), force=True)
+    assert wait_for_crds(someone_else, [f"widgets.{group}"], SystemClock(), 10.0) == []
+    rendered.commit(layout("c1", configmap("c1", ns, "a"), widget("c1", ns, "w1", group=group)))
     outcome = agent.pass_once()
     assert outcome.exit_code == EXIT_OK, outcome.message
     assert outcome.sync is not None and [r.name for r in outcome.sync.applied] == ["w1"]
-    assert agent.kube.get(WIDGETS, ns, "w1") is not None
+    assert agent.kube.get(widgets(group), ns, "w1") is not None
 
 
-@pytest.mark.fake_only
 def test_an_undiscovered_kind_keeps_its_inventory_entries_until_it_can_be_pruned(
-    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, group: str
 ) -> None:
     ns = kube.namespace
     cms = [configmap("c1", ns, f"cm-{i}") for i in range(4)]
-    rendered.commit(layout("c1", widget_crd("c1"), widget("c1", ns, "w1"), *cms))
+    rendered.commit(layout("c1", widget_crd("c1", group), widget("c1", ns, "w1", group=group), *cms))
     kube_port = HidingKube(kube.api_client)
     agent = make_agent(api_client=kube.api_client, report_enabled=False)
     agent.kube = kube_port
@@ -68,4 +86,4 @@ def test_an_undiscovered_kind_keeps_its_inventory_entries_until_it_can_be_pruned
     kube_port.hidden = ""
     caught_up = agent.pass_once()
     assert caught_up.sync is not None and [r.name for r in caught_up.sync.pruned] == ["w1"]
-    assert kube_port.get(WIDGETS, ns, "w1") is None
+    assert kube_port.get(widgets(group), ns, "w1") is None
