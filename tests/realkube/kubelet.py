@@ -371,12 +371,17 @@ class StandInKubelet:
                 self._delete_node_objects(metadata["name"])
 
     def _delete_node_objects(self, name: str) -> None:
+        """Cordon the node (no new pod is bound to it), delete its pods, its Lease and the Node, then any pod
+        bound while that went on: a pod left on a deleted node would hold its namespace's deletion until
+        the pod garbage collector's quarantine ends."""
         with contextlib.suppress(KubeApiError, KubeUnavailable):
-            pods = self.rest.request(
-                "GET", "/api/v1/pods", query=[("fieldSelector", f"spec.nodeName={name}")]
+            self.rest.request(
+                "PATCH",
+                f"/api/v1/nodes/{name}",
+                body={"spec": {"unschedulable": True}},
+                content_type=MERGE_PATCH,
             )
-            for pod in pods.get("items") or []:
-                self._delete_pod(pod)
+        self._delete_pods_on(name)
         for path in (
             f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases/{name}",
             f"/api/v1/nodes/{name}",
@@ -388,6 +393,15 @@ class StandInKubelet:
                     self._error(f"delete {path}: {error}")
             except KubeUnavailable as error:
                 self._error(f"delete {path}: {error}")
+        self._delete_pods_on(name)
+
+    def _delete_pods_on(self, name: str) -> None:
+        with contextlib.suppress(KubeApiError, KubeUnavailable):
+            pods = self.rest.request(
+                "GET", "/api/v1/pods", query=[("fieldSelector", f"spec.nodeName={name}")]
+            )
+            for pod in pods.get("items") or []:
+                self._delete_pod(pod)
 
     # ----- pods
 
