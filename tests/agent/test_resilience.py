@@ -1,12 +1,14 @@
 """Resilience and the whole loop: a git remote that is down leaves the cluster as it is, reports exit 4 and
 backs off (growing delays); an agent killed mid-apply converges on the next pass and still prunes what it had
 applied before the kill; custom resources wait for their CRD to be Established; the API server's injected 500s
-fail one object, not the pass; two agents on two fake clusters sync one rendered repo, report, and prune after
-a change; ``nova-agent sync`` via the CLI with --kubeconfig/--context; ``run`` sleeps the interval between
-passes until stopped; --dry-run persists nothing (server-side dryRun=All, no inventory, no report push)."""
+fail one object, not the pass; two agents on two clusters (fakes, or the two real clusters) sync one
+rendered repo, report, and prune after a change; ``nova-agent sync`` via the CLI with --kubeconfig/--context;
+``run`` sleeps the interval between passes until stopped; --dry-run persists nothing (server-side
+dryRun=All, no inventory, no report push)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +29,7 @@ from tests.agent.gitrepos_helpers import RenderedRepo, git
 from tests.agent.manifests import configmap, layout, widget, widget_crd
 from tests.fakekube.fixtures import KubeTarget, client_for
 from tests.fakekube.server import FakeKubeServer
+from tests.realkube import kubelets
 
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 
@@ -91,7 +94,7 @@ def test_killed_mid_apply_converges_next_pass(
     assert pruned.sync is not None and [r.name for r in pruned.sync.pruned] == ["cm-0"]
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("delays CRD establishment and injects a 500 on one apply")
 def test_custom_resources_wait_for_their_crd_and_injected_500_fails_one_object(
     rendered: RenderedRepo, tmp_path: Path
 ) -> None:
@@ -120,43 +123,47 @@ def test_custom_resources_wait_for_their_crd_and_injected_500_fails_one_object(
         server.stop()
 
 
-@pytest.mark.fake_only
-def test_two_agents_on_two_clusters_sync_report_and_prune(rendered: RenderedRepo, tmp_path: Path) -> None:
-    servers = {"c1": FakeKubeServer(), "c2": FakeKubeServer()}
-    try:
-        for name, server in servers.items():
-            server.add_node(f"{name}-node")
-        files = layout("c1", configmap("c1", "default", "a"), configmap("c1", "default", "b"))
-        files |= layout("c2", *(configmap("c2", "default", f"x{i}") for i in range(4)))
+def test_two_agents_on_two_clusters_sync_report_and_prune(
+    rendered: RenderedRepo, tmp_path: Path, kube_pair: tuple[KubeTarget, KubeTarget]
+) -> None:
+    targets = dict(zip(("c1", "c2"), kube_pair, strict=True))
+    with contextlib.ExitStack() as stack:
+        for name, target in targets.items():
+            kubelet = stack.enter_context(
+                kubelets.for_target(target.api_client, target.fake, target.namespace)
+            )
+            kubelet.add_node(f"{name}-node")
+        one, two = targets["c1"].namespace, targets["c2"].namespace
+        files = layout("c1", configmap("c1", one, "a"), configmap("c1", one, "b"))
+        files |= layout("c2", *(configmap("c2", two, f"x{i}") for i in range(4)))
         rendered.commit(files)
         agents = {
             name: Agent(
-                AgentSettings(name, rendered.url, tmp_path / f"cache-{name}", namespace="default"),
-                ApiClientKube(client_for(server)),
+                AgentSettings(name, rendered.url, tmp_path / f"cache-{name}", namespace=target.namespace),
+                ApiClientKube(target.api_client),
                 FakeClock(),
             )
-            for name, server in servers.items()
+            for name, target in targets.items()
         }
         for agent in agents.values():
             assert agent.pass_once().exit_code == EXIT_OK
-        assert sorted(
-            o["metadata"]["name"]
-            for o in servers["c1"].objects("configmaps")
-            if "inventory" not in o["metadata"]["name"]
-        ) == ["a", "b"]
-        assert (
-            len([o for o in servers["c2"].objects("configmaps") if "inventory" not in o["metadata"]["name"]])
-            == 4
-        )
-        rendered.commit({"clusters/c2/default/configmap-x0.yaml": None})
+
+        def configmaps(name: str) -> list[str]:
+            target = targets[name]
+            listed = ApiClientKube(target.api_client).list(CONFIGMAPS, target.namespace)
+            names = (str(body["metadata"]["name"]) for body in listed)
+            return sorted(n for n in names if "inventory" not in n and n != "kube-root-ca.crt")
+
+        assert configmaps("c1") == ["a", "b"]
+        assert configmaps("c2") == ["x0", "x1", "x2", "x3"]
+        rendered.commit({f"clusters/c2/{two}/configmap-x0.yaml": None})
         outcomes = {name: agent.pass_once() for name, agent in agents.items()}
         assert outcomes["c1"].sync is not None and outcomes["c1"].sync.pruned == []
         assert outcomes["c2"].sync is not None and [r.name for r in outcomes["c2"].sync.pruned] == ["x0"]
-        for name in servers:
-            assert f"name: {name}" in rendered.show("nova-status", f"status/{name}.yaml")
-    finally:
-        for server in servers.values():
-            server.stop()
+        assert configmaps("c2") == ["x1", "x2", "x3"]
+        for name in targets:
+            report = rendered.show("nova-status", f"status/{name}.yaml")
+            assert f"name: {name}" in report and f"{name}-node" in report
 
 
 def test_cli_sync_uses_the_kubeconfig_and_says_what_happened(

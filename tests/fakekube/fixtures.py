@@ -5,7 +5,8 @@ real cluster instead, so the same tests check that the fake is not more lenient 
 that need a fault only the fake can make (an injected answer, a request count, a stalled controller) are
 marked `fake_only("<which fault>")` and skipped there, the skip saying why.
 
-`kubelet` gives a test nodes whose pods run, on either: the fake's simulated cluster or, on a real cluster,
+`kube_pair` is two clusters (two fakes, or the two real clusters of `../shared/realk8s/up DIR 2`). `kubelet`
+gives a test nodes whose pods run, on either: the fake's simulated cluster or, on a real cluster,
 the stand-in kubelet (`tests.realkube.kubelets`), behind one interface.
 Clients are built explicitly from a Configuration or kubeconfig, never from the library's process-wide
 default, as our own code must do.
@@ -13,6 +14,7 @@ default, as our own code must do.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from tests.fakekube.server import FakeKubeServer
 from tests.realkube.kubelets import Kubelet
 
 KUBECONFIG_VARIABLE = "NOVA_TEST_KUBECONFIG"
+PAIR_VARIABLES = ("REALK8S_KUBECONFIG_1", "REALK8S_KUBECONFIG_2")
 CONTEXT_VARIABLE = "NOVA_TEST_CONTEXT"
 FAKE_CONTEXT = "fakekube"
 
@@ -98,23 +101,27 @@ def _real_cluster(config_file: str, context: str | None) -> tuple[Any, str]:
     return api_client, context
 
 
-@pytest.fixture
-def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KubeTarget]:
+def _skip_fake_only(request: pytest.FixtureRequest) -> None:
+    marker = request.node.get_closest_marker("fake_only")
+    if marker is not None:
+        pytest.skip(f"fake_only: {fake_only_reason(marker)}; running against a real cluster")
+
+
+@contextlib.contextmanager
+def _target(
+    config_file: str | None, fake: FakeKubeServer | None, kubeconfig_path: Path
+) -> Iterator[KubeTarget]:
+    """A fresh namespace on the real cluster of ``config_file``, or on ``fake`` (its kubeconfig written to
+    ``kubeconfig_path``); the namespace of a real cluster is deleted afterwards."""
     from kubernetes import client
 
-    config_file = os.environ.get(KUBECONFIG_VARIABLE)
-    fake: FakeKubeServer | None = None
     if config_file:
-        marker = request.node.get_closest_marker("fake_only")
-        if marker is not None:
-            pytest.skip(f"fake_only: {fake_only_reason(marker)}; running against a real cluster")
         api_client, context = _real_cluster(config_file, os.environ.get(CONTEXT_VARIABLE))
         kubeconfig_path = Path(config_file)
     else:
-        fake = request.getfixturevalue("fake_kube")
         assert fake is not None
         api_client, context = client_for(fake), FAKE_CONTEXT
-        kubeconfig_path = write_kubeconfig(tmp_path / "kubeconfig", fake.url)
+        kubeconfig_path = write_kubeconfig(kubeconfig_path, fake.url)
     namespace = f"nova-test-{secrets.token_hex(4)}"
     core = client.CoreV1Api(api_client)
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
@@ -126,6 +133,43 @@ def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KubeTarget]
         if fake is None:
             core.delete_namespace(namespace)
         api_client.close()
+
+
+@pytest.fixture
+def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KubeTarget]:
+    config_file = os.environ.get(KUBECONFIG_VARIABLE)
+    fake: FakeKubeServer | None = None
+    if config_file:
+        _skip_fake_only(request)
+    else:
+        fake = request.getfixturevalue("fake_kube")
+    with _target(config_file, fake, tmp_path / "kubeconfig") as target:
+        yield target
+
+
+@pytest.fixture
+def kube_pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[KubeTarget, KubeTarget]]:
+    """Two clusters for one test (each with a fresh namespace): two fake API servers, or with
+    NOVA_TEST_KUBECONFIG the real clusters of REALK8S_KUBECONFIG_1 and REALK8S_KUBECONFIG_2 (the first one
+    twice, in two namespaces, when there is no second)."""
+    config_file = os.environ.get(KUBECONFIG_VARIABLE)
+    if config_file:
+        _skip_fake_only(request)
+        first = os.environ.get(PAIR_VARIABLES[0]) or config_file
+        files: tuple[str | None, str | None] = (first, os.environ.get(PAIR_VARIABLES[1]) or first)
+        fakes: tuple[FakeKubeServer | None, FakeKubeServer | None] = (None, None)
+    else:
+        files, fakes = (None, None), (FakeKubeServer(), FakeKubeServer())
+    try:
+        with (
+            _target(files[0], fakes[0], tmp_path / "kubeconfig-1") as one,
+            _target(files[1], fakes[1], tmp_path / "kubeconfig-2") as two,
+        ):
+            yield one, two
+    finally:
+        for server in fakes:
+            if server is not None:
+                server.stop()
 
 
 @pytest.fixture
