@@ -337,7 +337,7 @@ def _users(kube: KubeTarget, namespace: str, configmap_name: str) -> None:
 
 
 @needs_kubectl
-@pytest.mark.fake_only
+@pytest.mark.fake_only("reads the fake's request log: every request the agent made, checked against its Role")
 def test_the_agents_rbac_grants_everything_a_full_apply_agent_does(kube: KubeTarget, tmp_path: Path) -> None:
     fake = kube.fake
     assert fake is not None
@@ -414,7 +414,9 @@ def test_the_agents_rbac_grants_everything_a_full_apply_agent_does(kube: KubeTar
 
 
 @needs_kubectl
-@pytest.mark.fake_only
+@pytest.mark.fake_only(
+    "reads the fake's request log: every request the delegated agent made, checked against its Role"
+)
 def test_the_delegated_agents_rbac_grants_its_reads(kube: KubeTarget, tmp_path: Path) -> None:
     fake = kube.fake
     assert fake is not None
@@ -438,7 +440,9 @@ def test_the_delegated_agents_rbac_grants_its_reads(kube: KubeTarget, tmp_path: 
 
 
 @needs_kubectl
-@pytest.mark.fake_only
+@pytest.mark.fake_only(
+    "reads the fake's request log: every request of leader election, checked against each overlay's Role"
+)
 def test_every_controller_overlay_grants_leader_election(kube: KubeTarget) -> None:
     fake = kube.fake
     assert fake is not None
@@ -580,7 +584,7 @@ def _watched(requests: Sequence[RecordedRequest]) -> set[str]:
 
 
 @needs_kubectl
-@pytest.mark.fake_only
+@pytest.mark.fake_only("reads the fake's request log and refuses what RBAC denies (injected 403s)")
 def test_the_controlplane_overlay_grants_the_source_and_its_write_back(
     kube: KubeTarget, tmp_path: Path
 ) -> None:

@@ -24,7 +24,7 @@ def live_names(result: SyncResult | None) -> set[str]:
     return {body["metadata"]["name"] for body in result.live}
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 403 on the cluster-wide list of ConfigMaps")
 def test_a_kind_forbidden_cluster_wide_is_listed_per_namespace(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:
@@ -42,7 +42,7 @@ def test_a_kind_forbidden_cluster_wide_is_listed_per_namespace(
     assert len(kube.fake.write_requests()) == writes_before
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 403 on every list of ConfigMaps")
 def test_a_kind_that_cannot_be_listed_is_its_own_error(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:
@@ -59,7 +59,7 @@ def test_a_kind_that_cannot_be_listed_is_its_own_error(
     assert live_names(outcome.sync) == {"web"}
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 403 on the apply of a Deployment")
 def test_an_apply_refused_by_rbac_names_the_role_that_grants_it(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:

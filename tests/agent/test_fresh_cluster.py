@@ -112,7 +112,7 @@ def agent_namespace_absent(kube: KubeTarget, name: str) -> bool:
     return ApiClientKube(kube.api_client).get(NAMESPACES, "", name) is None
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 403 on the apply of the agent's namespace")
 def test_a_namespace_the_agent_may_not_create_is_named_with_its_role_and_the_workaround(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, agent_namespace: str
 ) -> None:

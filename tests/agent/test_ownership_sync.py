@@ -281,7 +281,7 @@ def test_a_secret_whose_values_are_not_strings_is_refused_without_quoting_them(
     assert "s3cr3t" not in outcome.message and "s3cr3t" not in caplog.text
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 500 whose message echoes a Secret's value")
 def test_a_secret_value_echoed_by_the_server_is_redacted_everywhere(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -29,7 +29,7 @@ from tests.agent.gitrepos_helpers import RenderedRepo
 from tests.agent.manifests import configmap, layout
 from tests.fakekube.fixtures import KubeTarget
 
-pytestmark = pytest.mark.fake_only
+pytestmark = pytest.mark.fake_only("injects 403, 422 and 503 answers and an exception in a pass")
 
 SERVICE_ACCOUNT = "system:serviceaccount:nova-agent:nova-agent"
 

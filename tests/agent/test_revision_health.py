@@ -38,7 +38,10 @@ def with_image(body: dict[str, Any], image: str) -> dict[str, Any]:
     return body
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only(
+    "holds the Deployment controller back (a status of the previous generation while the agent reports): "
+    "a real controller-manager observes at once"
+)
 def test_a_stale_healthy_never_stands_for_a_new_revision(
     kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory
 ) -> None:

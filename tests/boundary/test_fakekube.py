@@ -16,7 +16,6 @@ Behaviours covered:
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -25,6 +24,8 @@ from kubernetes import client, config, dynamic
 from tests.fakekube.clienting import configmap, deployment, request, status_of
 from tests.fakekube.fixtures import KubeTarget
 from tests.fakekube.server import FakeKubeServer
+from tests.realkube.kubelet import wait_for
+from tests.realkube.kubelets import Kubelet
 
 
 def _error(call: Any, *args: Any, **kwargs: Any) -> client.ApiException:
@@ -165,16 +166,21 @@ def test_bad_selectors_are_400(kube: KubeTarget) -> None:
     assert _error(core.list_namespaced_config_map, kube.namespace, field_selector="spec.nope=1").status == 400
 
 
-@pytest.mark.fake_only
-def test_field_selectors_on_pods_and_names(kube: KubeTarget) -> None:
-    assert kube.fake is not None
-    kube.fake.add_node("node-a")
-    kube.fake.create_pod(kube.namespace, "running", node_name="node-a", phase="Running")
-    kube.fake.create_pod(kube.namespace, "waiting")
+def test_field_selectors_on_pods_and_names(kube: KubeTarget, kubelet: Kubelet) -> None:
+    node = kubelet.add_node("node-a")
+    kubelet.occupy("node-a", kube.namespace, {"cpu": "10m", "memory": "16Mi"}, name="running")
     core = client.CoreV1Api(kube.api_client)
+    nowhere = {
+        "containers": [{"name": "app", "image": "registry.example/app:1"}],
+        "nodeSelector": {"no": "node"},
+    }
+    core.create_namespaced_pod(kube.namespace, {"metadata": {"name": "waiting"}, "spec": nowhere})
+    kubelet.until(
+        lambda: core.read_namespaced_pod("running", kube.namespace).status.phase == "Running", "running runs"
+    )
     by_phase = core.list_namespaced_pod(kube.namespace, field_selector="status.phase=Pending")
     assert [pod.metadata.name for pod in by_phase.items] == ["waiting"]
-    by_node = core.list_pod_for_all_namespaces(field_selector="spec.nodeName=node-a")
+    by_node = core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}")
     assert [pod.metadata.name for pod in by_node.items] == ["running"]
     by_name = core.list_namespaced_pod(kube.namespace, field_selector="metadata.name!=running")
     assert [pod.metadata.name for pod in by_name.items] == ["waiting"]
@@ -254,19 +260,23 @@ def test_delete_answers_200_then_404_and_namespace_deletion_takes_its_objects(ku
     assert _error(core.delete_namespaced_config_map, "gone", kube.namespace).status == 404
 
 
-@pytest.mark.fake_only
 def test_namespace_deletion_deletes_its_objects(kube: KubeTarget) -> None:
-    assert kube.fake is not None
     core = client.CoreV1Api(kube.api_client)
-    core.create_namespace({"metadata": {"name": "doomed"}})
-    core.create_namespaced_config_map("doomed", configmap("inside", {}))
-    core.delete_namespace("doomed")
-    assert core.read_namespace("doomed").status.phase == "Terminating"  # finalized a moment later
-    deadline = time.monotonic() + 10
-    while kube.fake.objects("configmaps") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert kube.fake.objects("configmaps") == []
-    assert _error(core.read_namespace, "doomed").status == 404
+    doomed = f"{kube.namespace}-doomed"
+    core.create_namespace({"metadata": {"name": doomed}})
+    core.create_namespaced_config_map(doomed, configmap("inside", {}))
+    core.delete_namespace(doomed)
+    assert core.read_namespace(doomed).status.phase == "Terminating"  # finalized a moment later
+
+    def gone() -> bool:
+        try:
+            core.read_namespace(doomed)
+        except client.ApiException as error:
+            return error.status == 404
+        return False
+
+    wait_for(gone, f"namespace {doomed} finalized")
+    assert core.list_namespaced_config_map(doomed).items == []
 
 
 def test_finalizers_hold_a_deleted_object_until_removed(kube: KubeTarget) -> None:
@@ -290,7 +300,7 @@ def test_dry_run_persists_nothing(kube: KubeTarget) -> None:
     assert core.read_namespaced_config_map("dry", kube.namespace).data == {"a": "1"}
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("tests the fake's own hooks (add_node, create_pod, set_pod_phase)")
 def test_hooks_add_nodes_pods_and_phases(kube: KubeTarget) -> None:
     fake = kube.fake
     assert fake is not None
@@ -311,7 +321,7 @@ def test_hooks_add_nodes_pods_and_phases(kube: KubeTarget) -> None:
     assert [obj["metadata"]["name"] for obj in fake.objects("pods")] == ["web-1"]
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 503 and reads the fake's request log")
 def test_injected_failures_and_recorded_requests(kube: KubeTarget) -> None:
     fake = kube.fake
     assert fake is not None

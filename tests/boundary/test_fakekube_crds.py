@@ -81,7 +81,7 @@ def _install(kube: KubeTarget, crd: dict[str, Any]) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("delays CRD establishment by 1 s (the fake's crd_established_delay)")
 def test_crd_is_established_after_the_delay_and_then_served() -> None:
     fake = FakeKubeServer(crd_established_delay=1.0)
     api_client = client_for(fake)

@@ -70,7 +70,7 @@ def test_watch_from_a_resource_version_replays_later_changes_with_selectors(kube
     assert everything == [("ADDED", "blue"), ("ADDED", "red"), ("MODIFIED", "blue")]
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("needs a watch history of 3 versions (the fake's history_limit) to expire one")
 def test_too_old_resource_version_is_410() -> None:
     fake = FakeKubeServer(history_limit=3)
     api_client = client_for(fake)
@@ -88,7 +88,7 @@ def test_too_old_resource_version_is_410() -> None:
         fake.stop()
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("needs bookmarks every 0.1 s (the fake's bookmark_interval)")
 def test_timeout_ends_the_stream_and_bookmarks_carry_a_resource_version() -> None:
     fake = FakeKubeServer(bookmark_interval=0.1)
     api_client = client_for(fake)

@@ -221,7 +221,7 @@ def test_snapshot_lists_inputs_and_workloads_and_plans_like_a_git_source(nova_cr
     assert placed["web"] == (cluster_name,) and placed["settings"] == (cluster_name,)
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects a 403 on the list of ConfigMaps and counts the requests")
 def test_a_kind_not_granted_is_skipped_and_not_asked_again(nova_crds: KubeTarget) -> None:
     kube = nova_crds
     assert kube.fake is not None

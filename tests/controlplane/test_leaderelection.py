@@ -138,7 +138,7 @@ def test_two_candidates_creating_at_once_cannot_both_lead(kube: KubeTarget) -> N
         b.port.update(leaderelection.next_record(stale, Action.ACQUIRE, "b", 15, t2))
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("injects 500s on every Lease request")
 def test_a_leader_that_cannot_renew_steps_down_at_the_renew_deadline(kube: KubeTarget) -> None:
     assert kube.fake is not None
     clock = ManualClock()

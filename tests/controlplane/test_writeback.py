@@ -249,7 +249,10 @@ def test_rollout_steps_are_told_as_events_on_the_cluster_and_the_strategy(plane:
     assert not back.failures
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only(
+    "needs a control plane without a Deployment controller (Nova's): a real controller-manager overwrites "
+    "the summed status"
+)
 def test_spread_deployment_status_is_summed_over_clusters(plane: ControlPlane) -> None:
     plan = plane.plan()
     back = WriteBack(plane.api, wall_clock=lambda: WALL)
@@ -268,7 +271,7 @@ def test_spread_deployment_status_is_summed_over_clusters(plane: ControlPlane) -
     assert status["conditions"][0]["status"] == "False"
 
 
-@pytest.mark.fake_only
+@pytest.mark.fake_only("counts the requests of a write-back (the fake's request log)")
 def test_an_unchanged_plan_writes_nothing(plane: ControlPlane) -> None:
     assert plane.kube.fake is not None
     plan = plane.plan()

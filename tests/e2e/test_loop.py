@@ -39,7 +39,10 @@ from nova_gitops.workflows.publishing import Outcome
 from tests.e2e import manifests
 from tests.e2e.localloop import LocalLoop, git
 
-pytestmark = pytest.mark.fake_only
+pytestmark = pytest.mark.fake_only(
+    "steps two simulated clusters on fake clocks (LocalLoop): the pending timeout passes without waiting, "
+    "and fill_nodes takes their room"
+)
 
 
 @pytest.fixture

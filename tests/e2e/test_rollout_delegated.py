@@ -21,7 +21,10 @@ from nova_agent.clocks import FakeClock
 from tests.e2e import rollouts
 from tests.e2e.localloop import LocalLoop
 
-pytestmark = pytest.mark.fake_only
+pytestmark = pytest.mark.fake_only(
+    "steps two simulated clusters on the rollout's fake clock (LocalLoop): bakes and health timeouts pass "
+    "without waiting"
+)
 IMAGE = "registry.example/storefront:{}"
 
 
