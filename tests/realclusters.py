@@ -27,7 +27,7 @@ import pytest
 
 # tests.fakekube.fixtures' variable; that module is not imported here, before pytest can rewrite its asserts
 KUBECONFIG_VARIABLE = "NOVA_TEST_KUBECONFIG"
-REAL_FIXTURES = frozenset({"kube", "kubelet"})
+REAL_FIXTURES = frozenset({"kube", "kube_pair", "kubelet"})
 DEMO_FIXTURE = "demo_clusters"
 
 _outcomes: Counter[str] = Counter()
