@@ -13,6 +13,9 @@ Measures, on the reference fleet (``bench/fleet.py``, ~100k rendered objects):
   render's placement as its previous placement for the first time, so no component is found in memory);
 - ``incremental_publish_cli_s``: the same once more through ``nova-gitops publish`` in a new process
   (interpreter start-up and imports included);
+- ``incremental_written`` and ``next_written``: what the commits of those one-workload changes write, as git
+  has them (``diff-tree`` of the commit against its parent): files and bytes in all, and how many files under
+  ``clusters/``, under ``placement/`` and at the root;
 - ``diff_s``: ``diff OLD_DIR NEW_DIR`` of two renders on disk that differ in that one workload.
 
 ``--scale K`` publishes K copies of the fleet side by side (``bench/fleet.py``: K × the clusters, workloads
@@ -20,6 +23,10 @@ and policies, ~K × 100k rendered objects; ``--clusters`` and ``--workloads`` ar
 
 ``--synthetic`` skips the renderer and publishes an in-memory tree of the same shape (``--clusters`` ×
 ``--files-per-cluster`` files of ~1.5 KB), which isolates the git side. Prints a JSON object as its last line.
+
+``NOVA_BENCH_CODE=DIR`` measures the ``nova_gitops`` package found in DIR instead of this tree's (the
+benchmark itself stays this one), so another revision is measured the same way in the same sitting:
+``git archive REV nova_gitops | tar -x -C DIR``.
 
     python bench/publish.py                           # reference fleet: 100 clusters, 2,000 workloads
     python bench/publish.py --scale 5 --no-diff       # 500 clusters, 10,000 workloads
@@ -41,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # another revision's code, when asked
 
-from nova_gitops.rendering import reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.workflows import diffing, publishing
@@ -187,6 +194,7 @@ def main() -> None:
         figures["incremental_subject"] = (
             result.message.splitlines()[0] if result.message else result.outcome.value
         )
+        figures["incremental_written"] = written(remote)
         if not arguments.synthetic:  # the next change, as each push after the first is published
             change_one_workload(source)
             git("commit", "--quiet", "-am", "the next change", cwd=source)
@@ -196,6 +204,7 @@ def main() -> None:
                 lambda: publishing.publish(str(source), url, render=again, cache_dir=cache, options=options)
             )
             figures["next_publish_s"] = round(next_s, 2)
+            figures["next_written"] = written(remote)
             figures["next_git_s"] = round(next_s - sum(again.spent), 2)
             figures.update({f"next_{name}_s": round(took, 3) for name, took in again.phases.items()})
         if not arguments.synthetic:
@@ -203,19 +212,18 @@ def main() -> None:
             git("commit", "--quiet", "-am", "one more workload", cwd=source)
             command = [sys.executable, "-m", "nova_gitops.cli", "publish", str(source), "--repo", url]
             command += ["--cache-dir", str(cache), "--max-delete-percent", "100"]
+            code = os.environ.get("NOVA_BENCH_CODE")
+            environ = {**os.environ, "PYTHONPATH": code} if code else None
             settle()
-            cli_s, _ = timed(lambda: subprocess.run(command, check=True, capture_output=True))
+            cli_s, _ = timed(lambda: subprocess.run(command, check=True, capture_output=True, env=environ))
             figures["incremental_publish_cli_s"] = round(cli_s, 2)
         if arguments.no_diff:
             print(json.dumps(figures))
             return
         old_dir = work / "old"  # written only now: flushing 99k new files slows whatever runs meanwhile
         write_tree(old_dir, first)
-        first_placement = first.get("placement.yaml", b"")
+        previous = getattr(first, "placement", None) or PreviousPlacement.empty()  # as publish would: sticky
         del first
-        previous = PreviousPlacement.empty()
-        if not arguments.synthetic:
-            previous = reports.parse_previous(first_placement.decode())  # as publish would: sticky
         second = render(source, info, previous)
         new_dir = work / "new"
         write_tree(new_dir, second)
@@ -260,6 +268,32 @@ class TimedRenderer(publishing.SourceRenderer):
                     "plan": began["render"] - began["plan"],
                     "emit": end - began["render"],
                 }
+
+
+def written(remote: Path, commit: str = "main") -> dict[str, int]:
+    """What ``commit`` writes on top of its parent, as git stores it: files (added or changed) and their
+    bytes, and how many of the files are under ``clusters/``, under ``placement/`` and at the root."""
+    listed = git("--git-dir", str(remote), "diff-tree", "-r", "-z", "--no-commit-id", f"{commit}~1", commit)
+    fields = listed.split("\0")
+    paths: dict[str, str] = {}
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.split()
+        if len(parts) == 5 and parts[4] != "D":
+            paths[path] = parts[3]
+    sizes = subprocess.run(
+        ["git", "--git-dir", str(remote), "cat-file", "--batch-check=%(objectsize)"],
+        input="".join(f"{blob}\n" for blob in paths.values()),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return {
+        "files": len(paths),
+        "bytes": sum(int(size) for size in sizes),
+        "clusters": sum(path.startswith("clusters/") for path in paths),
+        "placement": sum(path.startswith("placement/") for path in paths),
+        "root": sum("/" not in path for path in paths),
+    }
 
 
 def change_one_workload(source: Path) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from nova_gitops import errors
 from nova_gitops.controller.ports import Publication, Rendered, RenderOnto
-from nova_gitops.publishing import gitwriting, guard, messages, renderindex
+from nova_gitops.publishing import gitwriting, guard, messages, previousplacements, renderindex
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs, increments, reports
 from nova_gitops.rendering.increments import RenderIndex
@@ -76,8 +76,7 @@ class GitPublisher:
         branch = self.options.branch
         head = self.repo.fetch(branch)
         base = self._index_of(head)
-        listing = base.others if base is not None else self.repo.listing(head)  # others: placement.yaml's
-        previous = publishing.previous_placement(self.repo, head, listing, self.cache_dir)
+        previous = previousplacements.read(self.repo, head, self.cache_dir)
         rendered = render(previous, base)
         changed = rendered.delta.changes
         if base is not None and changed is not None:  # only where the change reached, as publish does
@@ -85,17 +84,14 @@ class GitPublisher:
                 changed, base, messages.readme(source.repo)
             )
         else:
-            listing = self.repo.listing(head) if base is not None else listing
+            listing = self.repo.listing(head)
             tree = _tree(rendered, source, listing)
             if tree is None:  # the index did not cover a change of the head: render every file
                 rendered = render(previous, None)
                 tree = _tree(rendered, source, listing)
             assert tree is not None  # a render without a base emits every file
             base, (blobs, changes) = None, tree
-        texts, delta = None, None
-        if base is not None:
-            texts, delta = publishing.placement_changes(base, rendered.index, changes.written)
-        comparison = publishing.comparison_of(self.repo, listing, changes, placement=texts)
+        comparison = publishing.comparison_of(self.repo, listing, changes)
         file_changes = comparison.file_changes
         if comparison.unchanged:  # the head's index, if any, still describes the head: it is kept
             result = PublishResult(
@@ -111,14 +107,13 @@ class GitPublisher:
             source_repo=source.repo,
             source_revision=source.revision,
             allow_mass_prune=bool(allowed),
-            notes=rendered.notes,
+            notes=(*publishing.layout_notes(file_changes), *rendered.notes),
             remedial=rendered.rescheduled_only and self._same_source(head, source),
         )
         self._still_leading()
-        stored = publishing.stored_placement(self.repo, delta, blobs.get(diffs.PLACEMENT_FILE))
-        commit = self.repo.commit(head, changes, message, environ=self.environ, stored=stored)
+        commit = self.repo.commit(head, changes, message, environ=self.environ)
         self._still_leading()
-        placement = (blobs.get(diffs.PLACEMENT_FILE), reports.previous_of(rendered.plan))
+        placement = reports.previous_of(rendered.plan)
         index = replace(rendered.index, others={**rendered.index.others, README_FILE: blobs[README_FILE]})
         with publishing.keeping_for_next(self.cache_dir, commit, placement, index):  # while git pushes
             pushed = self.repo.push(commit, branch)

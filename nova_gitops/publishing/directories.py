@@ -7,11 +7,11 @@ tree half gone. So the directory is compared with the render: files whose bytes 
 renamed over (``os.replace``: a reader sees the old file or the new one, never half of one), and files the
 render no longer has are removed, then their emptied directories.
 
-Safety: ``-o ~/`` must never delete a user's files. Only paths a render owns are ever removed (``clusters/``,
-``placement.yaml``, ``PLACEMENT.md``, ``.gitattributes``; ``README.md`` is written when rendered but never
-removed, since a user may have put it there); a ``.git`` directory is never touched; and a non-empty
-directory without a ``placement.yaml`` (not a previous render) is refused with ``errors.SafetyError`` before
-anything is written.
+Safety: ``-o ~/`` must never delete a user's files. Only paths a render owns are ever removed
+(``clusters/``, ``placement/``, ``placement.yaml``, ``PLACEMENT.md``, ``.gitattributes``; ``README.md`` is
+written when rendered but never removed, since a user may have put it there); a ``.git`` directory is never
+touched; and a non-empty directory without a ``placement.yaml`` (not a previous render) is refused with
+``errors.SafetyError`` before anything is written.
 
 Speed with 100k files: ``os.scandir`` walks, string paths (no ``Path`` objects on the hot path), sizes from
 the walk's ``lstat``, and old bytes read only when the size matches.
@@ -31,6 +31,9 @@ from typing import Final
 from nova_gitops import errors
 
 CLUSTERS_DIR: Final = "clusters"
+PLACEMENT_DIR: Final = "placement"
+OWNED_DIRS: Final = frozenset({CLUSTERS_DIR, PLACEMENT_DIR})
+"""Top-level directories a render owns whole: every file below them is the render's."""
 REMOVABLE_FILES: Final = frozenset({"placement.yaml", "PLACEMENT.md", ".gitattributes"})
 """Top-level files a render owns: written when rendered, removed when no longer rendered."""
 WRITE_ONLY_FILES: Final = frozenset({"README.md"})
@@ -75,17 +78,19 @@ def write_tree(out_dir: Path, files: Mapping[str, bytes]) -> WriteStats:
 
 
 def check_relative_path(relative: str) -> None:
-    """ValueError unless ``relative`` is a path a render owns: a file below ``clusters/`` or one of the
-    top-level report files, with no empty, ``.`` or ``..`` segment, backslash or NUL."""
+    """ValueError unless ``relative`` is a path a render owns: a file below ``clusters/`` or ``placement/``
+    or one of the top-level report files, with no empty, ``.`` or ``..`` segment, backslash or NUL."""
     segments = relative.split("/")
     for segment in segments:
         if segment in ("", ".", "..") or "\x00" in segment or "\\" in segment:
             raise ValueError(f"rendered path {relative!r} is not a safe relative path")
-    if segments[0] == CLUSTERS_DIR and len(segments) > 1:
+    if segments[0] in OWNED_DIRS and len(segments) > 1:
         return
     if len(segments) == 1 and (relative in REMOVABLE_FILES or relative in WRITE_ONLY_FILES):
         return
-    raise ValueError(f"rendered path {relative!r} is outside what a render owns (clusters/ and the reports)")
+    raise ValueError(
+        f"rendered path {relative!r} is outside what a render owns (clusters/, placement/ and the reports)"
+    )
 
 
 def _prepare_root(root: str) -> None:
@@ -112,11 +117,11 @@ def _existing(root: str) -> tuple[dict[str, int], list[str]]:
     with os.scandir(root) as listing:
         for entry in listing:
             name = entry.name
-            owned = name in REMOVABLE_FILES or name in WRITE_ONLY_FILES or name == CLUSTERS_DIR
+            owned = name in REMOVABLE_FILES or name in WRITE_ONLY_FILES or name in OWNED_DIRS
             temporary = name.startswith(".") and name.endswith(_TEMP_SUFFIX)
             if not (owned or temporary):
                 continue
-            if name == CLUSTERS_DIR and entry.is_dir(follow_symlinks=False):
+            if name in OWNED_DIRS and entry.is_dir(follow_symlinks=False):
                 directories.append(name)
                 _walk(entry.path, name, files, directories)
             else:
@@ -152,7 +157,7 @@ def _apply(
         os.unlink(f"{root}/{relative}")
         del existing[relative]
         removed += 1
-    for relative in files.keys() & set(directories):  # a directory where a file must be (owned: clusters/)
+    for relative in files.keys() & set(directories):  # a directory where a file must be (owned: below ours)
         removed += sum(1 for name in existing if name.startswith(f"{relative}/"))
         shutil.rmtree(f"{root}/{relative}")
         for name in [name for name in existing if name.startswith(f"{relative}/")]:

@@ -16,7 +16,6 @@ it was and, at worst, a dangling private ref in the cache, which the next run ov
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import functools
 import hashlib
@@ -29,7 +28,6 @@ from pathlib import Path
 
 from nova_gitops import errors
 from nova_gitops.clients import gitfailures, gitrunning
-from nova_gitops.publishing import gitdelta
 from nova_gitops.publishing.gitcommands import GitCommands, GitFailed
 from nova_gitops.rendering.increments import blob_id
 
@@ -59,14 +57,7 @@ SMALL_COMMIT_CONFIG = (("fastimport.unpackLimit", "0"), ("pack.compression", "1"
 """fast-import keeps a small commit's pack as written (no ``unpack-objects``), compressed fast."""
 SMALL_PACKS_KEPT = 32
 """Packs in the cache beyond which ``RenderedRepo.tidy`` rolls the small ones up (an incremental publish
-leaves two: its placement.yaml delta's and fast-import's; a roll-up takes ~0.2 s at 100 clusters)."""
-BIG_FILE_THRESHOLD = "2m"
-"""The cache's ``core.bigFileThreshold``: git tries no delta for or against a blob bigger than this. Such a
-blob is placement.yaml past ~40 clusters (~5 MB per 100), which a publish stores as its own delta
-(``store_delta``) and the push reuses; left at git's 512 MB, pack-objects still loaded the old placement.yaml
-as a candidate base for PLACEMENT.md and the trees and indexed it — 0.3 s of a push's 0.31 s of delta
-search at 100 clusters on a loaded machine, 0.01 s without. A placement.yaml committed in full (no index
-for the branch head) is then pushed whole, compressed (~0.23 MB per 100 clusters), not as a searched delta."""
+leaves one, fast-import's; a roll-up takes ~0.2 s at 100 clusters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,16 +119,6 @@ class RenderedRepo:
         self.repo = gitrunning.open_cache(path, f"the cache {path} of {url}")
         self.remote = gitrunning.Remote(self.repo, url, timeout=timeout, progress=progress)
         self.git = GitCommands(path, timeout=timeout)
-        self._configure()
-
-    def _configure(self) -> None:
-        """Set the cache's own configuration (``BIG_FILE_THRESHOLD``) where it is not set yet: read and
-        written in-process, no git command. Only a speed-up: a cache whose config another publisher holds
-        locked this very moment (both opening a new cache) is used as it is."""
-        reader = self.repo.config_reader("repository")
-        if str(reader.get_value("core", "bigFileThreshold", "")) != BIG_FILE_THRESHOLD:
-            with contextlib.suppress(OSError), self.repo.config_writer("repository") as writer:
-                writer.set_value("core", "bigFileThreshold", BIG_FILE_THRESHOLD)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -178,11 +159,12 @@ class RenderedRepo:
     def has_commit(self, sha: str) -> bool:
         return self.git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).status == 0
 
-    def listing(self, commit: str | None) -> dict[str, str]:
-        """Every file of ``commit`` as path → blob id (empty for no commit)."""
+    def listing(self, commit: str | None, *, paths: Sequence[str] = ()) -> dict[str, str]:
+        """Every file of ``commit`` as path → blob id (empty for no commit); only those under ``paths``
+        (files or directories) when given."""
         if commit is None:
             return {}
-        output = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
+        output = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths).stdout
         listing: dict[str, str] = {}
         for entry in output.split(b"\0"):
             if entry[7:12] == b"blob ":  # "100644 blob <40 hex>\t<path>": fixed offsets, no splitting
@@ -214,20 +196,6 @@ class RenderedRepo:
     def message(self, commit: str) -> str:
         return self.git.run("log", "-1", "--format=%B", commit).stdout.decode()
 
-    def store_delta(self, base: str, delta: bytes, blob: str) -> bool:
-        """Store the blob ``blob`` as ``delta`` against the blob ``base`` (``gitdelta``): a one-object thin
-        pack that ``index-pack --fix-thin`` completes with a copy of the base. True when the object store
-        now has ``blob`` — a delta that resolves to other bytes stores another object, and says False. A blob
-        the store has already (a file back to bytes it held before) is not stored again."""
-        if self.git.run("cat-file", "-e", blob, check=False).status == 0:
-            return True
-        pack = gitdelta.thin_pack(base, delta)
-        # the base copy index-pack appends is compressed at core.compression (not pack.compression): fast,
-        # like the rest of a small commit (level 9 took 2.3 s for a 500-cluster placement.yaml, level 1 0.65)
-        fast = ("-c", "core.compression=1")
-        indexed = self.git.run(*fast, "index-pack", "--stdin", "--fix-thin", stdin=pack, check=False)
-        return indexed.status == 0 and self.git.run("cat-file", "-e", blob, check=False).status == 0
-
     def commit(
         self,
         parent: str | None,
@@ -235,7 +203,6 @@ class RenderedRepo:
         message: str,
         *,
         environ: Mapping[str, str],
-        stored: Mapping[str, str] | None = None,
     ) -> str:
         """Write one commit with ``git fast-import`` and return its id; no ref outside the cache moves.
 
@@ -243,13 +210,10 @@ class RenderedRepo:
         a small commit is kept as the small pack fast-import wrote, compressed fast and without deltas: by
         default fast-import would delta each blob against the one before it in the stream (unrelated
         files), compress at level 6 and then explode a pack of fewer than 100 objects into loose objects
-        with ``unpack-objects`` — on a one-workload change that is mostly compressing placement.yaml
-        (~5 MB per 100 clusters) three times over, ~0.2 s of the ~0.25 s the commit took. Big commits (a
-        first publish) keep level-6 compression, since a push sends the stored bytes as they are.
-
-        ``stored``: written paths whose blob the object store has already (path → blob id, ``store_delta``):
-        named by id, their bytes are not sent to fast-import again."""
-        stored = stored or {}
+        with ``unpack-objects`` — on a one-workload change that was mostly compressing the single-file
+        placement.yaml (~5 MB per 100 clusters) three times over, ~0.2 s of the ~0.25 s the commit took. Big
+        commits (a first publish) keep level-6 compression, since a push sends the stored bytes as they
+        are."""
         self.tidy()
         author, committer = identity(environ, "AUTHOR"), identity(environ, "COMMITTER")
         encoded = message.encode()
@@ -265,9 +229,6 @@ class RenderedRepo:
             chunks.append(b"from %s\n" % parent.encode())
         chunks += [b"D %s\n" % quote_path(path) for path in changes.deleted]
         for path in sorted(changes.written):
-            if path in stored:
-                chunks.append(b"M %s %s %s\n" % (FILE_MODE.encode(), stored[path].encode(), quote_path(path)))
-                continue
             data = changes.written[path]
             chunks.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), quote_path(path), len(data)))
             chunks.append(data)

@@ -27,6 +27,11 @@ REMEDIAL_TRAILER = "Nova-Remedial"
 """A commit whose every move was made by rescheduling (docs/rollouts.md): released at once, not gated."""
 SOURCE_REVISION_TRAILER = "Nova-Source-Revision"
 TRAILER = re.compile(r"^([A-Za-z0-9-]+): (.*)$")
+LAYOUT_NOTE = (
+    "converts the rendered repository to one file per ScheduleGroup (placement/<policy>/<group>.yaml) and a "
+    "small placement.yaml index, from one placement.yaml for the whole fleet (docs/publishing.md)"
+)
+"""The note of the commit that converts a repository to the per-group layout (DESIGN §4)."""
 
 
 def template(name: str) -> string.Template:

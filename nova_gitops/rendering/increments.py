@@ -10,7 +10,8 @@ decides file paths and every kustomization.yaml) and of its *content* (everythin
 each object's source file and line, replicas, completions, overrides, the group's name and policy), and the
 (path, blob id) of its files on each cluster. Per cluster: a fingerprint of the Namespaces that follow their
 objects there, and the (path, blob id) of the cluster's own files (kustomization.yaml, followed Namespaces).
-And the emitted text of each ``placement.yaml`` group entry, keyed by the entry's content.
+Outside ``clusters/``, the (key, path, blob id) of each group's file and each policy folder's page, and the
+rows of the pages (``placementfiles``, which decides those).
 
 The rules, which make the result byte-identical to ``renders.render`` (a property the tests check):
 - a cluster is *dirty*, and rendered whole, when it is new, when its followed Namespaces changed, or when a
@@ -30,20 +31,17 @@ encode equally in every process).
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.problems import SourceLocation
-from nova_gitops.rendering import emitting, layout, manifests, reports
+from nova_gitops.rendering import layout, manifests, placementfiles, reports
+from nova_gitops.rendering.placementfiles import blob_id as blob_id
 from nova_gitops.rendering.renders import (
-    GITATTRIBUTES,
-    PLACEMENT_MD,
-    PLACEMENT_YAML,
     Entry,
     Problems,
     cluster_files,
@@ -54,18 +52,12 @@ from nova_gitops.rendering.renders import (
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, Plan
 
-FORMAT = 3
-"""Version of the index's layout; an index of another version is not used."""
+FORMAT = 4
+"""Version of the index's layout; an index of another version is not used (4: the per-group placement files'
+records replace placement.yaml's group entries and frame)."""
 
 Files = tuple[tuple[str, str], ...]
 """(path, blob id) pairs."""
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives a blob holding ``data`` (``git hash-object``), computed without git."""
-    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
-    digest.update(data)
-    return digest.hexdigest()
 
 
 class UnreadableIndex(Exception):
@@ -117,10 +109,15 @@ class RenderIndex:
     salt: str
     groups: Mapping[str, GroupFiles]
     clusters: Mapping[str, ClusterFiles]
-    chunks: Mapping[bytes, str]  # placement.yaml group entry fingerprint → its text
-    others: Mapping[str, str]  # path → blob id of the files outside cluster directories (placement.yaml, ...)
-    rows: Mapping[bytes, str]  # (table, entry fingerprint) → PLACEMENT.md row
-    frame: tuple[str, str]  # placement.yaml's text before its group entries, and after them
+    records: Mapping[str, tuple[bytes, str, str]]  # group → its file's entry key, path, blob id
+    pages: Mapping[str, tuple[bytes, str]]  # policy folder's page → its key, blob id
+    rows: Mapping[bytes, str]  # (entry key, table) → a group's row of its page
+    others: Mapping[str, str]  # path → blob id of the root's files (placement.yaml, PLACEMENT.md, ...)
+
+    @property
+    def outside(self) -> placementfiles.Kept:
+        """What the index keeps of the files outside ``clusters/`` (``placementfiles``)."""
+        return placementfiles.Kept(self.records, self.pages, self.rows, self.others)
 
     def to_wire(self) -> bytes:
         """The index as bytes: it is a cache, read back only by ``from_wire``. A ``marshal`` header (all but
@@ -136,10 +133,10 @@ class RenderIndex:
                 [self.groups[name].content for name in names],
                 [len(self.groups[name].packed) for name in names],
                 {name: (c.followed, c.files) for name, c in self.clusters.items()},
-                dict(self.chunks),
-                dict(self.others),
+                dict(self.records),
+                dict(self.pages),
                 dict(self.rows),
-                self.frame,
+                dict(self.others),
             )
         )
         packs = (self.groups[name].packed for name in names)
@@ -154,7 +151,7 @@ class RenderIndex:
             header = marshal.loads(memoryview(data)[8 : 8 + size])
             if not isinstance(header, tuple) or len(header) != 11 or header[0] != FORMAT:
                 return None
-            _, salt, names, layouts, contents, lengths, clusters, chunks, others, rows, frame = header
+            _, salt, names, layouts, contents, lengths, clusters, records, pages, rows, others = header
             body = memoryview(data)[8 + size :]
             if not isinstance(salt, str) or sum(lengths) != len(body) or min(lengths, default=0) < 0:
                 return None
@@ -167,21 +164,20 @@ class RenderIndex:
                 salt,
                 groups,
                 {name: ClusterFiles(*fields) for name, fields in clusters.items()},
-                chunks,
-                others,
+                records,
+                pages,
                 rows,
-                frame,
+                others,
             )
         except (ValueError, EOFError, TypeError, AttributeError):
             return None
-        framed = isinstance(frame, tuple) and len(frame) == 2 and all(isinstance(part, str) for part in frame)
-        return index if framed and all(isinstance(part, dict) for part in (chunks, others, rows)) else None
+        return index if all(isinstance(part, dict) for part in (records, pages, rows, others)) else None
 
     @property
     def blobs(self) -> dict[str, str]:
         """Every file of the render as path → blob id: the listing of the tree it was committed as (this
         decodes every group: a full render's cost, not an incremental one's)."""
-        blobs: dict[str, str] = dict(self.others)
+        blobs: dict[str, str] = self.outside.blobs()
         for group in self.groups.values():
             for files in group.files.values():
                 blobs.update(files)
@@ -300,40 +296,25 @@ def _render_delta(
             files = {c: tuple(pairs) for c, pairs in emitted.get(name, {}).items() if c not in dirty}
         files.update((cluster, tuple(pairs)) for cluster, pairs in dirty_files.get(name, {}).items())
         group_index[name] = GroupFiles(shape, content, pack_files(files))
-    entry_keys, chunks, frame, placement = _placement_yaml(
-        plan, source, fingerprints, previous.chunks if previous is not None else {}
+    outside = placementfiles.delta(
+        plan,
+        source,
+        waves,
+        {name: content for name, (_, content, _) in fingerprints.items()},
+        previous.outside if previous is not None else None,
     )
-    fresh[PLACEMENT_YAML] = placement
-    rows: dict[bytes, str] = {}
-    row = _row_memo(entry_keys, previous.rows if previous is not None else {}, rows)
-    fresh[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves, row=row).encode()
-    fresh[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
-    others = {path: blob_id(fresh[path]) for path in (PLACEMENT_YAML, PLACEMENT_MD, GITATTRIBUTES)}
-    index = RenderIndex(salt, group_index, dict(sorted(cluster_index.items())), chunks, others, rows, frame)
+    fresh.update(outside.fresh)
+    records = outside.kept
+    clusters_index = dict(sorted(cluster_index.items()))
+    index = RenderIndex(
+        salt, group_index, clusters_index, records.records, records.pages, records.rows, records.others
+    )
     changes = None
     if previous is not None:
         touched = dirty | (previous.clusters.keys() - clusters)
         changes = _changes(previous, index, fingerprints, touched, dirty, dirty_files, emitted, fresh)
+        changes = _with_outside(changes, outside, fresh)
     return RenderDelta(fresh, index, len(dirty), len(changed), changes)
-
-
-def _row_memo(
-    entry_keys: Mapping[str, bytes], kept: Mapping[bytes, str], rows: dict[bytes, str]
-) -> Callable[[GroupPlan, reports.GroupTable], str]:
-    """PLACEMENT.md's row of a group, taken from ``kept`` (the previous index's) when its placement.yaml
-    entry and the table's form are the same (a row depends on nothing else); each row lands in ``rows``."""
-    tables: dict[reports.GroupTable, bytes] = {}
-
-    def row(group: GroupPlan, table: reports.GroupTable) -> str:
-        table_key = tables.get(table)
-        if table_key is None:
-            table_key = tables[table] = _fingerprint((table.matrix, table.clusters))
-        key = entry_keys[group.name] + table_key
-        text = rows.get(key) or kept.get(key) or reports.group_row(group, table)
-        rows[key] = text
-        return text
-
-    return row
 
 
 def _changes(
@@ -371,17 +352,24 @@ def _changes(
             if cluster not in dirty:
                 before.update(old_files.get(cluster, ()))
                 after.update(new_pairs)
-    for path in (PLACEMENT_YAML, PLACEMENT_MD, GITATTRIBUTES):
-        if path in previous.others:
-            before[path] = previous.others[path]
-        after[path] = index.others[path]
     written = {path: fresh[path] for path, blob in after.items() if before.get(path) != blob}
     deleted = tuple(sorted(path for path in before if path not in after))
     return IndexChanges(written, deleted, before, after)
 
 
-def _fingerprint(value: Any) -> bytes:
-    return hashlib.blake2b(marshal.dumps(value, 2), digest_size=16).digest()
+def _with_outside(
+    changes: IndexChanges, outside: placementfiles.Delta, fresh: Mapping[str, bytes]
+) -> IndexChanges:
+    """``changes`` with those of the files outside clusters/ (``placementfiles.Delta``)."""
+    before = {**changes.before, **outside.before}
+    after = {**changes.after, **outside.after}
+    written = dict(changes.written)
+    written.update((path, fresh[path]) for path, blob in outside.after.items() if before.get(path) != blob)
+    deleted = tuple(sorted({*changes.deleted, *(path for path in outside.before if path not in after)}))
+    return IndexChanges(written, deleted, before, after)
+
+
+_fingerprint = placementfiles.fingerprint
 
 
 def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, bytes | None, frozenset[str]]:
@@ -550,87 +538,3 @@ def _re_emitted(
             else:
                 emitted.setdefault(group.name, {})[cluster] = pairs
     return emitted
-
-
-def _placement_yaml(
-    plan: Plan,
-    source: reports.SourceInfo,
-    fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
-    cached: Mapping[bytes, str],
-) -> tuple[dict[str, bytes], dict[bytes, str], tuple[str, str], bytes]:
-    """placement.yaml, emitting only the group entries ``cached`` does not hold; with each group's entry
-    key (group → key), the entries' texts (key → text) and the text around the entries (before, after).
-
-    An entry is keyed by its group's content fingerprint (objects, copies, name, policy) and the decision
-    fields the content does not cover, so an unchanged group's entry is neither built nor emitted."""
-    keys: dict[str, bytes] = {}
-    chunks: dict[bytes, str] = {}
-    texts: list[str] = [emitting.dump(reports.placement_head(source))]
-    groups = sorted(plan.groups, key=lambda group: group.name)
-    texts.append("groups:\n" if groups else "groups: []\n")
-    head = "".join(texts)
-    for group in groups:
-        content = fingerprints[group.name][1]
-        entry = None
-        if content is None:
-            entry = reports.group_entry(group)
-            key = _fingerprint(entry)
-        else:
-            key = _fingerprint(
-                (
-                    content,
-                    group.policy,
-                    group.group_by,
-                    group.mode,
-                    group.status,
-                    tuple(sorted(group.clusters)),
-                    group.reason,
-                    tuple(sorted(group.requests.items())),
-                    group.warnings,
-                )
-            )
-        text = chunks.get(key) or cached.get(key)
-        if text is None:
-            text = emitting.dump_items([entry if entry is not None else reports.group_entry(group)])
-        keys[group.name] = key
-        chunks[key] = text
-        texts.append(text)
-    tail = emitting.dump(reports.placement_tail(plan))
-    texts.append(tail)
-    return keys, chunks, (head, tail), "".join(texts).encode()
-
-
-def placement_segments(
-    previous: RenderIndex, index: RenderIndex
-) -> tuple[int, list[tuple[int, int] | bytes]]:
-    """This render's placement.yaml as ranges of the ``previous`` render's — (offset, length) — and new bytes,
-    with the previous file's size: the group entries both renders hold are copied, the rest is new. A git
-    delta of the new file against the old (``publishing.gitdelta``) at the cost of the entries, not of a
-    search through ~5 MB per 100 clusters. The previous file is its frame's head, its entries in the order
-    its index lists them (the file's), and its frame's tail."""
-    old_head, old_tail = (part.encode() for part in previous.frame)
-    where: dict[str, tuple[int, int]] = {}
-    offset = len(old_head)
-    for text in previous.chunks.values():
-        length = len(text) if text.isascii() else len(text.encode())  # isascii: a flag, not a scan
-        where[text] = (offset, length)
-        offset += length
-    head, tail = (part.encode() for part in index.frame)
-    segments: list[tuple[int, int] | bytes] = [(0, len(head)) if head == old_head else head]
-    for text in index.chunks.values():
-        segments.append(where.get(text) or text.encode())
-    segments.append((offset, len(tail)) if tail == old_tail else tail)
-    return offset + len(old_tail), segments
-
-
-def placement_difference(previous: RenderIndex, index: RenderIndex) -> tuple[bytes, bytes]:
-    """placement.yaml of the ``previous`` render and of this one (``index``) with the group entries both hold
-    left out: the same decisions to ``diffs.compare_placements`` and the same verdict to
-    ``diffs.same_apart_from_source`` as the two whole files, since both compare group entries as a set of
-    texts, while costing the entries that changed rather than the whole fleet's (~5 MB per 100 clusters to
-    read back from git and to split). Entries are compared by text: an object edit that leaves its group's
-    entry as it was changes the entry's key, not its text."""
-    old_entries, new_entries = set(previous.chunks.values()), set(index.chunks.values())
-    old = [previous.frame[0], *sorted(old_entries - new_entries), previous.frame[1]]
-    new = [index.frame[0], *sorted(new_entries - old_entries), index.frame[1]]
-    return "".join(old).encode(), "".join(new).encode()

@@ -5,7 +5,11 @@ The layout is a contract (DESIGN §4) read by agents, Flux, Argo CD and reviewer
     clusters/<cluster>/kustomization.yaml
     clusters/<cluster>/<namespace>/<kind>-<name>.yaml
     clusters/<cluster>/_cluster/<kind>-<name>.yaml      (cluster-scoped objects)
+    placement/<policy>/<group>.yaml                     (one ScheduleGroup's decision)
+    placement/<policy>/README.md                        (that policy's groups × clusters table)
 
+``_annotations``, the folder of groups placed by an annotation rather than a policy, cannot collide with a
+policy's folder for the same reason.
 ``_cluster`` cannot collide with a namespace: DNS-1123 names have no underscore. Two objects that would
 share a file inside one directory (same kind and name, different API group: a core ``Event`` and an
 ``events.k8s.io`` ``Event``, or CRDs of two groups with one kind) both get their group in the file name,
@@ -24,6 +28,11 @@ from typing import Any, Final
 
 CLUSTERS_DIR: Final = "clusters"
 CLUSTER_SCOPED_DIR: Final = "_cluster"
+PLACEMENT_DIR: Final = "placement"
+ANNOTATIONS_FOLDER: Final = "_annotations"
+"""The folder under ``placement/`` of groups placed by an annotation (a policy name has no underscore)."""
+PAGE_FILE: Final = "README.md"
+"""A policy folder's page: what a code host shows when one browses the folder."""
 KUSTOMIZATION_FILE: Final = "kustomization.yaml"
 KUSTOMIZATION_API_VERSION: Final = "kustomize.config.k8s.io/v1beta1"
 
@@ -47,6 +56,39 @@ def check_segment(what: str, value: str) -> str:
 def cluster_dir(cluster: str) -> str:
     """``clusters/<cluster>``: the directory an agent or a Flux/Argo CD application reads."""
     return f"{CLUSTERS_DIR}/{check_segment('cluster name', cluster)}"
+
+
+def placement_folder(policy: str | None) -> str:
+    """``placement/<policy>``, or ``placement/_annotations`` for a group no policy placed."""
+    folder = ANNOTATIONS_FOLDER if policy is None else check_segment("policy name", policy)
+    return f"{PLACEMENT_DIR}/{folder}"
+
+
+def group_file_name(group: str) -> str:
+    """``<group>.yaml``, shortened deterministically when longer than the file system allows."""
+    file_name = f"{check_segment('group name', group)}.yaml"
+    if len(file_name.encode()) <= _MAX_FILE_NAME_BYTES:
+        return file_name
+    digest = hashlib.sha256(file_name.encode()).hexdigest()[:8]
+    room = _MAX_FILE_NAME_BYTES - len(f"-{digest}.yaml".encode())
+    return f"{group.encode()[:room].decode(errors='ignore')}-{digest}.yaml"
+
+
+def group_file(policy: str | None, group: str) -> str:
+    """``placement/<policy>/<group>.yaml``: one ScheduleGroup's decision."""
+    return f"{placement_folder(policy)}/{group_file_name(group)}"
+
+
+def is_group_file(path: str) -> bool:
+    """Whether ``path`` is a group's file (``placement/<folder>/<name>.yaml``), not a folder's page."""
+    parts = path.split("/")
+    return len(parts) == 3 and parts[0] == PLACEMENT_DIR and parts[2].endswith(".yaml")
+
+
+def is_page(path: str) -> bool:
+    """Whether ``path`` is a policy folder's page (``placement/<folder>/README.md``)."""
+    parts = path.split("/")
+    return len(parts) == 3 and parts[0] == PLACEMENT_DIR and parts[2] == PAGE_FILE
 
 
 def object_file_name(kind: str, group: str, name: str, clash: bool) -> str:

@@ -9,7 +9,9 @@ text (regular expressions over the whole text, not a loop over its 125k lines) a
 group entry is loaded on its own, under the loader's limits. A text not cut that way (written by hand,
 flow style) is loaded whole, under the limit.
 
-The cutting functions are shared with ``diffs``, which compares two such files section by section.
+Where it is still read: a rendered repository written before the per-group layout (DESIGN §4) is the
+previous render of the first publish after the upgrade (``parse_previous``: stickiness holds across it), and
+``diff`` compares such a file's group entries with the group files that replace it (``load``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import itertools
 import re
 from typing import Any, Final
 
-from nova_gitops.api import loading
+from nova_gitops.api import labels, loading, quantities
+from nova_gitops.scheduling.plans import PreviousPlacement
 
+_PLACEMENT_GROUP: Final = labels.PLACEMENT_API_VERSION.split("/")[0]
 MAX_TEXT: Final = 64 * loading.MAX_FILE_BYTES
 """The most a single-file placement.yaml may hold (512 MiB, ~10,000 clusters): each entry is bounded by the
 loader's limit, and the whole by this."""
@@ -129,3 +133,59 @@ def load(text: str) -> Any:
             entries.extend(loaded)
         document[key] = entries
     return document
+
+
+def parse_previous(text: str) -> PreviousPlacement:
+    """The group → clusters decisions (with reasons and requests) of a single-file ``placement.yaml``.
+    Unknown fields are ignored; a document that is not a Placement raises ValueError saying what is wrong.
+    An index of the per-group layout is a Placement without groups: no decisions."""
+    try:
+        document = load(text)
+    except loading.YamlRefused as error:
+        raise ValueError(f"previous placement.yaml is not valid YAML: {error}") from None
+    if not isinstance(document, dict):
+        raise ValueError("previous placement.yaml must be a mapping with kind: Placement")
+    if document.get("kind") != "Placement":
+        raise ValueError(f"previous placement.yaml has kind {document.get('kind')!r}, expected 'Placement'")
+    api_version = document.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version.startswith(_PLACEMENT_GROUP + "/"):
+        expected = labels.PLACEMENT_API_VERSION
+        raise ValueError(f"previous placement.yaml has apiVersion {api_version!r}, expected {expected!r}")
+    groups = document.get("groups")
+    groups = [] if groups is None else groups
+    if not isinstance(groups, list):
+        raise ValueError("previous placement.yaml: groups must be a list")
+    decided: dict[str, tuple[str, ...]] = {}
+    reasons: dict[str, str] = {}
+    requests: dict[str, dict[str, int]] = {}
+    for index, entry in enumerate(groups):
+        where = f"previous placement.yaml: groups[{index}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where} must be a mapping")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}.name must be a non-empty string")
+        clusters = entry.get("clusters")
+        clusters = [] if clusters is None else clusters
+        if not isinstance(clusters, list) or not all(isinstance(c, str) and c for c in clusters):
+            raise ValueError(f"{where}.clusters must be a list of cluster names")
+        if name in decided:
+            raise ValueError(f"{where}: group {name!r} is listed twice")
+        decided[name] = tuple(clusters)
+        if isinstance(entry.get("reason"), str):
+            reasons[name] = entry["reason"]
+        raw_requests = entry.get("requests")
+        if isinstance(raw_requests, dict):
+            try:
+                requests[name] = {str(res): quantities.parse_quantity(v) for res, v in raw_requests.items()}
+            except quantities.QuantityError as error:
+                raise ValueError(f"{where}.requests: {error}") from None
+    return PreviousPlacement(groups=decided, reasons=reasons, requests=requests)
+
+
+def is_single_file(data: bytes) -> bool:
+    """Whether a ``placement.yaml`` is the single-file layout's (every group in it) rather than the index of
+    the per-group layout, which has a top-level ``format`` (``reports.FORMAT``). Only its first lines are
+    looked at: ``format`` comes before any group."""
+    head = data[:1024]
+    return head.startswith(b"apiVersion: " + _PLACEMENT_GROUP.encode()) and b"\nformat: " not in head

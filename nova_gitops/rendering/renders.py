@@ -31,13 +31,9 @@ from nova_gitops.api import labels
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import Problem, SourceLocation
-from nova_gitops.rendering import emitting, layout, manifests, reports
+from nova_gitops.rendering import emitting, layout, manifests, placementfiles, reports
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, ObjectPlan, Plan, PlanSettings
-
-PLACEMENT_YAML = "placement.yaml"
-PLACEMENT_MD = "PLACEMENT.md"
-GITATTRIBUTES = ".gitattributes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +93,8 @@ def render(
     """Render ``plan``. Raises ``errors.InputError`` listing every object that cannot be rendered (override
     failures, paths that cannot be files), each at the object's file:line; ``policy_locations`` (policy
     name → where it is defined) lets messages point at the policy too. ``waves`` (a RolloutStrategy's,
-    ``rollouts.waves.waves_for``) add a wave column to PLACEMENT.md; none, none."""
+    ``rollouts.waves.waves_for``) add a wave column to PLACEMENT.md; none, none. Outside ``clusters/``: each
+    group's file, each policy folder's page, the index and the summary (``placementfiles``)."""
     problems = Problems(policy_locations or {})
     entries: dict[str, list[Entry]] = {usage.cluster: [] for usage in plan.clusters}
     for cluster, cluster_entries in object_entries(plan.groups, plan.settings, problems).items():
@@ -109,10 +106,11 @@ def render(
         files.update(
             (path, data) for path, (data, _) in cluster_files(cluster, entries[cluster], problems).items()
         )
+    try:
+        files.update(placementfiles.files(plan, source, waves))
+    except ValueError as error:  # a group or policy name that cannot be a path (validated before: a bug)
+        problems.add_plain(SourceLocation("<plan>", 0), str(error))
     problems.raise_if_any()
-    files[PLACEMENT_YAML] = emitting.dump(reports.placement_document(plan, source)).encode()
-    files[PLACEMENT_MD] = reports.placement_markdown(plan, source, waves=waves).encode()
-    files[GITATTRIBUTES] = reports.GITATTRIBUTES.encode()
     return RenderedTree(files=dict(sorted(files.items())), plan=plan, waves=tuple(waves))
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from nova_gitops import errors
 from nova_gitops.api import progress as phases
 from nova_gitops.publishing import treecomparing
-from nova_gitops.rendering import diffs, reports
+from nova_gitops.rendering import diffs, schedulegroups
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import plans
 from nova_gitops.scheduling.plans import PreviousPlacement
@@ -71,9 +71,9 @@ def diff_revisions(
             )
         repo = base_checkout.repo
         old = render(base_checkout.root, SourceInfo(repo, base_checkout.revision), PreviousPlacement.empty())
-        previous = PreviousPlacement.empty()
-        if diffs.PLACEMENT_FILE in old:
-            previous = reports.parse_previous(old[diffs.PLACEMENT_FILE].decode("utf-8"))
+        previous = old.placement if isinstance(old, RenderedFiles) else None
+        if previous is None:  # a renderer that does not say: read the render's group files back
+            previous = schedulegroups.previous_from_files(old)
         new = render(head_checkout.root, SourceInfo(repo, head_checkout.revision), previous)
     progress.phase(phases.DIFF)
     changes = diffs.changed_files(old, new)

@@ -31,16 +31,16 @@ from nova_gitops import rendering as rendering_package
 from nova_gitops.api import progress as phases
 from nova_gitops.clients import codedigests, collection
 from nova_gitops.publishing import (
-    gitdelta,
     gitwriting,
     guard,
     messages,
     placementcache,
     planmemory,
+    previousplacements,
     renderindex,
 )
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
-from nova_gitops.rendering import diffs, increments, reports
+from nova_gitops.rendering import diffs, increments, oldlayout, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling import findings
@@ -85,8 +85,8 @@ class PublishResult:
 
 
 class RenderedFiles(dict[str, bytes]):
-    """The files of a render, with the placement its placement.yaml records, so that publish can cache it
-    without parsing it back (``publishing.placementcache``), and the waves of the source's RolloutStrategy
+    """The files of a render, with the placement its group files record, so that publish can cache it
+    without parsing them back (``publishing.placementcache``), and the waves of the source's RolloutStrategy
     (empty without one), which ``diff`` plans a change over."""
 
     placement: PreviousPlacement | None = None
@@ -255,28 +255,16 @@ def with_repository_files(files: Mapping[str, bytes], source: SourceInfo) -> dic
     return complete
 
 
-def previous_placement(
-    repo: RenderedRepo, head: str | None, listing: Mapping[str, str], cache_dir: Path
-) -> PreviousPlacement:
-    """The branch head's placement: from the cache when a publish stored it, else parsed (and stored)."""
-    blob = listing.get(diffs.PLACEMENT_FILE)
-    if blob is None:
-        return PreviousPlacement.empty()
-    cached = placementcache.load(cache_dir, blob)
-    if cached is not None:
-        return cached
-    text = repo.read(head, diffs.PLACEMENT_FILE)
-    if text is None:
-        return PreviousPlacement.empty()
-    try:
-        parsed = reports.parse_previous(text.decode("utf-8"))
-        placementcache.store(cache_dir, blob, parsed)
-        return parsed
-    except (ValueError, UnicodeDecodeError) as error:
-        raise errors.RepoError(
-            f"the branch head {head} of {repo.url} has an unreadable placement.yaml ({error}); "
-            f"fix or remove it there, then publish again"
-        ) from None
+def layout_notes(file_changes: Collection[diffs.FileChange]) -> tuple[str, ...]:
+    """The commit message's note when the commit converts a repository from the single-file placement.yaml
+    to one file per group (DESIGN §4): the first publish after the upgrade does, in one commit."""
+    converts = any(
+        change.path == diffs.PLACEMENT_FILE
+        and change.old is not None
+        and oldlayout.is_single_file(change.old)
+        for change in file_changes
+    )
+    return (messages.LAYOUT_NOTE,) if converts else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,24 +289,14 @@ def compare_with_head(
 
 
 def comparison_of(
-    repo: RenderedRepo,
-    listing: Mapping[str, str],
-    changes: gitwriting.TreeChanges,
-    *,
-    placement: tuple[bytes, bytes] | None = None,
+    repo: RenderedRepo, listing: Mapping[str, str], changes: gitwriting.TreeChanges
 ) -> Comparison:
-    """The comparison ``changes`` make to the head's ``listing``, with the old bytes of what they touch.
-
-    ``placement``: placement.yaml's old and new texts without the group entries both hold
-    (``increments.placement_difference``), compared in its place; the old file is then not read."""
-    known = {diffs.PLACEMENT_FILE: placement} if placement is not None else {}
-    wanted = (path for path in (*changes.written, *changes.deleted) if path in listing and path not in known)
-    old = repo.read_blobs([listing[path] for path in wanted])
+    """The comparison ``changes`` make to the head's ``listing``, with the old bytes of what they touch."""
+    wanted = (path for path in (*changes.written, *changes.deleted) if path in listing)
+    old = repo.read_blobs(list(dict.fromkeys(listing[path] for path in wanted)))
     file_changes = [
         *(
-            diffs.FileChange(path, *known[path])
-            if path in known
-            else diffs.FileChange(path, old.get(listing.get(path, "")), data)
+            diffs.FileChange(path, old.get(listing.get(path, "")), data)
             for path, data in changes.written.items()
         ),
         *(diffs.FileChange(path, old[listing[path]], None) for path in changes.deleted),
@@ -338,11 +316,8 @@ class Rendered:
     listing: Mapping[str, str]
     paths: Collection[str]  # every path of the new tree (the part the change reached, when incremental)
     changes: gitwriting.TreeChanges
-    placement: object  # a PreviousPlacement, or None when the renderer did not say
-    placement_blob: str | None
+    placement: PreviousPlacement | None  # None when the renderer did not say
     index: increments.RenderIndex | None
-    placement_texts: tuple[bytes, bytes] | None = None  # compared in place of placement.yaml (comparison_of)
-    placement_delta: tuple[str, bytes] | None = None  # placement.yaml as a git delta: (base blob id, delta)
 
 
 def render_for_head(
@@ -355,37 +330,25 @@ def render_for_head(
 ) -> Rendered:
     """Render the source as changes to the branch head: incrementally when the renderer can and the head is a
     commit this machine published (its index is cached), otherwise in full and compared by hashing."""
-    base = (
-        renderindex.load(cache_dir, head) if head is not None and isinstance(render, SourceRenderer) else None
-    )
+    previous = previousplacements.read(repo, head, cache_dir)
     if isinstance(render, SourceRenderer):
-        listing = base.others if base is not None else repo.listing(head)  # others: placement.yaml's blob
-        previous = previous_placement(repo, head, listing, cache_dir)
+        base = renderindex.load(cache_dir, head) if head is not None else None
         incremental = render.render_delta(checkout.root, source, previous, base, blobs=checkout.blobs)
         changes = incremental.delta.changes
         readme = messages.readme(source.repo)
         readme_blob = increments.blob_id(readme)
         index = incremental.delta.index
         index = replace(index, others={**index.others, README_FILE: readme_blob})
-        placement_blob = index.others.get(diffs.PLACEMENT_FILE)
         if base is not None and changes is not None:
             before, after, tree_changes = changes_with_readme(changes, base, readme)
-            texts, delta = placement_changes(base, index, tree_changes.written)
-            return Rendered(
-                before, after.keys(), tree_changes, incremental.placement, placement_blob, index, texts, delta
-            )
-        if base is not None:  # the index was not used (another renderer, damaged): compare with the tree
-            listing = repo.listing(head)
+            return Rendered(before, after.keys(), tree_changes, incremental.placement, index)
+        listing = repo.listing(head)  # no index, or one not used (another renderer, damaged): compare
         blobs, tree_changes = _with_readme(incremental.delta, readme, readme_blob, listing)
-        return Rendered(listing, blobs.keys(), tree_changes, incremental.placement, placement_blob, index)
+        return Rendered(listing, blobs.keys(), tree_changes, incremental.placement, index)
     listing = repo.listing(head)
-    previous = previous_placement(repo, head, listing, cache_dir)
     files = with_repository_files(render(checkout.root, source, previous), source)
     compared = gitwriting.tree_changes(listing, files)
-    placement_blob = (
-        increments.blob_id(files[diffs.PLACEMENT_FILE]) if diffs.PLACEMENT_FILE in files else None
-    )
-    return Rendered(listing, files.keys(), compared, getattr(files, "placement", None), placement_blob, None)
+    return Rendered(listing, files.keys(), compared, getattr(files, "placement", None), None)
 
 
 def changes_with_readme(
@@ -405,27 +368,6 @@ def changes_with_readme(
     return before, after, gitwriting.TreeChanges(written, changes.deleted)
 
 
-def placement_changes(
-    base: increments.RenderIndex, index: increments.RenderIndex, written: Collection[str]
-) -> tuple[tuple[bytes, bytes] | None, tuple[str, bytes] | None]:
-    """What a commit on top of ``base``'s render needs of placement.yaml when it is ``written``: the old and
-    new texts without the entries both hold (``comparison_of``) and its git delta (``stored_placement``);
-    (None, None) when it did not change."""
-    if diffs.PLACEMENT_FILE not in written:
-        return None, None
-    return increments.placement_difference(base, index), placement_delta(base, index)
-
-
-def placement_delta(base: increments.RenderIndex, index: increments.RenderIndex) -> tuple[str, bytes] | None:
-    """The render's placement.yaml as a git delta against the base render's (``gitdelta``): (base blob id,
-    delta), None when the base does not name its placement.yaml's blob."""
-    old_blob = base.others.get(diffs.PLACEMENT_FILE)
-    if old_blob is None:
-        return None
-    size, segments = increments.placement_segments(base, index)
-    return old_blob, gitdelta.delta(size, segments)
-
-
 def _with_readme(
     delta: increments.RenderDelta, readme: bytes, readme_blob: str, listing: Mapping[str, str]
 ) -> tuple[dict[str, str], gitwriting.TreeChanges]:
@@ -438,12 +380,6 @@ def _with_readme(
     written = {path: files[path] for path, blob in blobs.items() if listing.get(path) != blob}
     deleted = tuple(sorted(path for path in listing if path not in blobs))
     return blobs, gitwriting.TreeChanges(written, deleted)
-
-
-def remember_placement(cache_dir: Path, placement_blob: str | None, placement: object) -> None:
-    """After a push: keep the placement just committed for the next publish (``placementcache``)."""
-    if isinstance(placement, PreviousPlacement) and placement_blob is not None:
-        placementcache.store(cache_dir, placement_blob, placement)
 
 
 def publish(
@@ -536,7 +472,7 @@ def publish_once(
         )
     rendered = render_for_head(repo, head, checkout, source, render, cache_dir)
     listing = rendered.listing
-    comparison = comparison_of(repo, listing, rendered.changes, placement=rendered.placement_texts)
+    comparison = comparison_of(repo, listing, rendered.changes)
     changes, file_changes = comparison.changes, comparison.file_changes
     if comparison.unchanged:
         body = None
@@ -555,15 +491,17 @@ def publish_once(
     patch_limit = PR_PATCH_LIMIT if options.pull_request else 0
     diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
     message = messages.commit_message(
-        diff, source_repo=source.repo, source_revision=source.revision, allow_mass_prune=bool(allowed)
+        diff,
+        source_repo=source.repo,
+        source_revision=source.revision,
+        allow_mass_prune=bool(allowed),
+        notes=layout_notes(file_changes),
     )
     progress.phase(phases.WRITE, f"committing {len(changes.written)} written, {len(changes.deleted)} deleted")
-    stored = stored_placement(repo, rendered.placement_delta, rendered.placement_blob)
-    commit = repo.commit(head, changes, message, environ=environ, stored=stored)
+    commit = repo.commit(head, changes, message, environ=environ)
     if on_committed is not None:
         on_committed(commit)
-    placement = (rendered.placement_blob, rendered.placement)
-    with keeping_for_next(cache_dir, commit, placement, rendered.index):  # while git pushes
+    with keeping_for_next(cache_dir, commit, rendered.placement, rendered.index):  # while git pushes
         body = None
         if options.pull_request:
             body = messages.pull_request_body(
@@ -583,31 +521,21 @@ def publish_once(
     return PublishResult(Outcome.PUBLISHED, target, commit, diff, source, message, body, attempt)
 
 
-def stored_placement(repo: RenderedRepo, delta: tuple[str, bytes] | None, blob: str | None) -> dict[str, str]:
-    """placement.yaml (blob id ``blob``) stored as its ``delta`` against the head's (``placement_delta``;
-    ``RenderedRepo.store_delta``), for the commit to name by id: the push then sends that delta instead of
-    searching one. Empty when there is no delta or git did not take it (the commit writes the file in full,
-    as before)."""
-    if delta is None or blob is None or not repo.store_delta(*delta, blob):
-        return {}
-    return {diffs.PLACEMENT_FILE: blob}
-
-
 @contextmanager
 def keeping_for_next(
     cache_dir: Path,
     commit: str,
-    placement: tuple[str | None, object],
+    placement: PreviousPlacement | None,
     index: increments.RenderIndex | None,
 ) -> Iterator[None]:
-    """Keep what the next publish starts from — the placement just committed (its blob id and the
-    ``PreviousPlacement``) and the render's index under the commit's id — in a thread while the body runs
-    (git pushes in a process of its own): ~0.1 s of a one-change publish at 100 clusters, ~1.3 s at 500, no
-    longer on its path. Both are named by what they describe (a blob, a commit), so an entry for a commit
+    """Keep what the next publish starts from — the placement just committed and the render's index, both
+    under the commit's id — in a thread while the body runs (git pushes in a process of its own): ~0.1 s
+    of a one-change publish at 100 clusters, ~1.3 s at 500, no longer on its path. An entry for a commit
     whose push is rejected is merely unused."""
 
     def keep() -> None:
-        remember_placement(cache_dir, *placement)
+        if placement is not None:
+            placementcache.store(cache_dir, commit, placement)
         if index is not None:
             renderindex.store(cache_dir, commit, index)
 

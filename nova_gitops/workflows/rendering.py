@@ -20,7 +20,7 @@ from nova_gitops.api.problems import Problem, SourceLocation, errors
 from nova_gitops.clients import collection
 from nova_gitops.errors import InputError, RepoError, UserError
 from nova_gitops.publishing import directories
-from nova_gitops.rendering import renders, reports
+from nova_gitops.rendering import layout, renders, schedulegroups
 from nova_gitops.rendering.renders import RenderedTree
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import waves
@@ -28,7 +28,7 @@ from nova_gitops.scheduling import findings, planning
 from nova_gitops.scheduling.findings import Findings
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
-from nova_gitops.sources import directory
+from nova_gitops.sources import directory, exporting
 from nova_gitops.sources import git as git_sources
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows.gitprogress import git_progress
@@ -175,34 +175,55 @@ def policy_locations(source_set: inputs.SourceSet) -> dict[str, SourceLocation]:
     return {policy.name: policy.location for policy in source_set.policies}
 
 
-PLACEMENT_FILE = "placement.yaml"
+PLACEMENT_FILE = schedulegroups.INDEX_FILE
+_FILE_MODES = ("100644", "100755")
+
+
+def placement_files(directory: Path) -> dict[str, bytes]:
+    """What a render in ``directory`` records its placement in: its group files (``placement/*/*.yaml``)
+    and its ``placement.yaml``, by path relative to it. Links are not followed."""
+    files: dict[str, bytes] = {}
+    index = directory / PLACEMENT_FILE
+    if index.is_file() and not index.is_symlink():
+        files[PLACEMENT_FILE] = index.read_bytes()
+    folders = directory / layout.PLACEMENT_DIR
+    if folders.is_dir() and not folders.is_symlink():
+        for folder in sorted(folders.iterdir()):
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for path in sorted(folder.iterdir()):
+                relative = f"{layout.PLACEMENT_DIR}/{folder.name}/{path.name}"
+                if layout.is_group_file(relative) and path.is_file() and not path.is_symlink():
+                    files[relative] = path.read_bytes()
+    return files
 
 
 def previous_from_directory(directory: Path) -> PreviousPlacement:
-    """The placement of a previous render in ``directory`` (empty when there is none)."""
-    path = directory / PLACEMENT_FILE
-    if not path.is_file():
-        return PreviousPlacement.empty()
+    """The placement of a previous render in ``directory`` (empty when there is none): its group files,
+    or the single placement.yaml of a render made before the per-group layout."""
     try:
-        return reports.parse_previous(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise UserError(f"{path}: cannot read the previous placement: {error}") from error
+        return schedulegroups.previous_from_files(placement_files(directory))
+    except schedulegroups.UnreadableFile as error:
+        where = directory / error.path
+        raise UserError(f"{where}: cannot read the previous placement: {error.reason}") from error
 
 
 @contextmanager
 def previous_directory(
     value: str | None, *, repository_of: Path, environ: Mapping[str, str]
 ) -> Iterator[Path | None]:
-    """``--previous DIR|REF`` as a directory holding that previous ``placement.yaml`` (none in it when the
-    revision has none, as for a directory without one), for the block; None when ``value`` is None.
+    """``--previous DIR|REF`` as a directory holding that previous render's placement (its group files and
+    ``placement.yaml``; none when the revision has none, as for a directory without one), for the block;
+    None when ``value`` is None.
 
     - an existing directory (not a bare repository) is the previous render itself;
-    - ``git-url[@ref]`` (or a bare repository) is fetched through the clone cache like a source, and its
-      ``placement.yaml`` at that revision is read from the top of the export;
+    - ``git-url[@ref]`` (or a bare repository) is fetched through the clone cache like a source, and the
+      render at the top of that revision's export is read;
     - anything else is a ref (branch, tag, commit, ``HEAD~1``) of the git repository that holds
-      ``repository_of`` (the output directory): ``git show REF:<repository_of>/placement.yaml``.
+      ``repository_of`` (the output directory): ``REF:<repository_of>/placement.yaml`` and
+      ``REF:<repository_of>/placement/`` are read (one ``ls-tree`` and one ``cat-file --batch``).
 
-    The placement is parsed here, so a bad one is reported as ``REF:path``, not by a temporary path.
+    The placement is read here, so a bad one is reported as ``REF:path``, not by a temporary path.
     """
     if value is None:
         yield None
@@ -213,14 +234,12 @@ def previous_directory(
         return
     if path.is_file():
         raise UserError(
-            f"--previous {value}: is a file; give the directory holding placement.yaml, git-url[@ref], "
+            f"--previous {value}: is a file; give the directory holding the previous render, git-url[@ref], "
             "or a ref of the output directory's git repository"
         )
     if git_sources.is_git_spec(value):
         with opened_source(value, environ=environ) as (root, _):
-            placement = root / PLACEMENT_FILE
-            if placement.is_file():
-                _check_previous(placement.read_text(encoding="utf-8"), f"{value}: {PLACEMENT_FILE}")
+            _check_previous(placement_files(root), f"{value}: ")
             yield root
         return
     top = _repository_top(repository_of, value)
@@ -231,12 +250,21 @@ def previous_directory(
             f"--previous {value!r}: not a directory, and the git repository at {top} has no branch, tag "
             "or commit of that name"
         )
-    relative = (repository_of.resolve() / PLACEMENT_FILE).relative_to(top).as_posix()
+    prefix = (repository_of.resolve() / PLACEMENT_FILE).relative_to(top).parent.as_posix()
+    prefix = "" if prefix == "." else f"{prefix}/"
+    wanted = [f"{prefix}{PLACEMENT_FILE}", f"{prefix}{layout.PLACEMENT_DIR}"]
+    entries = exporting.tree_entries(repository.run_bytes("ls-tree", "-r", "-z", revision, "--", *wanted))
+    blobs = {entry.path[len(prefix) :]: entry.oid for entry in entries if entry.mode != exporting.LINK_MODE}
+    read = dict(repository.blobs(dict.fromkeys(blobs.values()))) if blobs else {}
+    files = {
+        path: read[oid] for path, oid in blobs.items() if path == PLACEMENT_FILE or layout.is_group_file(path)
+    }
+    _check_previous(files, f"{value}:{prefix}")
     with tempfile.TemporaryDirectory(prefix="nova-previous-") as scratch:
-        if repository.run("ls-tree", "--name-only", revision, "--", relative).strip():
-            text = repository.run("cat-file", "blob", f"{revision}:{relative}")
-            _check_previous(text, f"{value}:{relative}")
-            (Path(scratch) / PLACEMENT_FILE).write_text(text + "\n", encoding="utf-8")
+        for relative, data in files.items():
+            target = Path(scratch, *relative.split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         yield Path(scratch)
 
 
@@ -254,11 +282,12 @@ def _repository_top(path: Path, ref: str) -> Path:
     )
 
 
-def _check_previous(text: str, where: str) -> None:
+def _check_previous(files: Mapping[str, bytes], where: str) -> None:
+    """The placement ``files`` record, or a ``UserError`` naming the file as ``where`` + its path."""
     try:
-        reports.parse_previous(text)
-    except ValueError as error:
-        raise UserError(f"{where}: cannot read the previous placement: {error}") from error
+        schedulegroups.previous_from_files(files)
+    except schedulegroups.UnreadableFile as error:
+        raise UserError(f"{where}{error.path}: cannot read the previous placement: {error.reason}") from error
 
 
 @contextmanager

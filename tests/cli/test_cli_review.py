@@ -1,6 +1,6 @@
 """CLI behaviours found in review, as users run them:
 
-- `get placements -o yaml|json` omits `namespace` for cluster-scoped objects, as placement.yaml does; the
+- `get placements -o yaml|json` omits `namespace` for cluster-scoped objects, as the group files do; the
   table prints an empty cell;
 - `get clusters` prints Nova's columns in `kubectl get clusters` order (NAME K8S-VERSION K8S-CLUSTER REGION
   ZONE READY IDLE STANDBY), then PROVIDER, AUTOSCALED, NODES and capacity;
@@ -8,8 +8,9 @@
   the source "valid, but not strict"; without --strict, or when nothing fails it, it stays "valid";
 - `render/get/explain --previous` takes a directory, a ref of the output's git repository (`HEAD~1`, a
   branch, a commit; for get/explain the repository of the current directory), or `git-url[@ref]`, and keeps
-  the groups where that placement.yaml put them; a ref that names nothing exits 2 naming it; a ref whose tree
-  has no placement.yaml is a first render; a bad placement.yaml there is reported as REF:path.
+  the groups where that render's group files put them (a render made before the per-group layout: its
+  single placement.yaml); a ref that names nothing exits 2 naming it; a ref whose tree has no placement is a
+  first render; a bad placement.yaml or group file there is reported as REF:path.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
+from tests import placements
 from tests.builders import cluster, deployment, policy
 
 
@@ -125,8 +127,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def placed_on(output: Path) -> dict[str, list[str]]:
-    placement = yaml.load((output / "placement.yaml").read_text(), Loader=yaml.CSafeLoader)
-    return {group["name"]: group["clusters"] for group in placement["groups"]}
+    return {group["name"]: group["clusters"] for group in placements.read(output)["groups"]}
 
 
 def rendered_history(tmp_path: Path, output: Path) -> tuple[Path, str]:

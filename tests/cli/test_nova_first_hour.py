@@ -34,6 +34,7 @@ from click.testing import CliRunner
 
 from nova_gitops.cli import notices
 from nova_gitops.cli.main import cli
+from tests import placements
 from tests.cli.test_nova_tutorials import (
     in_namespace,
     kind_clusters,
@@ -394,10 +395,7 @@ def test_two_equally_free_clusters_tie_and_the_first_name_wins(tmp_path: Path) -
     source = write(tmp_path / "src", documents)
     code, _, stderr = run("render", str(source), "-o", str(tmp_path / "out"), "-n", "microsvc-demo")
     assert code == 0, stderr
-    groups = {
-        group["name"]: group
-        for group in yaml.safe_load((tmp_path / "out/placement.yaml").read_text())["groups"]
-    }
+    groups = {group["name"]: group for group in placements.read(tmp_path / "out")["groups"]}
     blue, green = groups["demo-policy-4f068569"], groups["demo-policy-f73297b2"]
     assert blue["clusters"] == ["kind-workload-1"] and green["clusters"] == ["kind-workload-2"]
     assert (

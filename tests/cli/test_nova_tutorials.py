@@ -4,8 +4,8 @@ One case per tutorial, as a table. Each case is written here from scratch, model
 list shaped like Nova's (two kind workload clusters, ``kind-workload-1`` and ``kind-workload-2``, with the
 capacity the tutorial's story needs), the tutorial's policy shape, and its workloads in miniature. Workloads
 name no namespace where the tutorial applies them with ``kubectl apply -n NS``: the case passes ``-n NS``.
-``nova-gitops render`` runs in-process into a temporary directory and the case asserts, from
-``placement.yaml`` and the rendered tree, what the tutorial says happens.
+``nova-gitops render`` runs in-process into a temporary directory and the case asserts, from the placement
+files (each group's, and the ``placement.yaml`` index) and the rendered tree, what the tutorial says happens.
 
 A case the code does not (yet) render as the tutorial says is marked ``xfail(strict=True)`` with the reason,
 so it fails the day it passes and the mark must go; today every case renders as its tutorial says.
@@ -24,9 +24,9 @@ from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
 from nova_gitops.scheduling.spreading import divide
+from tests import placements
 
 Doc = dict[str, Any]
-PLACEMENT = "placement.yaml"
 
 
 # --- inputs shaped as Nova's --------------------------------------------------------------------------------
@@ -638,8 +638,8 @@ def helm_node_selector() -> Tutorial:
 
     def check(render: Render) -> None:
         assert render.clusters_of("cert-manager") == ["kind-workload-1"]
-        text = (render.root / PLACEMENT).read_text()
-        assert "node labels unknown for kind-workload-1: nodeSelector not checked" in text
+        reason = render.group_holding("cert-manager")["reason"]
+        assert "node labels unknown for kind-workload-1: nodeSelector not checked" in reason
 
     return Tutorial(
         documents,
@@ -1284,7 +1284,7 @@ def test_nova_tutorial_renders_as_the_tutorial_says(tutorial: Tutorial, tmp_path
     if tutorial.before is not None:
         previous = ("--previous", str(render_into(tmp_path, "before", tutorial.before, tutorial)))
     output = render_into(tmp_path, "src", tutorial.documents, tutorial, *previous, *tutorial.options)
-    tutorial.check(Render(output, yaml.safe_load((output / PLACEMENT).read_text())))
+    tutorial.check(Render(output, placements.read(output)))
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ Behaviours covered:
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,7 @@ from nova_gitops.controller import looping, reconciling, statusreading
 from nova_gitops.controller.ports import SourceReader
 from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.controller.sourcereading import DirectorySource, GitSource
-from nova_gitops.publishing import gitwriting
-from nova_gitops.rendering import increments, renders
+from nova_gitops.rendering import increments, layout, renders
 from nova_gitops.workflows import publishing, rendering
 from nova_gitops.workflows.publishing import Outcome
 from tests.controller.helpers import (
@@ -37,9 +35,9 @@ from tests.controller.helpers import (
 
 WEB = "demo/deployment-web.yaml"
 API = "demo/deployment-api.yaml"
-ONE_WORKLOAD = 4
-"""Files a one-workload change emits: the workload's file on its cluster, and the three files outside the
-cluster directories (placement.yaml, PLACEMENT.md, .gitattributes: tiny, emitted every time)."""
+ONE_WORKLOAD = 6
+"""Files a one-workload change emits: the workload's file on its cluster, its group's file and its policy's
+page, and the root's three small files (placement.yaml, PLACEMENT.md, .gitattributes: emitted every time)."""
 TIERS = {
     "matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["wlc-1", "wlc-2"]}
@@ -135,18 +133,12 @@ def test_every_commit_is_the_full_renders_tree(fleet: Fleet) -> None:
     edited = reconcile_and_check(fleet, controller)
     assert edited.outcome is Outcome.PUBLISHED
     assert edited.emitted == ONE_WORKLOAD < everything
-    cache = gitwriting.cache_path(fleet.root / "cache", fleet.url)  # placement.yaml kept as its own delta
-    old, new = (
-        git(cache, "rev-parse", f"{ref}:placement.yaml") for ref in (f"{fleet.head()}~1", fleet.head())
+    changed = git(fleet.remote, "diff", "--name-only", f"{fleet.head()}~1", fleet.head()).split()
+    [group_file] = [path for path in changed if layout.is_group_file(path)]
+    folder = group_file.rpartition("/")[0]  # its group's file and page, the summaries, its cluster's file
+    assert sorted(path for path in changed if path != group_file) == sorted(
+        ["PLACEMENT.md", f"clusters/wlc-2/{WEB}", "placement.yaml", f"{folder}/README.md"]
     )
-    described = subprocess.run(
-        ["git", "cat-file", "--batch-check=%(deltabase)"],
-        cwd=cache,
-        input=f"{new}\n",
-        capture_output=True,
-        text=True,
-    )
-    assert described.stdout.strip() == old
 
     report(fleet)  # capacity: room in the first tier, but failback waits
     assert reconcile_and_check(fleet, controller).outcome is Outcome.UNCHANGED

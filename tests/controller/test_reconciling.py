@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -31,8 +32,10 @@ import yaml
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.controller.sourcereading import GitSource
 from nova_gitops.errors import InputError
+from nova_gitops.rendering import layout
 from nova_gitops.scheduling.plans import Plan
 from nova_gitops.workflows.publishing import Outcome
+from tests import placements
 from tests.controller.helpers import (
     Fleet,
     cluster_report,
@@ -100,10 +103,16 @@ def test_a_reschedule_moves_the_group_and_the_commit_quotes_the_reason(fleet: Fl
     assert f"rescheduled {group} from wlc-2 to wlc-1" in message
     assert "Nova-Allow-Mass-Prune: true" in message  # wlc-2 is emptied on purpose: its agent may prune all
     assert "Nova-Remedial" not in message  # a directory source has no revision: its moves stay gated
-    placement = yaml.safe_load(fleet.show("placement.yaml"))
+    placement = rendered_placement(fleet)
     reason = next(entry["reason"] for entry in placement["groups"] if entry["name"] == group)
     assert "Cluster wlc-2 skipped, does not have enough resources" in reason
     assert controller.metrics.value("nova_controller_reschedules_total", action="moved") == 1
+
+
+def rendered_placement(fleet: Fleet) -> dict[str, Any]:
+    """The decisions on the rendered branch: its index and every group file (``tests.placements``)."""
+    wanted = [path for path in fleet.files() if path == "placement.yaml" or layout.is_group_file(path)]
+    return placements.from_files({path: fleet.show(path).encode() + b"\n" for path in wanted})
 
 
 def test_the_cool_down_keeps_the_group_away_until_it_ends(fleet: Fleet) -> None:
@@ -193,7 +202,7 @@ def test_external_orchestrator_mode_renders_spread_policies_delegated(fleet: Fle
         assert body["metadata"]["labels"]["nova.elotl.co/schedule"] == "true"
         replicas[cluster] = body["spec"]["replicas"]
     assert sum(replicas.values()) == 5
-    placement = yaml.safe_load(fleet.show("placement.yaml"))
+    placement = rendered_placement(fleet)
     assert {entry["status"] for entry in placement["groups"]} == {"delegated"}
 
 

@@ -200,9 +200,22 @@ class LocalLoop:
         return git(self.rendered, "log", "-1", "--format=%B", ref)
 
     def placement(self) -> dict[str, Any]:
-        """Group name → its placement entry in placement.yaml at the branch head."""
-        document = yaml.load(self.show("placement.yaml"), Loader=yaml.CSafeLoader)
-        return {group["name"]: group for group in document.get("groups") or []}
+        """Group name → its decision at the branch head (its file ``placement/<policy>/<group>.yaml``), as
+        name, mode, status, clusters and objects."""
+        listed = git(self.rendered, "ls-tree", "-r", "--name-only", "main", "--", "placement")
+        found: dict[str, Any] = {}
+        for path in listed.splitlines():
+            if path.endswith(".yaml"):
+                group = yaml.load(self.show(path), Loader=yaml.CSafeLoader)
+                status = group["status"]
+                found[group["metadata"]["name"]] = {
+                    "name": group["metadata"]["name"],
+                    "mode": status["mode"],
+                    "status": status["phase"],
+                    "clusters": status["clusters"],
+                    "objects": group["objectRefs"],
+                }
+        return found
 
     def report(self, name: str) -> dict[str, Any]:
         document: dict[str, Any] = yaml.load(

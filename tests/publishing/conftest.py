@@ -1,12 +1,13 @@
 """Real git for publishing tests: bare remotes over file://, source repositories with commits, and a stand-in
 renderer (the real one is tested elsewhere) that turns ``<cluster>/<name>.yaml`` source files into a rendered
-tree with a placement.yaml, so that a test can move, change, add or delete one workload precisely."""
+tree with its placement files, so that a test can move, change, add or delete one workload precisely."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -58,38 +59,53 @@ def workload(name: str, replicas: int = 1, kind: str = "Deployment") -> str:
 
 
 def fake_render(root: Path, source: SourceInfo, previous: PreviousPlacement) -> dict[str, bytes]:
-    """``<cluster>/<name>.yaml`` → ``clusters/<cluster>/default/<name>.yaml`` plus kustomizations and a
-    placement.yaml in the real layout. A file named ``BROKEN`` makes the source invalid."""
+    """``<cluster>/<name>.yaml`` → ``clusters/<cluster>/default/<name>.yaml`` plus kustomizations, a group
+    file ``placement/p/<name>.yaml`` per workload name and a placement.yaml index, in the real layout. A file
+    named ``BROKEN`` makes the source invalid."""
     if (root / "BROKEN").exists():
         raise errors.InputError([Problem(SourceLocation("BROKEN", 1), "the source is broken on purpose")])
     files: dict[str, bytes] = {}
-    groups: dict[str, dict[str, object]] = {}
+    groups: dict[str, dict[str, Any]] = {}
     for path in sorted(root.glob("*/*.yaml")):
         cluster, name = path.parent.name, path.stem
         data = path.read_bytes()
         files[f"clusters/{cluster}/default/{path.name}"] = data
         body = yaml.safe_load(data)
-        group = groups.setdefault(name, {"name": name, "policy": "p", "clusters": [], "objects": []})
-        group["clusters"].append(cluster)  # type: ignore[attr-defined]
+        group = groups.setdefault(name, group_document(name))
+        group["status"]["clusters"].append(cluster)
         replicas = body.get("spec", {}).get("replicas")
         if replicas is not None:
-            objects = group["objects"]
+            objects = group["objectRefs"]
             if not objects:
-                objects.append({"kind": body["kind"], "namespace": "default", "name": name, "replicas": {}})  # type: ignore[attr-defined]
-            objects[0]["replicas"][cluster] = replicas  # type: ignore[index]
+                objects.append({"kind": body["kind"], "namespace": "default", "name": name, "replicas": {}})
+            objects[0]["replicas"][cluster] = replicas
     for cluster in sorted({path.split("/")[1] for path in files}):
         entries = sorted(p.split("/", 2)[2] for p in files if p.startswith(f"clusters/{cluster}/"))
         files[f"clusters/{cluster}/kustomization.yaml"] = yaml.safe_dump({"resources": entries}).encode()
+    for name, group in groups.items():
+        files[f"placement/p/{name}.yaml"] = yaml.safe_dump(group, sort_keys=False).encode()
     placement = {
         "apiVersion": "gitops.nova.elotl.co/v1alpha1",
         "kind": "Placement",
+        "format": 2,
         "source": {"repo": source.repo, "revision": source.revision},
-        "groups": [groups[name] for name in sorted(groups)],
+        "policies": [{"name": "p", "folder": "placement/p", "groups": len(groups)}] if groups else [],
         "unscheduled": [],
         "warnings": [],
     }
     files["placement.yaml"] = yaml.safe_dump(placement, sort_keys=False).encode()
     return files
+
+
+def group_document(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "gitops.nova.elotl.co/v1alpha1",
+        "kind": "ScheduleGroupPlacement",
+        "metadata": {"name": name},
+        "policy": {"name": "p"},
+        "objectRefs": [],
+        "status": {"mode": "single", "phase": "scheduled", "clusters": [], "reason": "fake"},
+    }
 
 
 @pytest.fixture

@@ -1,22 +1,46 @@
-"""Publishing with the real renderer caches the committed placement by its blob id:
+"""Publishing with the real renderer keeps the committed placement under the commit's id
+(``publishing.previousplacements``):
 
-- the cache entry equals what parsing the committed placement.yaml gives (so stickiness is unchanged);
+- the cache entry equals what reading the committed group files back gives (so stickiness is unchanged);
 - the next publish of the same source uses it and makes no commit;
-- a corrupt cache entry is ignored (the file is parsed instead).
+- a corrupt cache entry is ignored (the group files are read instead, and kept again);
+- a head nobody here published is read from its group files, with a fresh cache;
+- an unreadable group file at the head is an error naming the file, the head and what to do.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
-from nova_gitops.publishing import placementcache
-from nova_gitops.rendering import increments, reports
+from nova_gitops import errors
+from nova_gitops.publishing import placementcache, previousplacements
+from nova_gitops.publishing.gitwriting import RenderedRepo, TreeChanges, cache_path
+from nova_gitops.rendering import schedulegroups
 from nova_gitops.scheduling.plans import PlanSettings
 from nova_gitops.workflows import publishing
 from tests.builders import cluster, deployment, policy
-from tests.publishing.conftest import SourceRepo, git, make_bare
+from tests.publishing.conftest import SourceRepo, make_bare
+
+ENV = {f"GIT_{role}_{field}": "t" for role in ("AUTHOR", "COMMITTER") for field in ("NAME", "EMAIL")}
+
+
+def committed_files(bare: Path, commit: str) -> dict[str, bytes]:
+    listed = subprocess.run(
+        ["git", "--git-dir", str(bare), "ls-tree", "-r", "--name-only", commit, "--", "placement"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return {
+        path: subprocess.run(
+            ["git", "--git-dir", str(bare), "show", f"{commit}:{path}"], check=True, capture_output=True
+        ).stdout
+        for path in listed
+    }
 
 
 def test_published_placement_is_cached_and_reused(tmp_path: Path) -> None:
@@ -28,15 +52,31 @@ def test_published_placement_is_cached_and_reused(tmp_path: Path) -> None:
     render = publishing.default_render(PlanSettings())
 
     first = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
-    assert first.outcome is publishing.Outcome.PUBLISHED
-    text = git("--git-dir", str(tmp_path / "rendered.git"), "show", "main:placement.yaml") + "\n"
-    blob = increments.blob_id(text.encode())
-    assert placementcache.load(cache_dir, blob) == reports.parse_previous(text)
+    assert first.outcome is publishing.Outcome.PUBLISHED and first.commit is not None
+    committed = schedulegroups.previous_from_files(committed_files(tmp_path / "rendered.git", first.commit))
+    assert len(committed.groups) == 2
+    assert placementcache.load(cache_dir, first.commit) == committed
 
     again = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
     assert again.outcome is publishing.Outcome.UNCHANGED
 
-    (cache_dir / "placements" / f"{blob}.pickle").write_bytes(b"not a pickle")
-    assert placementcache.load(cache_dir, blob) is None
+    (cache_dir / "placements" / f"{first.commit}.pickle").write_bytes(b"not a pickle")
+    assert placementcache.load(cache_dir, first.commit) is None
     third = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
     assert third.outcome is publishing.Outcome.UNCHANGED
+    assert placementcache.load(cache_dir, first.commit) == committed  # read from git and kept again
+
+    fresh = tmp_path / "fresh-cache"  # another machine: no index, no placement kept
+    repo = RenderedRepo(cache_path(fresh, remote), remote)
+    assert previousplacements.read(repo, repo.fetch("main"), fresh) == committed
+
+
+def test_an_unreadable_group_file_at_the_head_names_it(tmp_path: Path) -> None:
+    remote = make_bare(tmp_path / "rendered.git")
+    repo = RenderedRepo(cache_path(tmp_path / "cache", remote), remote)
+    changes = TreeChanges({"placement/p/g.yaml": b"kind: Deployment\n", "placement.yaml": b"kind: x\n"}, ())
+    head = repo.commit(None, changes, "by hand", environ=ENV)
+    with pytest.raises(
+        errors.RepoError, match=r"unreadable placement/p/g.yaml \(has kind 'Deployment'.*fix or remove"
+    ):
+        previousplacements.read(repo, head, tmp_path / "cache")

@@ -104,7 +104,7 @@ def test_one_workload_change_touches_only_its_files(
     result = publish(source_repo.url, rendered_remote, cache_dir)
     assert result.outcome is Outcome.PUBLISHED
     touched = remote_git(rendered_remote, "diff", "--name-only", first.commit or "", "main").splitlines()
-    assert touched == ["clusters/c1/default/web.yaml", "placement.yaml"]
+    assert touched == ["clusters/c1/default/web.yaml", "placement.yaml", "placement/p/web.yaml"]
     message = remote_git(rendered_remote, "log", "-1", "--format=%B", "main")
     assert message.splitlines()[0] == f"render {revision[:7]}: +0 ~1 -0 objects, 0 groups moved"
     assert "replicas Deployment default/web on c1: 2 → 5" in message

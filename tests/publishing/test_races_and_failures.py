@@ -101,6 +101,7 @@ def test_newer_publisher_losing_the_race_publishes_on_top(
     assert git("--git-dir", bare, "diff", "--name-only", "main^", "main").splitlines() == [
         "clusters/c1/default/web.yaml",
         "placement.yaml",
+        "placement/p/web.yaml",
     ]
 
 

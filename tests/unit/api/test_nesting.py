@@ -1,6 +1,6 @@
 """Nesting deep enough to overflow libyaml's recursive composer (a segmentation fault no handler catches) is
 refused before any YAML reader of ours parses it: sources and rendered directories (``load_documents``), and
-the YAML others write that we read back (``load_one``: status reports, a previous ``placement.yaml``, render
+the YAML others write that we read back (``load_one``: status reports, a previous render's placement, render
 diffs); real manifests nested as deep as generated CRD schemas still load. Each hostile text here crashed the
 process before the guard, so a regression fails the run loudly rather than one test."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from nova_agent import reports as agent_reports
 from nova_gitops.api import loading
-from nova_gitops.rendering import reports as render_reports
+from nova_gitops.rendering import schedulegroups
 
 HOSTILE = {
     "flow sequences": "a: " + "[" * 40_000 + "]" * 40_000 + "\n",
@@ -35,8 +35,9 @@ def test_every_reader_of_others_yaml_refuses_it(name: str) -> None:
         loading.load_one(text)
     assert agent_reports.load_status(text.encode()) is None
     assert loading.load_or_none(text.encode()) is None  # what diff reads renders with
-    with pytest.raises(ValueError, match="not valid YAML"):
-        render_reports.parse_previous(text)
+    for path in ("placement.yaml", "placement/p/g.yaml"):  # either layout's previous render
+        with pytest.raises(ValueError, match="not valid YAML"):
+            schedulegroups.previous_from_files({path: text.encode()})
 
 
 def schema(depth: int, indent: int) -> str:

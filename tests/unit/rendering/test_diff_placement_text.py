@@ -1,4 +1,5 @@
-"""``rendering.diffs``: placement.yaml cut into sections and list items as text, without parsing it.
+"""``rendering.oldlayout``: the single-file placement.yaml cut into sections and list items as text, without
+parsing it (how a file over the loader's limit is read, entry by entry).
 
 Behaviours covered:
 - sections and list items found over the whole text are exactly those found line by line (str.splitlines),
@@ -7,7 +8,8 @@ Behaviours covered:
   decisions changed" does not depend on how a section is cut;
 - table: an empty list, a scalar, a comment before the first item, a bare ``-`` item, an indented list,
   a ``-x:`` line that is no item, a key given twice, lines before the first key;
-- a rendered placement.yaml in which one group's replicas changed gives that one replica change.
+- two single-file placement.yaml texts in which one group's replicas changed give that one replica change
+  (``decisions``, as ``diff`` across renders made before the per-group layout).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.rendering import diffs, oldlayout
+from nova_gitops.rendering import decisions, diffs, oldlayout
 
 KEYS = ["groups:", "groups:", "unscheduled:", "groups: []", "groups: x", "a: b", ":", "key", "\tk: v"]
 BODY = ["- name: a", "- b", "-", "- - nested", "-x: 1", "  - c", "  name: x", "#k: v", "", "\tk: v", "  "]
@@ -121,7 +123,8 @@ def rendered(replicas: int) -> bytes:
 
 
 def test_one_group_changed_in_a_rendered_placement() -> None:
-    decisions = diffs.compare_placements(rendered(1), rendered(4))
-    assert decisions.groups == ()
-    assert decisions.replicas == (diffs.ReplicaChange("g17", "Deployment shop/w17", "c2", 1, 4),)
-    assert not decisions.other_sections_changed
+    """Two single-file placement.yaml texts (a diff across renders made before the per-group layout)."""
+    found = decisions.compare((rendered(1), rendered(4)), [])
+    assert found.groups == ()
+    assert found.replicas == (diffs.ReplicaChange("g17", "Deployment shop/w17", "c2", 1, 4),)
+    assert not found.other_sections_changed

@@ -10,7 +10,8 @@ render diff and a wave plan):
   or an autolink of data, as a CommonMark parser (with GitHub's tables) reads it; the table keeps its
   columns whatever the data holds;
 - JSON reads back to the very strings of the data;
-- PLACEMENT.md in both its forms (matrix and compact) and with waves.
+- PLACEMENT.md, with and without waves, and each policy's page in both its forms (matrix and compact):
+  the only links are ours (a page, a group's file, the summary), made of names that are plain file names.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 
 from nova_gitops.api import texts
 from nova_gitops.api.objects import ObjectKey
-from nova_gitops.rendering import diffformats, diffs, reports, waveplans
+from nova_gitops.rendering import diffformats, diffs, policypages, reports, waveplans
 from nova_gitops.rollouts import plans, waves
 from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan, Plan, Unscheduled
 from tests.unit.api.test_texts import ATTACKS
@@ -100,9 +101,30 @@ def test_placement_md_shows_data_and_does_nothing_of_it(
     shown_waves = (waves.Wave(names[0], cluster_names, None, timedelta(minutes=5)),) if with_waves else ()
     markdown = reports.placement_markdown(plan, reports.SourceInfo(names[0], names[-1]), waves=shown_waves)
     assert clean(markdown), markdown
-    assert markdowncheck.active_parts(markdown) == [], markdown
+    assert not_ours(markdowncheck.active_parts(markdown)) == [], markdown
     table_rows_keep_their_columns(markdown)
     assert texts.md_text(reason, table=True) in markdown
+    table = policypages.group_table(cluster_names)
+    for policy in sorted({group.policy for group in plan.groups}, key=str):
+        groups = [group for group in plan.groups if group.policy == policy]
+        page = policypages.page(policy, groups, table)
+        assert clean(page), page
+        assert not_ours(markdowncheck.active_parts(page)) == [], page
+        table_rows_keep_their_columns(page)
+        assert all(texts.md_text(f"{group.name}: {warning}") in page for group in groups)
+        if any(group.status == "unschedulable" for group in groups):
+            assert texts.md_text(reason, table=True) in page
+
+
+OUR_LINKS = re.compile(
+    r"link_open (placement/[A-Za-z0-9._-]+/README\.md|[A-Za-z0-9._-]+\.yaml|\.\./\.\./PLACEMENT\.md)"
+)
+
+
+def not_ours(parts: list[str]) -> list[str]:
+    """The active parts that are not our own links (a policy's page, a group's file, the summary), which
+    are made only of names that are plain file names (``policypages.linkable``)."""
+    return [part for part in parts if not OUR_LINKS.fullmatch(part)]
 
 
 def hostile_diff(name: str, reason: str, patch: str) -> diffs.RenderDiff:

@@ -4,9 +4,11 @@ Behaviours covered:
 - property: for any two plans, the render of the second as a delta of the first names exactly the files
   (and blob ids) of a full render of the second, holds the bytes of every file that differs from the first,
   and leaves the same index a render from nothing would;
-- placement.yaml emitted entry by entry equals the whole document emitted at once;
+- property: the decisions a change makes, read from the files that changed (a few group files and the
+  index), are those read from every placement file of both renders;
 - property: the same after edits of replicas and overrides only, without rendering any cluster whole;
-- a change to one object's source re-emits only that group's files, and nothing else (plus placement files);
+- a change to one object's source re-emits only that group's files, its group's file and its policy's
+  page, and the root's three small files; nothing else is written;
 - an object whose source file has no digest is re-emitted every time; an index made with another salt, or
   another index format, is not used;
 - an override that fails in a changed group is the same InputError a full render raises;
@@ -15,7 +17,7 @@ Behaviours covered:
 - property: the changes a delta reports (written, deleted, the old and new blob ids it looked at) turn the
   previous tree into the new one, and hold every old file of each cluster that loses one (what the
   mass-delete guard counts);
-- property: PLACEMENT.md built from the previous render's rows equals a full render's.
+- property: the policy pages built from the previous render's rows equal a full render's.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from hypothesis import strategies as st
 
 from nova_gitops import errors
 from nova_gitops.publishing import guard
-from nova_gitops.rendering import diffs, emitting, increments, oldlayout, renders, reports
+from nova_gitops.rendering import diffs, increments, layout, renders, reports
 from nova_gitops.rendering.increments import GroupFiles, RenderIndex
 from nova_gitops.scheduling.plans import ClusterCopy, ObjectPlan, Plan
 from tests.unit.rendering.test_renders import (
@@ -80,35 +82,37 @@ def test_the_changes_of_a_delta_turn_the_previous_tree_into_the_new_one(before: 
     second = delta(after, first.index)
     assert_changes_turn(first.blobs, second)
     full = renders.render(after, SOURCE).files
-    assert second.files[renders.PLACEMENT_MD] == full[renders.PLACEMENT_MD]
-    assert second.files[renders.PLACEMENT_MD] == full[renders.PLACEMENT_MD]
+    assert second.files["PLACEMENT.md"] == full["PLACEMENT.md"]
+    for path in second.files:
+        if layout.is_page(path):
+            assert second.files[path] == full[path]
 
 
 @settings(max_examples=80, deadline=None)
 @given(before=plans(), after=plans(), revision=st.sampled_from([None, "abc123"]))
-def test_placement_yaml_is_compared_and_stored_by_the_entries_that_differ(
+def test_decisions_read_from_the_changed_files_equal_those_of_every_file(
     before: Plan, after: Plan, revision: str | None
 ) -> None:
-    """What a publish says about placement.yaml (groups moved, replicas, newly unscheduled, whether only
-    bookkeeping changed) is the same from the entries that differ as from the two whole files; and the new
-    file is the old one's ranges and new text, as its git delta says."""
-    after = replace(after, settings=before.settings)
-    first = delta(before, None)
-    second = increments.render_delta(
-        after, reports.SourceInfo(SOURCE.repo, revision), first.index, digests=DIGESTS, salt=SALT
-    )
-    old_whole, new_whole = first.files[renders.PLACEMENT_YAML], second.files[renders.PLACEMENT_YAML]
-    old_part, new_part = increments.placement_difference(first.index, second.index)
-    assert diffs.compare_placements(old_part, new_part) == diffs.compare_placements(old_whole, new_whole)
-    whole_same = diffs.same_apart_from_source(old_whole, new_whole)
-    assert diffs.same_apart_from_source(old_part, new_part) == whole_same
-    size, segments = increments.placement_segments(first.index, second.index)
-    assert size == len(old_whole)
-    rebuilt = b"".join(old_whole[s[0] : s[0] + s[1]] if isinstance(s, tuple) else s for s in segments)
-    assert rebuilt == new_whole  # the git delta publish stores placement.yaml as (publishing.gitdelta)
-    if before == after:  # no entry differs: none is read or compared
-        for part in (old_part, new_part):
-            assert oldlayout.list_items(oldlayout.top_sections(part.decode())["groups"]) == []
+    """What a publish says about placement (groups moved, replicas, newly unscheduled, new warnings,
+    whether only bookkeeping changed) comes from the placement files that differ alone: the same as from
+    every group file and the index of both renders, changed or not."""
+    old = renders.render(before, SOURCE).files
+    new = renders.render(after, reports.SourceInfo(SOURCE.repo, revision)).files
+    changed = diffs.changed_files(old, new)
+    outside = [path for path in old.keys() | new.keys() if not path.startswith("clusters/")]
+    every = [
+        *(change for change in changed if change.path.startswith("clusters/")),
+        *(diffs.FileChange(path, old.get(path), new.get(path)) for path in sorted(outside)),
+    ]
+    from_changed, from_every = diffs.diff_renders(changed), diffs.diff_renders(every)
+    assert from_changed.groups == from_every.groups
+    assert from_changed.replicas == from_every.replicas
+    assert from_changed.newly_unscheduled == from_every.newly_unscheduled
+    assert from_changed.newly_scheduled == from_every.newly_scheduled
+    assert from_changed.new_warnings == from_every.new_warnings
+    assert from_changed.summary_changed == from_every.summary_changed
+    if revision is None and before == after:
+        assert from_changed.is_empty
 
 
 def assert_changes_turn(old: dict[str, str], second: increments.RenderDelta) -> None:
@@ -162,28 +166,6 @@ def test_a_delta_of_replica_and_override_edits_equals_a_full_render(plans_: tupl
     assert_changes_turn(first.blobs, second)
 
 
-def test_placement_yaml_emitted_entry_by_entry_equals_one_document() -> None:
-    plan = Plan(
-        (
-            make_group("p-1", ("c1",), ObjectPlan(manifest(deployment("web")), (ClusterCopy("c1", 2),))),
-            make_group(
-                "p-2", ("c1", "c2"), ObjectPlan(manifest(deployment("api"), 20), (ClusterCopy("c2", 1),))
-            ),
-        ),
-        (),
-        (),
-        usages("c1", "c2"),
-        ("a warning",),
-    )
-    whole = emitting.dump(reports.placement_document(plan, SOURCE)).encode()
-    assert delta(plan, None).files[renders.PLACEMENT_YAML] == whole
-    empty = Plan((), (), (), usages("c1"), ())
-    assert (
-        delta(empty, None).files[renders.PLACEMENT_YAML]
-        == emitting.dump(reports.placement_document(empty, SOURCE)).encode()
-    )
-
-
 def two_groups(web_replicas: int) -> Plan:
     web = ObjectPlan(manifest(deployment("web"), 1), (ClusterCopy("c1", web_replicas), ClusterCopy("c2", 1)))
     api = ObjectPlan(manifest(deployment("api"), 40), (ClusterCopy("c1", 3),))
@@ -201,14 +183,21 @@ def test_a_changed_object_re_emits_only_its_own_files() -> None:
     second = delta(two_groups(5), first.index, {"src/objects.yaml": "d2"})
     assert second.rendered_clusters == 0
     changed = {path for path, blob in second.blobs.items() if first.blobs[path] != blob}
-    assert changed == {"clusters/c1/shop/deployment-web.yaml", renders.PLACEMENT_YAML, renders.PLACEMENT_MD}
+    assert changed == {  # the plan's capacities did not change: nor did placement.yaml and PLACEMENT.md
+        "clusters/c1/shop/deployment-web.yaml",
+        "placement/p/p-web.yaml",
+        "placement/p/README.md",
+    }
     assert set(second.files) == {
         "clusters/c1/shop/deployment-web.yaml",
         "clusters/c2/shop/deployment-web.yaml",
         "clusters/c1/shop/deployment-api.yaml",  # same source file: its digest changed too
-        renders.PLACEMENT_YAML,
-        renders.PLACEMENT_MD,
-        renders.GITATTRIBUTES,
+        "placement/p/p-web.yaml",
+        "placement/p/p-api.yaml",  # its content key changed with the digest; its bytes did not
+        "placement/p/README.md",
+        "placement.yaml",
+        "PLACEMENT.md",
+        ".gitattributes",
     }
     assert dict(second.blobs) == blobs_of(two_groups(5))
 
@@ -228,7 +217,7 @@ def test_an_index_made_with_another_salt_or_format_is_not_used() -> None:
     assert RenderIndex.from_wire(wire) == first.index
     assert RenderIndex.from_wire(b"garbage") is None
     assert RenderIndex.from_wire(rewired(wire, 0, increments.FORMAT + 1)) is None
-    assert RenderIndex.from_wire(rewired(wire, 10, ("groups:\n",))) is None  # a damaged placement frame
+    assert RenderIndex.from_wire(rewired(wire, 10, ("placement.yaml",))) is None  # damaged root files
 
 
 def rewired(wire: bytes, field: int, value: object) -> bytes:

@@ -1,0 +1,222 @@
+"""What a change decides, read from the placement files that differ: groups moved, placed or removed, replicas
+per cluster, objects newly unscheduled or scheduled, new warnings.
+
+Only the files that differ are read (callers find them by comparing bytes or git blob ids): each changed
+group's file (``placement/<policy>/<group>.yaml``, a few kilobytes) and the index (``placement.yaml``, small:
+O(policies + clusters)). A group whose file did not change decided nothing new, so a one-workload change
+reads one group file, whatever the fleet's size.
+
+A render in the single-file layout (before DESIGN §4 split it) holds every group in ``placement.yaml``; such
+a file is read entry by entry (``oldlayout``) and its groups compared with the other side's group files, so
+``diff`` across the upgrade, and the commit that converts a repository, say what changed and nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nova_gitops.api import loading
+from nova_gitops.rendering import oldlayout, schedulegroups
+
+Sides = tuple[bytes | None, bytes | None]
+"""A file's old and new bytes (None where it does not exist)."""
+
+VOLATILE_SECTIONS = ("source", "clusters")
+"""placement.yaml sections that describe rather than decide: the source revision, and each cluster's
+capacity (which agents report as it moves, so it alone must not make a commit every few minutes)."""
+DECISION_SECTIONS = ("groups", "unscheduled", "warnings")
+"""placement.yaml sections compared as decisions (``groups``: only in the single-file layout)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupChange:
+    """A group whose clusters differ; ``before``/``after`` is None when the group is new/gone."""
+
+    name: str
+    before: tuple[str, ...] | None
+    after: tuple[str, ...] | None
+
+    @property
+    def moved(self) -> bool:
+        return self.before is not None and self.after is not None and self.before != self.after
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaChange:
+    group: str
+    title: str  # "Deployment shop/web"
+    cluster: str
+    before: int | None
+    after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    groups: tuple[GroupChange, ...] = ()
+    replicas: tuple[ReplicaChange, ...] = ()
+    newly_unscheduled: tuple[str, ...] = ()
+    newly_scheduled: tuple[str, ...] = ()
+    new_warnings: tuple[str, ...] = ()
+    other_sections_changed: bool = False  # records differ but not in the decisions above nor the volatile
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A group's decision as either layout records it."""
+
+    name: str
+    clusters: tuple[str, ...]
+    replicas: Mapping[str, Mapping[str, int]]  # object title → cluster → replicas
+    warnings: tuple[str, ...]
+    record: Any  # the whole record, to tell any other difference
+
+
+def compare(index: Sides | None, groups: Sequence[Sides]) -> Decisions:
+    """The decisions ``groups`` (the group files that differ) and ``index`` (placement.yaml, when it
+    differs) change."""
+    old_index, new_index = (sections(side) for side in index or (None, None))
+    before: dict[str, Group] = {}
+    after: dict[str, Group] = {}
+    for side, found in ((0, before), (1, after)):
+        legacy = (old_index, new_index)[side].get("groups")
+        for record in legacy if isinstance(legacy, list) else ():
+            _add(found, group_of(record))
+        for sides in groups:
+            _add(found, group_of(loading.load_or_none(sides[side])))
+    changes, replicas = group_changes(before, after)
+    old_unscheduled = _titled(old_index.get("unscheduled"))
+    new_unscheduled = _titled(new_index.get("unscheduled"))
+    seen = set(_warnings(old_index, before.values()))
+    ignored = {*VOLATILE_SECTIONS, *DECISION_SECTIONS}
+    others = {key for key in old_index.keys() | new_index.keys() if key not in ignored}
+    shown = {change.name for change in changes} | {change.group for change in replicas}
+    unexplained = any(
+        name not in shown and _unexplained(before.get(name), after.get(name))
+        for name in before.keys() | after.keys()
+    )
+    return Decisions(
+        groups=changes,
+        replicas=replicas,
+        newly_unscheduled=tuple(
+            f"{title}: {item.get('reason', '')}"
+            for title, item in sorted(new_unscheduled.items())
+            if title not in old_unscheduled
+        ),
+        newly_scheduled=tuple(sorted(title for title in old_unscheduled if title not in new_unscheduled)),
+        new_warnings=tuple(w for w in dict.fromkeys(_warnings(new_index, after.values())) if w not in seen),
+        other_sections_changed=unexplained or any(old_index.get(key) != new_index.get(key) for key in others),
+    )
+
+
+def sections(data: bytes | None) -> dict[str, Any]:
+    """A placement.yaml as a mapping (empty when absent or unreadable), either layout."""
+    if data is None:
+        return {}
+    try:
+        found = oldlayout.load(data.decode("utf-8", errors="replace"))
+    except loading.YamlRefused:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def same_apart_from_source(old: bytes | None, new: bytes | None) -> bool:
+    """Whether two placement.yaml texts differ only in their ``source`` (the revision they came from) and
+    the clusters' capacity figures: then no decision changed and nothing is committed."""
+    old_sections, new_sections = sections(old), sections(new)
+    for section in VOLATILE_SECTIONS:
+        old_sections.pop(section, None)
+        new_sections.pop(section, None)
+    return old_sections == new_sections
+
+
+def group_of(record: Any) -> Group | None:
+    """A group file's document (``schedulegroups``) or an entry of a single-file placement.yaml as a
+    ``Group``; None for anything else."""
+    if not isinstance(record, dict):
+        return None
+    if record.get("kind") == schedulegroups.KIND:
+        metadata, status = record.get("metadata"), record.get("status")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        status = status if isinstance(status, dict) else {}
+        clusters, objects, warnings = status.get("clusters"), record.get("objectRefs"), status.get("warnings")
+    else:
+        name, clusters = record.get("name"), record.get("clusters")
+        objects, warnings = record.get("objects"), record.get("warnings")
+    if not isinstance(name, str):
+        return None
+    return Group(
+        name,
+        tuple(sorted(str(c) for c in clusters)) if isinstance(clusters, list) else (),
+        _replicas(objects),
+        tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
+        record,
+    )
+
+
+def object_title(item: Mapping[str, Any]) -> str:
+    namespace = item.get("namespace")
+    where = f"{namespace}/{item.get('name')}" if namespace else str(item.get("name"))
+    return f"{item.get('kind', '?')} {where}"
+
+
+def group_changes(
+    before: Mapping[str, Group], after: Mapping[str, Group]
+) -> tuple[tuple[GroupChange, ...], tuple[ReplicaChange, ...]]:
+    changes: list[GroupChange] = []
+    replicas: list[ReplicaChange] = []
+    for name in sorted(before.keys() | after.keys()):
+        old_group, new_group = before.get(name), after.get(name)
+        old_clusters = old_group.clusters if old_group is not None else None
+        new_clusters = new_group.clusters if new_group is not None else None
+        if old_clusters != new_clusters:
+            changes.append(GroupChange(name, old_clusters, new_clusters))
+        if old_group is None or new_group is None or not set(old_clusters or ()) & set(new_clusters or ()):
+            continue  # new, gone or moved as a whole: the group line says it all
+        for title in sorted(old_group.replicas.keys() | new_group.replicas.keys()):
+            was, now = old_group.replicas.get(title, {}), new_group.replicas.get(title, {})
+            for cluster in sorted(was.keys() | now.keys()):
+                if was.get(cluster) != now.get(cluster):
+                    replicas.append(ReplicaChange(name, title, cluster, was.get(cluster), now.get(cluster)))
+    return tuple(changes), tuple(replicas)
+
+
+def _unexplained(old: Group | None, new: Group | None) -> bool:
+    """Whether a group's record changed in a way no group, replica or warning line shows (its reason, its
+    requests): the records differ, yet not in their clusters, replicas or warnings."""
+    if old is None or new is None:
+        return True
+    return old.record != new.record and old.warnings == new.warnings
+
+
+def _add(found: dict[str, Group], group: Group | None) -> None:
+    if group is not None:
+        found[group.name] = group
+
+
+def _replicas(objects: Any) -> dict[str, dict[str, int]]:
+    result: dict[str, dict[str, int]] = {}
+    for item in objects if isinstance(objects, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("replicas"), dict):
+            result[object_title(item)] = {
+                str(k): v for k, v in item["replicas"].items() if isinstance(v, int)
+            }
+    return result
+
+
+def _titled(items: Any) -> dict[str, Mapping[str, Any]]:
+    return (
+        {object_title(item): item for item in items if isinstance(item, dict)}
+        if isinstance(items, list)
+        else {}
+    )
+
+
+def _warnings(index: Mapping[str, Any], groups: Iterable[Group]) -> list[str]:
+    """The index's warnings, then each group's (prefixed with its name, as the plan lists them)."""
+    listed = index.get("warnings")
+    found = [str(warning) for warning in listed] if isinstance(listed, list) else []
+    for group in sorted(groups, key=lambda group: group.name):
+        found += [f"{group.name}: {warning}" for warning in group.warnings]
+    return found
