@@ -3,7 +3,8 @@
 Behaviours covered:
 - apply creates a missing object (201) and records an Apply entry in managedFields (fieldsV1, list items keyed
   by name); re-applying the same body writes nothing (same resourceVersion);
-- fieldManager is required (400); apiVersion/kind are required; a name that differs from the URL is 400;
+- fieldManager is required (422, the PatchOptions are invalid, as kube-apiserver says); apiVersion/kind are
+  required; a name that differs from the URL is 400;
 - a field owned by another manager with a different value is a 409 Conflict naming manager and field;
   the same value is shared ownership; force=true takes ownership;
 - fields the same manager applied before and omits now are removed, unless another manager owns them;
@@ -62,8 +63,10 @@ def test_reapplying_the_same_body_writes_nothing(kube: KubeTarget) -> None:
 
 def test_apply_requires_a_field_manager_and_a_matching_body(kube: KubeTarget) -> None:
     no_manager = _apply_error(kube.api_client, _cm_path(kube, "x"), configmap("x", {}), "")
-    assert (no_manager.status, status_of(no_manager)["reason"]) == (400, "BadRequest")
-    assert "fieldManager is required" in status_of(no_manager)["message"]
+    assert (no_manager.status, status_of(no_manager)["reason"]) == (422, "Invalid")  # the PatchOptions'
+    assert status_of(no_manager)["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
+    )
     no_kind = _apply_error(kube.api_client, _cm_path(kube, "x"), {"metadata": {"name": "x"}}, "m")
     assert no_kind.status == 400
     other_name = _apply_error(kube.api_client, _cm_path(kube, "x"), configmap("y", {}), "m")

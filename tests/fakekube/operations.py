@@ -30,6 +30,7 @@ from tests.fakekube import (
 )
 from tests.fakekube.preparing import Target
 from tests.fakekube.resources import ResourceTable, ResourceType
+from tests.fakekube.statuses import ApiError
 from tests.fakekube.store import ObjectStore
 
 IMMORTAL = frozenset({"default", "kube-system", "kube-public"})
@@ -286,9 +287,19 @@ class Operations:
     def apply(self, target: Target, raw: bytes) -> tuple[int, dict[str, Any], list[str]]:
         resource_type = target.resource_type
         manager = target.query.get("fieldManager", "")
-        if not manager:
-            raise statuses.bad_request(
-                "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests"
+        if not manager:  # kube-apiserver validates the PatchOptions: 422, not 400
+            required = "Required value: is required for apply patch"
+            raise ApiError(
+                422,
+                "Invalid",
+                f'PatchOptions.meta.k8s.io "" is invalid: fieldManager: {required}',
+                {
+                    "group": "meta.k8s.io",
+                    "kind": "PatchOptions",
+                    "causes": [
+                        {"reason": "FieldValueRequired", "message": required, "field": "fieldManager"}
+                    ],
+                },
             )
         force = target.query.get("force", "false") == "true"
         body = preparing.load_apply_body(raw)
