@@ -8,8 +8,10 @@ Behaviours covered:
 - a RoleBinding's subjects are atomic although each has a name: another manager's different list is a
   conflict, and force replaces the list whole;
 - finalizers are a set: two managers' finalizers both stay, each goes when its manager drops it;
-- an applied keyed list item without its key is refused (500 from building the typed patch);
-- a CRD's `x-kubernetes-list-type: map` list merges by its keys; a list without a list type is atomic.
+- an applied container port without its containerPort (keyed by the defaulted protocol alone) passes the
+  typed patch and validation refuses it (422 naming the field), as kube-apiserver v1.36 does;
+- a CRD's `x-kubernetes-list-type: map` list merges by its keys; a list without a list type is atomic; an
+  item with none of its key fields is refused (500 from building the typed patch: "omits all key fields").
 """
 
 from __future__ import annotations
@@ -134,12 +136,16 @@ def test_finalizers_are_a_set(kube: KubeTarget) -> None:
     assert "finalizers" not in apply(kube.api_client, path, held(), "b")["metadata"]
 
 
-def test_a_keyed_item_without_its_key_is_refused(kube: KubeTarget) -> None:
+def test_a_keyed_item_without_one_of_its_keys_is_refused_by_validation(kube: KubeTarget) -> None:
     path = f"/apis/apps/v1/namespaces/{kube.namespace}/deployments/web"
     container = {"name": "web", "image": "registry.example/web:1", "ports": [{"name": "http"}]}
     error = _apply_error(kube.api_client, path, _deployment([container]), "a")
-    assert error.status == 500
-    assert 'omits key field "containerPort"' in status_of(error)["message"]
+    # kube-apiserver v1.36: keyed by the defaulted protocol alone, the item passes the typed patch and
+    # validation refuses it
+    assert error.status == 422
+    assert [cause["field"] for cause in status_of(error)["details"]["causes"]] == [
+        "spec.template.spec.containers[0].ports[0].containerPort"
+    ]
 
 
 def _gadget_crd(group: str) -> dict[str, Any]:
@@ -208,5 +214,8 @@ def test_crd_list_types_decide_how_lists_merge(kube: KubeTarget) -> None:
         assert merged["spec"]["parts"] == [{"id": "x", "size": 1}, {"id": "y", "size": 2}]
         error = _apply_error(kube.api_client, path, gadget({"named": [{"name": "n2"}]}), "b")
         assert error.status == 409 and status_of(error)["details"]["causes"][0]["field"] == ".spec.named"
+        keyless = _apply_error(kube.api_client, path, gadget({"parts": [{"size": 3}]}), "c")
+        assert keyless.status == 500
+        assert 'omits all key fields ["id"]' in status_of(keyless)["message"]
     finally:
         extensions.delete_custom_resource_definition(f"gadgets.{group}")

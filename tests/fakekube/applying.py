@@ -7,8 +7,9 @@ What the agent relies on, and what this reproduces:
   also owns them;
 - maps merge; keyed lists merge item by item by their keys and sets element by element (`listtypes` says
   which list is which, as the OpenAPI schema does upstream); atomic lists and scalars are replaced;
-- an applied keyed list with an item missing a key field, or two items with one key, is refused (500 from
-  building the typed patch, as upstream; `key_problems`).
+- an applied keyed list with an item missing every key field, or two items with one key, is refused (500
+  from building the typed patch, as upstream; `key_problems`); an item with some of its key fields is
+  keyed by those, and validation says what is missing.
 """
 
 from __future__ import annotations
@@ -99,10 +100,10 @@ def key_problems(value: Any, names: listtypes.Names, lists: listtypes.Resolver, 
             if kind == "map":
                 key = listtypes.item_key(item, keys)
                 if key is None:
-                    missing = next(k for k in sorted(keys) if not isinstance(item, dict) or k not in item)
+                    listed = json.dumps(list(keys), separators=(",", ":"))
                     problems.append(
-                        f"{where}: element {index}: associative list with keys has an element that omits key "
-                        f'field "{missing}" (and doesn\'t have default value)'
+                        f"{where}: element {index}: associative list with keys has an element that omits all "
+                        f"key fields {listed} (and doesn't have default values for any key fields)"
                     )
                     continue
                 element = fields.key_element(key)

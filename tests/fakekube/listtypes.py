@@ -9,7 +9,8 @@ constraints by `topologyKey`+`whenUnsatisfiable`; Service ports by `port`+`proto
 ownerReferences by `uid`; finalizers a set. Every other list of a built-in kind (tolerations, args, command,
 envFrom, accessModes, RBAC rules and subjects, ...) is atomic, as upstream.
 Custom resources: the CRD schema's `x-kubernetes-list-type` (atomic when absent, as upstream).
-A key field an item omits takes its OpenAPI default (`protocol: TCP`); other defaults are not modelled.
+A key field an item omits takes its OpenAPI default (`protocol: TCP`); other defaults are not modelled. An
+item with none of its key fields is refused; one with some is keyed by those.
 """
 
 from __future__ import annotations
@@ -133,7 +134,9 @@ def custom(schema: Mapping[str, Any] | None) -> Resolver:
 
 
 def item_key(item: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
-    """An item's key fields (defaults filled in), or None when it lacks one without a default."""
+    """An item's key fields (defaults filled in), or None when it has none of them (nor a default for any):
+    structured-merge-diff (v1.36) takes an item with some of its key fields by those, and validation then
+    refuses what is missing (a container port without `containerPort` is a 422, not a typed-patch 500)."""
     if not isinstance(item, dict):
         return None
     key: dict[str, Any] = {}
@@ -142,6 +145,4 @@ def item_key(item: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
             key[field] = item[field]
         elif field in KEY_DEFAULTS:
             key[field] = KEY_DEFAULTS[field]
-        else:
-            return None
-    return key
+    return key or None

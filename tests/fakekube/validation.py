@@ -126,6 +126,9 @@ def _pod_spec_problems(spec: Any, field: str) -> list[Problem]:
             problems.append((f"{where}.name", _invalid(container["name"], LABEL_MESSAGE)))
         if not container.get("image"):
             problems.append((f"{where}.image", "Required value"))
+        for number, port in enumerate(container.get("ports") or []):
+            if isinstance(port, dict) and not port.get("containerPort"):
+                problems.append((f"{where}.ports[{number}].containerPort", "Required value"))
     return problems
 
 
