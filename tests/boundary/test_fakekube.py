@@ -107,9 +107,13 @@ def test_create_errors_are_status_bodies(kube: KubeTarget) -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
+        (  # kube-apiserver v1.36's fields: the pod spec is a struct, so its containers are what is missing
+            {"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}}},
+            "spec.template.spec.containers",
+        ),
         (
             {"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}}},
-            "spec.template.spec",
+            "spec.template.metadata.labels",
         ),
         (
             {

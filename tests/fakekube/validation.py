@@ -112,8 +112,10 @@ def metadata_problems(metadata: dict[str, Any]) -> list[Problem]:
 
 
 def _pod_spec_problems(spec: Any, field: str) -> list[Problem]:
+    """A pod spec is a struct, not a pointer: a missing one is an empty one, whose containers are missing
+    (``spec.template.spec.containers: Required value``, as kube-apiserver says)."""
     if not isinstance(spec, dict):
-        return [(field, "Required value")]
+        spec = {}
     containers = spec.get("containers")
     if not containers:
         return [(f"{field}.containers", "Required value")]
@@ -158,24 +160,26 @@ def kind_problems(kind: str, obj: dict[str, Any]) -> list[Problem]:
     if kind in _WORKLOAD_KINDS or kind == "Job":
         spec = spec if isinstance(spec, dict) else {}
         template = spec.get("template") or {}
-        problems = _pod_spec_problems(template.get("spec"), "spec.template.spec")
+        problems: list[Problem] = []  # in kube-apiserver's order: the selector, then the pod template
         selector = spec.get("selector")
         if kind == "Job":
-            if (template.get("spec") or {}).get("restartPolicy") not in ("OnFailure", "Never"):
-                problems.append(
-                    ("spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"')
-                )
+            pass
         elif not isinstance(selector, dict) or not (
             selector.get("matchLabels") or selector.get("matchExpressions")
         ):
             problems.append(("spec.selector", "Required value"))
         elif not _selector_matches(selector, (template.get("metadata") or {}).get("labels") or {}):
-            labels = (template.get("metadata") or {}).get("labels") or {}
+            labels = (template.get("metadata") or {}).get("labels") or None  # none at all: Go's nil map
             problems.append(
                 (
                     "spec.template.metadata.labels",
                     _invalid(labels, "`selector` does not match template `labels`"),
                 )
+            )
+        problems += _pod_spec_problems(template.get("spec"), "spec.template.spec")
+        if kind == "Job" and (template.get("spec") or {}).get("restartPolicy") not in ("OnFailure", "Never"):
+            problems.append(
+                ("spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"')
             )
         return problems
     if kind == "Service":
