@@ -73,7 +73,8 @@ def _job_problems(new: dict[str, Any], old: dict[str, Any]) -> list[Problem]:
 
 
 def _service_problems(new: dict[str, Any], old: dict[str, Any]) -> list[Problem]:
-    """ValidateServiceUpdate: an allocated cluster IP stays (clusterIPs[0] first, then clusterIP)."""
+    """ValidateServiceUpdate: an allocated cluster IP stays (clusterIPs[0], normalized from a changed
+    clusterIP; clusterIP itself only when the IPs do not say it)."""
     spec, before = _spec(new), _spec(old)
     if "ExternalName" in (spec.get("type"), before.get("type")):
         return []
@@ -84,7 +85,7 @@ def _service_problems(new: dict[str, Any], old: dict[str, Any]) -> list[Problem]
     if old_ips and new_ips and old_ips[0] != new_ips[0]:
         shown = _shown(new_ips)
         problems.append(("spec.clusterIPs[0]", f"Invalid value: {shown}: may not change once set"))
-    if before.get("clusterIP"):
+    if before.get("clusterIP") and not problems:  # v1.36 names clusterIPs[0] alone when both moved
         problems += _changed("spec.clusterIP", before.get("clusterIP"), spec.get("clusterIP"))
     return problems
 
