@@ -10,7 +10,9 @@ Behaviours covered:
 - a Secret's `stringData` folds into `data` (base64) and is not stored;
 - a Lease's acquireTime/renewTime must be MicroTime (RFC 3339 with microseconds): anything else is 400;
 - a deleted namespace stays Terminating for a while (deletionTimestamp, phase), creates in it are 403
-  Forbidden in NamespaceLifecycle's words, and it goes with its content a bit later.
+  Forbidden in NamespaceLifecycle's words, and it goes with its content a bit later;
+- a new namespace holds the ConfigMap kube-root-ca.crt (kube-controller-manager's root CA publisher): a
+  namespace is never empty of ConfigMaps.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from kubernetes import client
 
 from tests.fakekube.clienting import apply, deployment, request, status_of
 from tests.fakekube.fixtures import KubeTarget
+from tests.realkube.kubelet import wait_for
 
 MERGE = "application/merge-patch+json"
 
@@ -270,3 +273,21 @@ def test_a_deleted_namespace_terminates_before_it_goes(kube: KubeTarget) -> None
     else:
         pytest.fail(f"namespace {doomed} still there after 60 s")
     assert _error(core.read_namespaced_config_map, "inside", doomed).status == 404
+
+
+def test_a_new_namespace_holds_the_root_ca_configmap(kube: KubeTarget) -> None:
+    core = client.CoreV1Api(kube.api_client)
+    name = f"{kube.namespace}-ca"
+    core.create_namespace({"metadata": {"name": name}})
+    try:
+
+        def published() -> bool:
+            names = [c.metadata.name for c in core.list_namespaced_config_map(name).items]
+            return names == ["kube-root-ca.crt"]
+
+        wait_for(published, f"kube-root-ca.crt in namespace {name}", timeout=30)
+        found = core.read_namespaced_config_map("kube-root-ca.crt", name)
+        assert "ca.crt" in found.data
+        assert found.metadata.annotations["kubernetes.io/description"].startswith("Contains a CA bundle")
+    finally:
+        core.delete_namespace(name)

@@ -35,6 +35,14 @@ from tests.fakekube.store import ObjectStore
 
 IMMORTAL = frozenset({"default", "kube-system", "kube-public"})
 """Namespaces kube-apiserver's NamespaceLifecycle admission refuses to delete."""
+ROOT_CA = "kube-root-ca.crt"
+"""The ConfigMap kube-controller-manager's root CA publisher puts in every namespace."""
+DESCRIPTION = "kubernetes.io/description"
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such "
+    "as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions "
+    "of Kubernetes clusters."
+)
 RETURNS_DELETED_OBJECT = frozenset(
     {"pods", "services", "serviceaccounts", "storageclasses", "namespaces", "customresourcedefinitions"}
 )
@@ -209,7 +217,23 @@ class Operations:
             self.collector.owner_gone(stored)
         elif target.resource_type.kind == "CustomResourceDefinition":
             self.crds.changed(stored)
+        elif old is None and target.resource_type.store_key == ("", "namespaces"):
+            self._publish_root_ca(stored["metadata"]["name"])
         return preparing.present(target.resource_type, stored)
+
+    def _publish_root_ca(self, namespace: str) -> None:
+        """The root CA publisher (kube-controller-manager) puts ``kube-root-ca.crt`` in every namespace as
+        it is created; a real namespace is never empty."""
+        configmaps = self.table.find_any_version("", "configmaps")
+        assert configmaps is not None
+        self.create(
+            Target(configmaps, namespace, query={}),
+            {
+                "metadata": {"name": ROOT_CA, "annotations": {DESCRIPTION: ROOT_CA_DESCRIPTION}},
+                "data": {"ca.crt": ""},
+            },
+            "kube-controller-manager",
+        )
 
     # ----- writing
 
