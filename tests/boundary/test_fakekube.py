@@ -226,7 +226,14 @@ def test_generation_follows_spec_changes_only_and_no_op_writes_keep_the_version(
     scaled = apps.patch_namespaced_deployment("web", kube.namespace, {"spec": {"replicas": 3}})
     assert scaled.metadata.generation == 2
     again = apps.patch_namespaced_deployment("web", kube.namespace, {"spec": {"replicas": 3}})
-    assert again.metadata.resource_version == scaled.metadata.resource_version
+    assert again.metadata.generation == 2
+    # a no-op write is not stored: the version stays (on an object no controller writes meanwhile, as the
+    # Deployment controller writes the Deployment's status on a real cluster)
+    core = client.CoreV1Api(kube.api_client)
+    core.create_namespaced_config_map(kube.namespace, configmap("settings", {"a": "1"}))
+    changed = core.patch_namespaced_config_map("settings", kube.namespace, {"data": {"a": "2"}})
+    same = core.patch_namespaced_config_map("settings", kube.namespace, {"data": {"a": "2"}})
+    assert same.metadata.resource_version == changed.metadata.resource_version
 
 
 def test_server_defaults_are_visible_to_clients(kube: KubeTarget) -> None:

@@ -14,6 +14,7 @@ Behaviours covered:
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from tests.fakekube.server import FakeKubeServer
 GROUP = "widgets.nova.example"
 
 
-def widget_crd(scope: str = "Namespaced") -> dict[str, Any]:
+def widget_crd(scope: str = "Namespaced", group: str = GROUP) -> dict[str, Any]:
     schema = {
         "type": "object",
         "properties": {
@@ -53,9 +54,9 @@ def widget_crd(scope: str = "Namespaced") -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{GROUP}"},
+        "metadata": {"name": f"widgets.{group}"},
         "spec": {
-            "group": GROUP,
+            "group": group,
             "scope": scope,
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
             "versions": [version],
@@ -63,8 +64,21 @@ def widget_crd(scope: str = "Namespaced") -> dict[str, Any]:
     }
 
 
-def widget(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
+def widget(name: str, spec: dict[str, Any], group: str = GROUP) -> dict[str, Any]:
+    return {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.fixture
+def group(kube: KubeTarget) -> Iterator[str]:
+    """The Widget group of one test: a real server keeps a CRD beyond the test that made it (a second
+    test would find it "already exists"), so each test has its own, deleted at the end."""
+    name = f"{kube.namespace}.nova.example"
+    yield name
+    try:
+        client.ApiextensionsV1Api(kube.api_client).delete_custom_resource_definition(f"widgets.{name}")
+    except client.ApiException as error:
+        if error.status != 404:
+            raise
 
 
 def _established(api_client: client.ApiClient, name: str) -> bool:
@@ -103,31 +117,35 @@ def test_crd_is_established_after_the_delay_and_then_served() -> None:
 
 
 def test_custom_objects_are_served_namespaced_and_through_the_dynamic_client(
-    kube: KubeTarget, tmp_path: Any
+    kube: KubeTarget, group: str, tmp_path: Any
 ) -> None:
-    _install(kube, widget_crd())
+    _install(kube, widget_crd(group=group))
     custom = client.CustomObjectsApi(kube.api_client)
-    custom.create_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets", widget("w1", {"size": 3}))
-    got = custom.get_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets", "w1")
+    custom.create_namespaced_custom_object(
+        group, "v1", kube.namespace, "widgets", widget("w1", {"size": 3}, group)
+    )
+    got = custom.get_namespaced_custom_object(group, "v1", kube.namespace, "widgets", "w1")
     assert got["spec"] == {"size": 3} and got["metadata"]["generation"] == 1
     dyn = dynamic.DynamicClient(kube.api_client, cache_file=str(tmp_path / "discovery.json"))
-    widgets = dyn.resources.get(api_version=f"{GROUP}/v1", kind="Widget")
+    widgets = dyn.resources.get(api_version=f"{group}/v1", kind="Widget")
     assert [item.metadata.name for item in widgets.get(namespace=kube.namespace).items] == ["w1"]
 
 
-def test_cluster_scoped_crd_serves_cluster_scoped_objects(kube: KubeTarget) -> None:
-    _install(kube, widget_crd(scope="Cluster"))
+def test_cluster_scoped_crd_serves_cluster_scoped_objects(kube: KubeTarget, group: str) -> None:
+    _install(kube, widget_crd(scope="Cluster", group=group))
     custom = client.CustomObjectsApi(kube.api_client)
-    created = custom.create_cluster_custom_object(GROUP, "v1", "widgets", widget("global", {"size": 1}))
+    created = custom.create_cluster_custom_object(
+        group, "v1", "widgets", widget("global", {"size": 1}, group)
+    )
     assert "namespace" not in created["metadata"]
-    custom.delete_cluster_custom_object(GROUP, "v1", "widgets", "global")
+    custom.delete_cluster_custom_object(group, "v1", "widgets", "global")
 
 
-def test_unknown_fields_are_pruned_and_preserved_where_the_schema_says(kube: KubeTarget) -> None:
-    _install(kube, widget_crd())
+def test_unknown_fields_are_pruned_and_preserved_where_the_schema_says(kube: KubeTarget, group: str) -> None:
+    _install(kube, widget_crd(group=group))
     custom = client.CustomObjectsApi(kube.api_client)
-    body = widget("w", {"size": 1, "bogus": True, "extra": {"anything": {"goes": 1}}})
-    created = custom.create_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets", body)
+    body = widget("w", {"size": 1, "bogus": True, "extra": {"anything": {"goes": 1}}}, group)
+    created = custom.create_namespaced_custom_object(group, "v1", kube.namespace, "widgets", body)
     assert created["spec"] == {"size": 1, "extra": {"anything": {"goes": 1}}}
 
 
@@ -140,52 +158,58 @@ def test_unknown_fields_are_pruned_and_preserved_where_the_schema_says(kube: Kub
         ({"size": 1, "tags": [1]}, "spec.tags[0]"),
     ],
 )
-def test_schema_violations_on_create_are_422(kube: KubeTarget, spec: dict[str, Any], field: str) -> None:
-    _install(kube, widget_crd())
+def test_schema_violations_on_create_are_422(
+    kube: KubeTarget, group: str, spec: dict[str, Any], field: str
+) -> None:
+    _install(kube, widget_crd(group=group))
     with pytest.raises(client.ApiException) as caught:
         client.CustomObjectsApi(kube.api_client).create_namespaced_custom_object(
-            GROUP, "v1", kube.namespace, "widgets", widget("bad", spec)
+            group, "v1", kube.namespace, "widgets", widget("bad", spec, group)
         )
     body = status_of(caught.value)
     assert (caught.value.status, body["reason"]) == (422, "Invalid")
     assert field in {cause["field"] for cause in body["details"]["causes"]}
 
 
-def test_apply_of_a_body_that_does_not_fit_the_schema_is_500_but_create_is_422(kube: KubeTarget) -> None:
-    _install(kube, widget_crd())
-    path = f"/apis/{GROUP}/v1/namespaces/{kube.namespace}/widgets/w"
+def test_apply_of_a_body_that_does_not_fit_the_schema_is_500_but_create_is_422(
+    kube: KubeTarget, group: str
+) -> None:
+    _install(kube, widget_crd(group=group))
+    path = f"/apis/{group}/v1/namespaces/{kube.namespace}/widgets/w"
     with pytest.raises(client.ApiException) as applied:
-        apply(kube.api_client, path, widget("w", {"size": "big"}), "nova-agent")
+        apply(kube.api_client, path, widget("w", {"size": "big"}, group), "nova-agent")
     assert applied.value.status == 500
     assert "failed to create typed patch object" in status_of(applied.value)["message"]
     with pytest.raises(client.ApiException) as unknown:
-        apply(kube.api_client, path, widget("w", {"size": 1, "bogus": 1}), "nova-agent")
+        apply(kube.api_client, path, widget("w", {"size": 1, "bogus": 1}, group), "nova-agent")
     assert unknown.value.status == 500
     with pytest.raises(client.ApiException) as created:
         client.CustomObjectsApi(kube.api_client).create_namespaced_custom_object(
-            GROUP, "v1", kube.namespace, "widgets", widget("w", {"size": "big"})
+            group, "v1", kube.namespace, "widgets", widget("w", {"size": "big"}, group)
         )
     assert created.value.status == 422
-    fitting = apply(kube.api_client, path, widget("w", {"size": 2}), "nova-agent")
+    fitting = apply(kube.api_client, path, widget("w", {"size": 2}, group), "nova-agent")
     assert fitting["spec"] == {"size": 2}
 
 
-def test_custom_status_subresource(kube: KubeTarget) -> None:
-    _install(kube, widget_crd())
+def test_custom_status_subresource(kube: KubeTarget, group: str) -> None:
+    _install(kube, widget_crd(group=group))
     custom = client.CustomObjectsApi(kube.api_client)
-    custom.create_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets", widget("w", {"size": 1}))
-    custom.patch_namespaced_custom_object(
-        GROUP, "v1", kube.namespace, "widgets", "w", {"status": {"ready": True}}
+    custom.create_namespaced_custom_object(
+        group, "v1", kube.namespace, "widgets", widget("w", {"size": 1}, group)
     )
-    assert "status" not in custom.get_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets", "w")
+    custom.patch_namespaced_custom_object(
+        group, "v1", kube.namespace, "widgets", "w", {"status": {"ready": True}}
+    )
+    assert "status" not in custom.get_namespaced_custom_object(group, "v1", kube.namespace, "widgets", "w")
     patched = custom.patch_namespaced_custom_object_status(
-        GROUP, "v1", kube.namespace, "widgets", "w", {"status": {"ready": True}}
+        group, "v1", kube.namespace, "widgets", "w", {"status": {"ready": True}}
     )
     assert patched["status"] == {"ready": True} and patched["metadata"]["generation"] == 1
 
 
-def test_invalid_crd_is_422(kube: KubeTarget) -> None:
-    crd = widget_crd()
+def test_invalid_crd_is_422(kube: KubeTarget, group: str) -> None:
+    crd = widget_crd(group=group)
     crd["metadata"]["name"] = "wrong-name"
     crd["spec"]["scope"] = "Everywhere"
     with pytest.raises(client.ApiException) as caught:
@@ -194,15 +218,17 @@ def test_invalid_crd_is_422(kube: KubeTarget) -> None:
     assert {"metadata.name", "spec.scope"} <= fields
 
 
-def test_deleting_a_crd_removes_its_resources_and_objects(kube: KubeTarget) -> None:
-    _install(kube, widget_crd())
+def test_deleting_a_crd_removes_its_resources_and_objects(kube: KubeTarget, group: str) -> None:
+    _install(kube, widget_crd(group=group))
     custom = client.CustomObjectsApi(kube.api_client)
-    custom.create_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets", widget("w", {"size": 1}))
-    client.ApiextensionsV1Api(kube.api_client).delete_custom_resource_definition(f"widgets.{GROUP}")
+    custom.create_namespaced_custom_object(
+        group, "v1", kube.namespace, "widgets", widget("w", {"size": 1}, group)
+    )
+    client.ApiextensionsV1Api(kube.api_client).delete_custom_resource_definition(f"widgets.{group}")
     deadline = time.monotonic() + 30
     while True:
         try:
-            custom.list_namespaced_custom_object(GROUP, "v1", kube.namespace, "widgets")
+            custom.list_namespaced_custom_object(group, "v1", kube.namespace, "widgets")
         except client.ApiException as error:
             assert error.status == 404
             break
