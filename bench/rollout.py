@@ -32,7 +32,7 @@ from typing import Any
 from nova_agent.clocks import SystemClock
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import MonotonicClock
-from nova_gitops.controller.rolling import ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import ROLLOUT_BRANCH
 from tests.e2e import rollouts
 from tests.e2e.localloop import LocalLoop
 

@@ -2,7 +2,7 @@
 
 ``status`` decides as the controller's next step would and pushes nothing; the others commit one request
 to ``rollout/requests.yaml`` on ``nova/rollout`` of the rendered repository (docs/rollouts.md), which the
-controller reads at its next step. The logic is ``nova_gitops.controller.rollingout``.
+controller reads at its next step. The logic is ``nova_gitops.controller.rolloutcommands``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _where_options(*, source_required: bool) -> Callable[[F], F]:
 def _where(parameters: dict[str, Any]) -> Any:
     import os
 
-    from nova_gitops.controller.rollingout import Where
+    from nova_gitops.controller.rolloutcommands import Where
     from nova_gitops.sources import git as git_sources
 
     return Where(
@@ -108,10 +108,10 @@ def status_command(context: click.Context, /, output: str, quiet: bool, **parame
         import yaml
 
         from nova_gitops.cli import output as printing
-        from nova_gitops.controller import rollingout
+        from nova_gitops.controller import rolloutcommands
         from nova_gitops.rollouts import statuses
 
-        found = rollingout.status(_where(parameters), _now())
+        found = rolloutcommands.status(_where(parameters), _now())
         if found is None:
             if output == "table":
                 click.echo("no rollout: nothing is published, or no RolloutStrategy and no release branches")
@@ -147,9 +147,11 @@ def _requesting(context: click.Context, /, command: str, parameters: dict[str, A
     def action() -> int:
         import os
 
-        from nova_gitops.controller import rollingout
+        from nova_gitops.controller import rolloutcommands
 
-        click.echo(rollingout.request(_where(parameters), command, now=_now(), environ=os.environ, **extra))
+        click.echo(
+            rolloutcommands.request(_where(parameters), command, now=_now(), environ=os.environ, **extra)
+        )
         return 0
 
     options.finish(context, action)

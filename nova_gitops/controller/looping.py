@@ -37,7 +37,7 @@ from nova_gitops.controller.committing import GitPublisher
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import Clock, PlanObserver, Publisher, SourceReader, StatusReader, Triggers
 from nova_gitops.controller.reconciling import ReconcileOutcome
-from nova_gitops.controller.rolling import RolloutDriver
+from nova_gitops.controller.rolloutstep import RolloutDriver
 from nova_gitops.controller.serving import Metrics
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.publishing.releases import MoveOutcome

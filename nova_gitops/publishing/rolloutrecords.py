@@ -1,6 +1,6 @@
 """The rollout record: one small file (``rollout/record.yaml``) on a branch, compared and set.
 
-The controller keeps it on ``nova/rollout`` of the rendered repository (``controller.rolling``), a branch
+The controller keeps it on ``nova/rollout`` of the rendered repository (``controller.rolloutstep``), a branch
 agents cannot write; the rebuild-and-retry below also lets it live beside agents' pushes on a status branch.
 
 Release refs say what each cluster runs; what they cannot say — a rollout paused, a wave promoted by hand,

@@ -33,9 +33,9 @@ from click.testing import CliRunner, Result
 
 from nova_gitops import errors
 from nova_gitops.cli.main import cli
-from nova_gitops.controller import rollingout
+from nova_gitops.controller import rolloutcommands
 from nova_gitops.controller.looping import Controller
-from nova_gitops.controller.rolling import REQUESTS_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import REQUESTS_PATH, ROLLOUT_BRANCH
 from nova_gitops.publishing.rolloutrecords import WriteOutcome
 from nova_gitops.rollouts import requesting
 from nova_gitops.rollouts.records import Requests
@@ -219,7 +219,7 @@ def push_requests(fleet: Fleet, text: str, name: str = "requests-work") -> None:
 def test_a_request_written_meanwhile_is_kept(fleet: Fleet, controller: Controller) -> None:
     """The compare-and-set sees the other write, reads again and applies the request on top of it."""
     target = fleet.head()
-    repo = rollingout.rendered_repo(rollingout.Where(fleet.url, "", fleet.root / "cli-cache"))
+    repo = rolloutcommands.rendered_repo(rolloutcommands.Where(fleet.url, "", fleet.root / "cli-cache"))
     calls: list[Requests] = []
 
     def promote(found: Requests) -> Requests:
@@ -228,7 +228,7 @@ def test_a_request_written_meanwhile_is_kept(fleet: Fleet, controller: Controlle
         calls.append(found)
         return requesting.promoted(found, target, "canary")
 
-    written = rollingout.write_requests(repo, promote, "rollout promote", environ={})
+    written = rolloutcommands.write_requests(repo, promote, "rollout promote", environ={})
     assert written.outcome is WriteOutcome.WRITTEN and len(calls) == 2
     assert written.requests == Requests(True, "bob", None, frozenset({(target, "canary")}))
     data = yaml.safe_load(git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{REQUESTS_PATH}"))
@@ -238,7 +238,7 @@ def test_a_request_written_meanwhile_is_kept(fleet: Fleet, controller: Controlle
 def test_a_file_that_keeps_changing_is_an_error_not_an_overwrite(
     fleet: Fleet, controller: Controller
 ) -> None:
-    repo = rollingout.rendered_repo(rollingout.Where(fleet.url, "", fleet.root / "cli-cache"))
+    repo = rolloutcommands.rendered_repo(rolloutcommands.Where(fleet.url, "", fleet.root / "cli-cache"))
     count = iter(range(10))
 
     def pause(found: Requests) -> Requests:
@@ -246,7 +246,7 @@ def test_a_file_that_keeps_changing_is_an_error_not_an_overwrite(
         return requesting.paused(found, "alice")
 
     with pytest.raises(errors.RepoError, match="run the command again"):
-        rollingout.write_requests(repo, pause, "rollout pause", environ={})
+        rolloutcommands.write_requests(repo, pause, "rollout pause", environ={})
     shown = git(fleet.remote, "show", f"{ROLLOUT_BRANCH}:{REQUESTS_PATH}")
     assert shown == f"{HEAD}pausedReason: edit 1"  # the last edit stands
 

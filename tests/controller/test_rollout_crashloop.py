@@ -31,7 +31,7 @@ from nova_agent.clocks import FakeClock
 from nova_agent.kubeclient import ApiClientKube
 from nova_agent.running import Agent
 from nova_agent.settings import AgentSettings
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from tests.controller.helpers import Fleet, cluster_report, git, policy
 from tests.controller.test_rollouts import SPREAD, STRATEGY, WallClock, released
 from tests.fakekube.fixtures import KubeTarget, fake_kube, kube  # noqa: F401

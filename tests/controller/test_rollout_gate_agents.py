@@ -29,7 +29,7 @@ from nova_agent.clocks import FakeClock
 from nova_agent.kubeclient import ApiClientKube
 from nova_agent.running import Agent
 from nova_agent.settings import AgentSettings
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy
 from tests.controller.test_rollout_commands import CANARY, rollout, status
 from tests.controller.test_rollouts import SPREAD, STRATEGY, WallClock, released

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from nova_gitops.controller import rollingout
+from nova_gitops.controller import rolloutcommands
 from nova_gitops.controller.looping import Controller
 from tests.controller.helpers import Fleet, deployment, policy
 from tests.controller.test_rollout_commands import rollout
@@ -65,13 +65,15 @@ def wave_of(found: dict[str, Any], name: str) -> dict[str, Any]:
     return next(wave for wave in found["waves"] if wave["name"] == name)
 
 
-def where(fleet: Fleet) -> rollingout.Where:
-    return rollingout.Where(repo_url=fleet.url, source=str(fleet.source), cache_dir=fleet.root / "engineer")
+def where(fleet: Fleet) -> rolloutcommands.Where:
+    return rolloutcommands.Where(
+        repo_url=fleet.url, source=str(fleet.source), cache_dir=fleet.root / "engineer"
+    )
 
 
 def status(fleet: Fleet, clock: WallClock) -> dict[str, Any]:
     """``rollout status`` at the controller's time (the command itself reads the real clock)."""
-    found = rollingout.status(where(fleet), clock())
+    found = rolloutcommands.status(where(fleet), clock())
     assert found is not None
     return found
 
@@ -115,7 +117,7 @@ def test_held_past_the_health_timeout_the_rollout_pauses_until_resumed_or_promot
     assert found["paused"] is True and wave_of(found, "canary")["state"] == "paused"
     assert found["pausedReason"].startswith("paused: passed, but not healthy for 15m: Deployment demo/web")
     clock.advance(minutes=1)
-    resumed = rollingout.request(where(fleet), "resume", now=clock(), environ={"GIT_AUTHOR_NAME": "Ops"})
+    resumed = rolloutcommands.request(where(fleet), "resume", now=clock(), environ={"GIT_AUTHOR_NAME": "Ops"})
     assert "retrying wave canary" in resumed, resumed
     controller.reconcile_once()
     canary = wave_of(status(fleet, clock), "canary")

@@ -25,7 +25,7 @@ import yaml
 
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.looping import Controller
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from tests.controller.helpers import Fleet, cluster_report, git
 from tests.controller.test_rollout_commands import CANARY, rollout
 from tests.controller.test_rollouts import WallClock, healthy_report, released, rollout_fleet

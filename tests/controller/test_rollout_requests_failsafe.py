@@ -20,7 +20,7 @@ import pytest
 
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.looping import Controller
-from nova_gitops.controller.rolling import RECORD_PATH, REQUESTS_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import RECORD_PATH, REQUESTS_PATH, ROLLOUT_BRANCH
 from tests.controller.helpers import Fleet, cluster_report, git
 from tests.controller.test_rollout_commands import CANARY, push_requests, rollout, status
 from tests.controller.test_rollouts import WallClock, healthy_report, released, rollout_fleet

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy, reschedule_request
 from tests.controller.test_reconciling import git_source
 from tests.controller.test_rollouts import SPREAD, STRATEGY, WallClock, released

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nova_gitops import errors
-from nova_gitops.controller.rolling import RolloutDriver
+from nova_gitops.controller.rolloutstep import RolloutDriver
 from nova_gitops.publishing.releases import MoveOutcome, RefMove
 from tests.controller.helpers import Fleet, cluster_report, deployment
 from tests.controller.test_rollouts import WallClock, healthy_report, released, rollout_fleet

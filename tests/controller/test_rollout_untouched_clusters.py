@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
-from nova_gitops.controller import rollingout
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller import rolloutcommands
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy
 from tests.controller.test_rollout_record_forgery import push_record
 from tests.controller.test_rollouts import SPREAD, WallClock, released
@@ -134,8 +134,10 @@ def baking_change(fleet: Fleet, clock: WallClock) -> tuple[str, str]:
 
 
 def status_of(fleet: Fleet, clock: WallClock) -> dict[str, Any]:
-    where = rollingout.Where(repo_url=fleet.url, source=str(fleet.source), cache_dir=fleet.root / "engineer")
-    shown = rollingout.status(where, clock())
+    where = rolloutcommands.Where(
+        repo_url=fleet.url, source=str(fleet.source), cache_dir=fleet.root / "engineer"
+    )
+    shown = rolloutcommands.status(where, clock())
     assert shown is not None
     return shown
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nova_gitops.api.rollouts import RolloutStrategy
-from nova_gitops.controller.rolling import RolloutDriver
+from nova_gitops.controller.rolloutstep import RolloutDriver
 from nova_gitops.publishing import gitwriting
 from tests import builders
 from tests.publishing.conftest import git

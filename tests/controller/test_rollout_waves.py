@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nova_gitops.controller import rollingout
+from nova_gitops.controller import rolloutcommands
 from tests.controller.helpers import Fleet, cluster_report, deployment, policy
 from tests.controller.test_rollouts import SPREAD, WallClock, healthy_report, released
 
@@ -111,8 +111,10 @@ def test_a_failure_in_wave_two_pauses_and_abort_rolls_wave_two_back(fleet: Fleet
     clock.advance(minutes=30)
     controller.reconcile_once()
     assert released(fleet)["wlc-3"] == good  # paused: wave 3 never gets the failing revision
-    where = rollingout.Where(repo_url=fleet.url, source=str(fleet.source), cache_dir=fleet.root / "engineer")
-    said = rollingout.request(where, "abort", now=clock(), environ={"GIT_AUTHOR_NAME": "Ops"})
+    where = rolloutcommands.Where(
+        repo_url=fleet.url, source=str(fleet.source), cache_dir=fleet.root / "engineer"
+    )
+    said = rolloutcommands.request(where, "abort", now=clock(), environ={"GIT_AUTHOR_NAME": "Ops"})
     assert "abort" in said
     controller.reconcile_once()
     assert released(fleet) == {"wlc-1": good, "wlc-2": good, "wlc-3": good}  # every release rolled back

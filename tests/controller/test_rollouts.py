@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from nova_gitops.rollouts.events import RolloutEvent
 from tests.controller.helpers import Fleet, cluster_report, deployment, git, policy
 

@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from nova_agent.clocks import FakeClock
-from nova_gitops.controller import rollingout
-from nova_gitops.controller.rolling import RECORD_PATH, ROLLOUT_BRANCH
+from nova_gitops.controller import rolloutcommands
+from nova_gitops.controller.rolloutstep import RECORD_PATH, ROLLOUT_BRANCH
 from tests.e2e import manifests
 from tests.e2e.localloop import LocalLoop, git
 from tests.e2e.realloop import Kubeconfig, RealLoop
@@ -209,14 +209,15 @@ def until(
 
 
 def request_abort(loop: LocalLoop, revision: str) -> str:
-    """``nova-gitops rollout abort``, as the command runs it (``controller.rollingout.request``): it commits
-    ``abort: {revision: ...}`` to ``rollout/requests.yaml`` on ``nova/rollout`` of the rendered repository,
-    with the person's git identity, for the rollout of ``main``'s head (which must be ``revision``)."""
+    """``nova-gitops rollout abort``, as the command runs it (``controller.rolloutcommands.request``): it
+    commits ``abort: {revision: ...}`` to ``rollout/requests.yaml`` on ``nova/rollout`` of the rendered
+    repository, with the person's git identity, for the rollout of ``main``'s head (which must be
+    ``revision``)."""
     assert git(loop.rendered, "rev-parse", "main") == revision, "abort acts on the rollout of main's head"
-    where = rollingout.Where(
+    where = rolloutcommands.Where(
         repo_url=loop.rendered_url, source=loop.source.url, cache_dir=loop.root / "engineer-cache"
     )
-    return rollingout.request(where, "abort", now=loop.controller.wall_clock(), environ=ENGINEER)
+    return rolloutcommands.request(where, "abort", now=loop.controller.wall_clock(), environ=ENGINEER)
 
 
 ENGINEER = {"GIT_AUTHOR_NAME": "Release Engineer", "GIT_AUTHOR_EMAIL": "release@example.invalid"}

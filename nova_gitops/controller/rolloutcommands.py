@@ -32,7 +32,7 @@ from nova_gitops.api.problems import Problem
 from nova_gitops.api.rollouts import RolloutStrategy
 from nova_gitops.controller import reconciling, sourcereading, statusreading
 from nova_gitops.controller.ports import ClusterReport, SourceReader
-from nova_gitops.controller.rolling import (
+from nova_gitops.controller.rolloutstep import (
     REQUESTS_PATH,
     ROLLOUT_BRANCH,
     Reading,
