@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,13 +87,14 @@ def test_after_failure_keeps_polling() -> None:
     assert state.due_at == 44.0 and state.failures == 2
 
 
-def wait_for(condition: object, timeout: float = 20.0) -> None:
+def wait_for(condition: Callable[[], bool], what: str = "", timeout: float = 20.0) -> None:
+    """Poll ``condition`` until it holds; past the deadline, fail saying what was awaited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if callable(condition) and condition():
+        if condition():
             return
         time.sleep(0.02)
-    raise AssertionError("condition not reached")
+    raise AssertionError(f"not reached within {timeout:g} s: {what or condition}")
 
 
 @pytest.fixture
@@ -160,9 +162,16 @@ def test_only_the_leader_reconciles(fleet: Fleet) -> None:
     thread = threading.Thread(target=controller.run, args=(stop,))
     thread.start()
     try:
+        # A trigger makes a reconcile due; the loop counts a second trigger only after it went round once
+        # more with that reconcile due, where a leader would have reconciled.
+        triggers = "nova_controller_triggers_total"
         controller.triggers.put("test")
-        time.sleep(0.3)  # gives a follower the chance to misbehave; no timing is asserted
-        assert controller.metrics.value("nova_controller_reconciles_total", outcome="published") == 0
+        wait_for(lambda: controller.metrics.value(triggers) == 1, "the follower took the first trigger")
+        controller.triggers.put("test")
+        wait_for(
+            lambda: controller.metrics.value(triggers) == 2, "the follower went round with a reconcile due"
+        )
+        assert not controller.metrics.value("nova_controller_reconcile_duration_seconds_count")
         leading.set()
         wait_for(lambda: controller.metrics.value("nova_controller_commits_total") == 1)
     finally:
@@ -186,9 +195,15 @@ def test_the_directory_watcher_turns_saves_into_triggers(tmp_path: Path) -> None
 
     thread = threading.Thread(target=consume, daemon=True)
     thread.start()
-    time.sleep(0.2)  # let the watcher start
-    (root / "app.yaml").write_text("kind: ConfigMap\n")
-    assert seen.wait(20)
+    # The watcher says nothing when it has started: save again until a save is seen (one before the start
+    # is missed, as it would be by any watcher).
+    deadline = time.monotonic() + 20
+    saves = 0
+    while not seen.is_set() and time.monotonic() < deadline:
+        saves += 1
+        (root / "app.yaml").write_text(f"kind: ConfigMap  # save {saves}\n")
+        seen.wait(0.2)
+    assert seen.is_set(), f"the watcher turned none of {saves} saves into a trigger within 20 s"
     stop.set()
     thread.join(timeout=5)
 

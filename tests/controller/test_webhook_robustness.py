@@ -19,7 +19,7 @@ import io
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -54,6 +54,15 @@ def server(triggers: Triggers) -> Iterator[serving.Server]:
     running = start(triggers, deadline=2.0)
     yield running
     running.close()
+
+
+def until(condition: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+    """Poll ``condition`` until it holds; past the deadline, fail saying what was awaited."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what}")
+        time.sleep(0.01)
 
 
 def connect(port: int) -> socket.socket:
@@ -192,7 +201,8 @@ def test_over_the_cap_connections_are_refused_without_threads(triggers: Triggers
     try:
         base = threading.active_count()
         idle = [connect(running.port) for _ in range(cap)]
-        time.sleep(0.1)  # let the server accept them (they hold every slot, sending nothing)
+        # The server has accepted them when each holds a thread (and a slot), sending nothing.
+        until(lambda: threading.active_count() >= base + cap, f"the server to take {cap} idle clients")
         extra = [connect(running.port) for _ in range(cap * 2)]
         replies = []
         for client in extra:

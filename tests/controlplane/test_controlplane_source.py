@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -298,21 +299,47 @@ def test_changes_yield_when_a_watch_sees_a_change(nova_crds: KubeTarget) -> None
     source = ControlPlaneSource(
         api, "controlplane:test", kinds=[DEPLOYMENTS, CONFIGMAPS], watch_timeout=5, retry_delay=0.1
     )
-    seen: list[float] = []
-    first, second = threading.Event(), threading.Event()
+    yields = 0
+    yielded = threading.Condition()
 
     def consume() -> None:
+        nonlocal yields
         for _ in source.changes():
-            seen.append(time.monotonic())
-            (second if first.is_set() else first).set()
+            with yielded:
+                yields += 1
+                yielded.notify_all()
+
+    def seen_after(change: Callable[[int], object], what: str) -> None:
+        """Make ``change(attempt)`` once a second until a yield follows it. Nothing says when a watch has
+        listed and started, and a change before that is part of its initial list, not a change."""
+        with yielded:
+            before = yields
+        deadline, attempt = time.monotonic() + 20, 0
+        while time.monotonic() < deadline:
+            attempt += 1
+            change(attempt)
+            with yielded:
+                if yielded.wait_for(lambda: yields > before, timeout=1.0):
+                    return
+        raise AssertionError(f"{what} was not seen after {attempt} changes in 20 s")
 
     thread = threading.Thread(target=consume, daemon=True)
     thread.start()
-    time.sleep(0.5)  # let the watches list and start (a change before that is part of the initial list)
-    api.merge_patch(DEPLOYMENTS, kube.namespace, "web", {"spec": {"replicas": 4}}, "kubectl")
-    assert first.wait(10), "a spec change was not seen"
-    api.create(CONFIGMAPS, kube.namespace, builders.config_map("more", namespace=kube.namespace), "kubectl")
-    assert second.wait(10), "a new object was not seen"
+    seen_after(
+        lambda attempt: api.merge_patch(
+            DEPLOYMENTS, kube.namespace, "web", {"spec": {"replicas": 3 + attempt}}, "kubectl"
+        ),
+        "a spec change",
+    )
+    seen_after(
+        lambda attempt: api.create(
+            CONFIGMAPS,
+            kube.namespace,
+            builders.config_map(f"more-{attempt}", namespace=kube.namespace),
+            "kubectl",
+        ),
+        "a new object",
+    )
     source.close()
     thread.join(10)
     assert not thread.is_alive()

@@ -232,6 +232,7 @@ def test_a_signed_webhook_push_reaches_the_clusters_and_a_badly_signed_one_is_re
         deadline = time.monotonic() + 20
         while "PLACEMENT.md" not in _listing(loop) and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert "PLACEMENT.md" in _listing(loop), "the first render was not committed within 20 s"
         first = loop.head_message()
         loop.source.push(
             {"apps/shop-blue.yaml": manifests.shop_colour("blue", replicas=3)}, "blue: 3 replicas"
