@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import copy
 import datetime
+import gc
 import math
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -378,10 +380,23 @@ def test_a_key_too_long_for_a_simple_key_is_written_explicitly() -> None:
     assert _same(_load(text), document)
 
 
-def test_long_texts_are_not_kept_in_the_cache() -> None:
-    before = emitting._cached_value_text.cache_info().currsize
-    emitting.dump({"file": "line\n" * 10_000, "name": "x" * 10_000})
-    assert emitting._cached_value_text.cache_info().currsize == before
+def test_long_texts_are_not_kept_after_a_dump() -> None:
+    """Short texts are remembered (a fleet repeats them); a long one would stay in memory for good."""
+
+    def dump_long(count: int) -> None:
+        for index in range(count):
+            emitting.dump({"file": f"line {index}\n" * 1_000, "name": f"{index}" + "x" * 10_000})
+
+    dump_long(3)  # whatever a first dump sets up once
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        dump_long(100)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 500_000, f"{kept} bytes kept after dumping 100 documents of ~20 kB each"
 
 
 def test_tuples_and_other_mappings_are_written_like_lists_and_dicts() -> None:
