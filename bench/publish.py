@@ -52,7 +52,7 @@ sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # another 
 
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
-from nova_gitops.workflows import diffing, publishing
+from nova_gitops.workflows import diffing, publishing, renderers
 
 ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -138,8 +138,8 @@ def main() -> None:
             from bench.fleet import generate_fleet
 
             generate_fleet(source, arguments.clusters, arguments.workloads, seed=0, scale=arguments.scale)
-            render = publishing.default_render(PlanSettings(), cache_dir=cache)
-            uncached_render = publishing.default_render(PlanSettings())
+            render = renderers.default_render(PlanSettings(), cache_dir=cache)
+            uncached_render = renderers.default_render(PlanSettings())
         git("add", "-A", cwd=source)
         git("commit", "--quiet", "-m", "fleet", cwd=source)
         info = SourceInfo("bench", None)
@@ -164,7 +164,7 @@ def main() -> None:
             figures["changed_file"] = changed
         git("commit", "--quiet", "-am", "one workload", cwd=source)
         spent: list[float] = []
-        timed_render: publishing.RenderFiles
+        timed_render: renderers.RenderFiles
         if arguments.synthetic:
 
             def timed_render(
@@ -244,7 +244,7 @@ class PhaseClock:
         self.started[name] = time.perf_counter()
 
 
-class TimedRenderer(publishing.SourceRenderer):
+class TimedRenderer(renderers.SourceRenderer):
     """The real renderer, timing its incremental renders (load, plan and render what changed) and, in
     ``phases``, each of the three."""
 
@@ -254,7 +254,7 @@ class TimedRenderer(publishing.SourceRenderer):
         self.spent = spent
         self.phases: dict[str, float] = {}
 
-    def render_delta(self, *args: Any, **options: Any) -> publishing.IncrementalRender:
+    def render_delta(self, *args: Any, **options: Any) -> renderers.IncrementalRender:
         start = time.perf_counter()
         try:
             return super().render_delta(*args, **options)

@@ -1,11 +1,13 @@
 """Publishing from the controller: one rendered revision → at most one commit on the rendered branch.
 
-The same steps and safety as ``workflows.publishing.publish`` (render completely in memory, mass-delete guard,
-commit in the local cache, fast-forward push, redo on a lost race with the winner's placement as the
-previous one), with two differences the loop needs: the render is a callback that receives the branch's
-previous placement (so the controller can plan with reschedule exclusions and its failback hold), and the
-commit message carries the controller's notes (a reschedule quotes the agent's reason). No commit is made
-when the render equals the branch head, which is what makes reconciles idempotent. With leader election,
+A render becomes a commit the one way ``publish`` makes one (``workflows.committing``: changes to the head,
+the mass-delete guard, the commit message, the commit in the local cache, the index and placement kept for
+the next), with a fast-forward push and a redo on a lost race with the winner's placement as the previous
+one. What is the controller's own: the render is a callback that receives the branch's previous placement
+(so the controller can plan with reschedule exclusions and its failback hold), the guard spares the clusters
+it vacated on purpose, and the commit message carries the controller's notes (a reschedule quotes the
+agent's reason). No commit is made when the render equals the branch head, which is what makes reconciles
+idempotent. With leader election,
 leadership is checked again right before the commit and the push: a replica that lost the Lease during a
 long reconcile gives up (``TemporaryError``) instead of pushing beside the new leader.
 
@@ -21,19 +23,18 @@ listing, as before.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from nova_gitops import errors
-from nova_gitops.controller.ports import Publication, Rendered, RenderOnto
-from nova_gitops.publishing import gitwriting, guard, messages, previousplacements, renderindex
+from nova_gitops.controller.ports import Publication, RenderOnto
+from nova_gitops.publishing import gitwriting, messages, previousplacements, renderindex
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
-from nova_gitops.rendering import diffs, increments, reports
+from nova_gitops.rendering import diffs, reports
 from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.workflows import publishing
-from nova_gitops.workflows.publishing import README_FILE, Outcome, PublishOptions, PublishResult
+from nova_gitops.workflows import committing
+from nova_gitops.workflows.publishing import Outcome, PublishOptions, PublishResult
 
 
 class GitPublisher:
@@ -78,48 +79,43 @@ class GitPublisher:
         base = self._index_of(head)
         previous = previousplacements.read(self.repo, head, self.cache_dir)
         rendered = render(previous, base)
-        changed = rendered.delta.changes
-        if base is not None and changed is not None:  # only where the change reached, as publish does
-            listing, blobs, changes = publishing.changes_with_readme(
-                changed, base, messages.readme(source.repo)
-            )
-        else:
+        # the placement to keep is read off the plan only once there is a commit to keep it for
+        update = committing.incremental_changes(rendered.delta, base, source, None)
+        if update is None:
             listing = self.repo.listing(head)
-            tree = _tree(rendered, source, listing)
-            if tree is None:  # the index did not cover a change of the head: render every file
+            update = committing.compared_changes(rendered.delta, listing, source, None)
+            if update is None:  # the index did not cover a change of the head: render every file
                 rendered = render(previous, None)
-                tree = _tree(rendered, source, listing)
-            assert tree is not None  # a render without a base emits every file
-            base, (blobs, changes) = None, tree
-        comparison = publishing.comparison_of(self.repo, listing, changes)
-        file_changes = comparison.file_changes
-        if comparison.unchanged:  # the head's index, if any, still describes the head: it is kept
+                update = committing.compared_changes(rendered.delta, listing, source, None)
+            assert update is not None  # a render without a base emits every file
+        committed = committing.commit_onto_head(
+            self.repo,
+            head,
+            update,
+            source,
+            environ=self.environ,
+            max_delete_percent=self.options.max_delete_percent,
+            allow_mass_delete=self.options.allow_mass_delete,
+            vacated=rendered.vacated,
+            notes=rendered.notes,
+            remedial=rendered.rescheduled_only and self._same_source(head, source),
+            before_commit=self._still_leading,
+        )
+        if committed is None:  # the head's index, if any, still describes the head: it is kept
             result = PublishResult(
                 Outcome.UNCHANGED, branch, head, diffs.RenderDiff(), source, attempts=attempt
             )
             return Publication(result, rendered)
-        allowed: list[guard.MassDeletion] = []
-        if changes.deleted:
-            allowed = self._guard(listing, blobs.keys(), rendered.vacated)
-        diff = diffs.diff_renders(file_changes)
-        message = messages.commit_message(
-            diff,
-            source_repo=source.repo,
-            source_revision=source.revision,
-            allow_mass_prune=bool(allowed),
-            notes=(*publishing.layout_notes(file_changes), *rendered.notes),
-            remedial=rendered.rescheduled_only and self._same_source(head, source),
-        )
         self._still_leading()
-        commit = self.repo.commit(head, changes, message, environ=self.environ)
-        self._still_leading()
+        commit, index = committed.commit, update.index
         placement = reports.previous_of(rendered.plan)
-        index = replace(rendered.index, others={**rendered.index.others, README_FILE: blobs[README_FILE]})
-        with publishing.keeping_for_next(self.cache_dir, commit, placement, index):  # while git pushes
+        assert index is not None  # the controller's renders are incremental: they have one
+        with committing.keeping_for_next(self.cache_dir, commit, placement, index):  # while git pushes
             pushed = self.repo.push(commit, branch)
         if pushed is PushOutcome.REJECTED:
             return None
         self._index = (commit, index)
+        diff, message = committed.diff, committed.message
         result = PublishResult(Outcome.PUBLISHED, branch, commit, diff, source, message, None, attempt)
         return Publication(result, rendered)
 
@@ -153,37 +149,3 @@ class GitPublisher:
                 "election during the reconcile",
                 delay=5.0,
             )
-
-    def _guard(
-        self, listing: Mapping[str, str], files: Collection[str], vacated: frozenset[str]
-    ) -> list[guard.MassDeletion]:
-        """The mass-delete guard, except on clusters the controller moved groups off on purpose (a
-        reschedule or a failback empties a cluster that ran one group, and that is the point)."""
-        found = guard.mass_deletions(listing, files, self.options.max_delete_percent)
-        unexplained = [item for item in found if item.cluster not in vacated]
-        if unexplained and not self.options.allow_mass_delete:
-            guard.check(listing, files, max_percent=self.options.max_delete_percent, allow=False)
-        return found
-
-
-def _tree(
-    rendered: Rendered, source: SourceInfo, listing: Mapping[str, str]
-) -> tuple[dict[str, str], gitwriting.TreeChanges] | None:
-    """The render's whole tree as path → blob id, with what every rendered repository carries besides
-    (README.md; ``.gitattributes`` is the render's own), and its changes to the head's ``listing``; None when
-    a file whose blob differs from the head's was not emitted (the base index does not describe the head).
-    Set operations on the views, not a loop over ~100k paths: the changes are a handful."""
-    blobs = dict(rendered.blobs)
-    files = rendered.files
-    readme = None
-    if README_FILE not in blobs:
-        readme = messages.readme(source.repo)
-        blobs[README_FILE] = increments.blob_id(readme)
-    written: dict[str, bytes] = {}
-    for path, _ in blobs.items() - listing.items():
-        data = readme if path == README_FILE and readme is not None else files.get(path)
-        if data is None:
-            return None
-        written[path] = data
-    deleted = tuple(sorted(listing.keys() - blobs.keys()))
-    return blobs, gitwriting.TreeChanges(dict(sorted(written.items())), deleted)

@@ -69,7 +69,8 @@ from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows import rendering
-from nova_gitops.workflows.publishing import Outcome, renderer_digest
+from nova_gitops.workflows.publishing import Outcome
+from nova_gitops.workflows.renderers import renderer_digest
 
 CLUSTER_GROUP = "cluster.elotl.co/"
 

@@ -26,7 +26,7 @@ from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import plans
 from nova_gitops.scheduling.plans import PreviousPlacement
 from nova_gitops.sources import git as git_sources
-from nova_gitops.workflows.publishing import RenderedFiles, RenderFiles
+from nova_gitops.workflows.renderers import RenderedFiles, RenderFiles
 
 
 def diff_directories(old: Path, new: Path) -> diffs.RenderDiff:

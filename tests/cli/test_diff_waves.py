@@ -26,7 +26,7 @@ from nova_gitops.cli.diff import diff_command
 from nova_gitops.rendering import waveplans
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
-from nova_gitops.workflows import publishing, rendering
+from nova_gitops.workflows import renderers, rendering
 from tests.builders import config_map, deployment, policy
 from tests.unit.rendering.test_wave_reports import CANARY_AND_PROD, FLEET, NOTHING, STRATEGY
 
@@ -134,7 +134,7 @@ def test_placement_md_has_the_wave_column_in_full_and_incremental_renders(tmp_pa
     text = (tmp_path / "out" / "PLACEMENT.md").read_text()
     assert "| Cluster | Wave | Groups |" in text and "| `prod-c` | 2. prod | 1 |" in text
     assert "| `dev-2` | 3. others | 0 |" in text
-    renderer = publishing.default_render(PlanSettings())
+    renderer = renderers.default_render(PlanSettings())
     source = SourceInfo(str(root), None)
     full = renderer(root, source, PreviousPlacement.empty())
     incremental = renderer.render_delta(root, source, PreviousPlacement.empty(), None)

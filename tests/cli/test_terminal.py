@@ -24,7 +24,7 @@ from nova_gitops.api import progress as phases
 from nova_gitops.cli.main import cli
 from nova_gitops.clients import terminals
 from nova_gitops.scheduling.plans import PlanSettings
-from nova_gitops.workflows import diffing, publishing, rendering
+from nova_gitops.workflows import diffing, publishing, renderers, rendering
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "examples" / "repo-layout" / "source"
@@ -84,7 +84,7 @@ def test_publish_and_diff_report_their_phases_in_order(tmp_path: Path, source_re
     publishing.publish(
         f"file://{source_repo}@main",
         f"file://{remote}",
-        render=publishing.default_render(PlanSettings(), cache_dir=tmp_path / "cache", progress=recorded),
+        render=renderers.default_render(PlanSettings(), cache_dir=tmp_path / "cache", progress=recorded),
         cache_dir=tmp_path / "cache",
         progress=recorded,
     )
@@ -99,7 +99,7 @@ def test_publish_and_diff_report_their_phases_in_order(tmp_path: Path, source_re
         str(source_repo),
         "HEAD~1",
         "HEAD",
-        render=publishing.default_render(PlanSettings(), progress=recorded),
+        render=renderers.default_render(PlanSettings(), progress=recorded),
         cache_dir=tmp_path / "cache",
         progress=recorded,
     )

@@ -21,7 +21,7 @@ from nova_gitops.controller.ports import SourceReader
 from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.controller.sourcereading import DirectorySource, GitSource
 from nova_gitops.rendering import increments, layout, renders
-from nova_gitops.workflows import publishing, rendering
+from nova_gitops.workflows import committing, rendering
 from nova_gitops.workflows.publishing import Outcome
 from tests.controller.helpers import (
     Fleet,
@@ -62,7 +62,7 @@ def full_render(
         policy_locations=rendering.policy_locations(source_set),
         waves=rendering.rollout_waves(source_set),
     )
-    files = publishing.with_repository_files(tree.files, outcome.source)
+    files = committing.with_repository_files(tree.files, outcome.source)
     return {path: increments.blob_id(data) for path, data in files.items()}
 
 

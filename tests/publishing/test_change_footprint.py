@@ -21,7 +21,7 @@ from bench.fleet import generate_fleet
 from nova_gitops.publishing import messages
 from nova_gitops.rendering import layout
 from nova_gitops.scheduling.plans import PlanSettings
-from nova_gitops.workflows import publishing
+from nova_gitops.workflows import publishing, renderers
 from tests import placements
 from tests.publishing.conftest import git, make_bare
 
@@ -58,7 +58,7 @@ def bump(source: Path, style: str) -> str:
 def test_a_one_workload_pull_request_shows_only_what_it_touches(tmp_path: Path, style: str) -> None:
     source = fleet_source(tmp_path)
     remote = make_bare(tmp_path / "rendered.git")
-    render = publishing.default_render(PlanSettings(), cache_dir=tmp_path / "cache")
+    render = renderers.default_render(PlanSettings(), cache_dir=tmp_path / "cache")
     first = publishing.publish(str(source), remote, render=render, cache_dir=tmp_path / "cache")
     assert first.outcome is publishing.Outcome.PUBLISHED
     name = bump(source, style)

@@ -27,7 +27,7 @@ from nova_gitops.publishing import gitwriting, renderindex
 from nova_gitops.publishing.gitwriting import RenderedRepo, TreeChanges
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
-from nova_gitops.workflows import publishing
+from nova_gitops.workflows import publishing, renderers
 from tests.builders import cluster, deployment, policy
 from tests.publishing.conftest import SourceRepo, git, make_bare
 
@@ -40,9 +40,9 @@ def tree(remote: Path) -> str:
     return git("--git-dir", str(remote), "rev-parse", "main^{tree}")
 
 
-def full_render(settings: PlanSettings) -> publishing.RenderFiles:
+def full_render(settings: PlanSettings) -> renderers.RenderFiles:
     """The real renderer behind a plain function: publish cannot see it is incremental, so it renders all."""
-    renderer = publishing.SourceRenderer(settings)
+    renderer = renderers.SourceRenderer(settings)
 
     def render(root: Path, source: SourceInfo, previous: PreviousPlacement) -> Any:
         return renderer(root, source, previous)
@@ -80,7 +80,7 @@ STEPS: list[dict[str, str | None]] = [
 def test_incremental_publishes_leave_the_trees_full_renders_leave(tmp_path: Path) -> None:
     source = SourceRepo(tmp_path)
     incremental_remote, full_remote = make_bare(tmp_path / "a.git"), make_bare(tmp_path / "b.git")
-    incremental = publishing.default_render(PlanSettings())
+    incremental = renderers.default_render(PlanSettings())
     options = publishing.PublishOptions(allow_mass_delete=True)
     for step in STEPS:
         source.commit(step)
@@ -103,7 +103,7 @@ def test_incremental_publishes_leave_the_trees_full_renders_leave(tmp_path: Path
 def test_a_one_replica_change_commits_one_object_file(tmp_path: Path) -> None:
     source = SourceRepo(tmp_path)
     remote = make_bare(tmp_path / "rendered.git")
-    render = publishing.default_render(PlanSettings())
+    render = renderers.default_render(PlanSettings())
     source.commit(STEPS[0])
     first = publishing.publish(source.url, remote, render=render, cache_dir=tmp_path / "cache")
     assert first.commit is not None
@@ -123,7 +123,7 @@ def test_heads_without_a_usable_index_are_rendered_in_full(tmp_path: Path) -> No
     source = SourceRepo(tmp_path)
     remote, reference = make_bare(tmp_path / "rendered.git"), make_bare(tmp_path / "reference.git")
     cache = tmp_path / "cache"
-    render = publishing.default_render(PlanSettings())
+    render = renderers.default_render(PlanSettings())
     source.commit(STEPS[0])
     first = publishing.publish(source.url, remote, render=render, cache_dir=cache)
     assert first.commit is not None
@@ -150,7 +150,7 @@ def test_heads_without_a_usable_index_are_rendered_in_full(tmp_path: Path) -> No
 def test_the_guard_refuses_an_incremental_mass_delete_as_it_refuses_a_full_one(tmp_path: Path) -> None:
     refusals = []
     for name, render in (
-        ("incremental", publishing.default_render(PlanSettings())),
+        ("incremental", renderers.default_render(PlanSettings())),
         ("full", full_render(PlanSettings())),
     ):
         source = SourceRepo(tmp_path, f"source-{name}")

@@ -29,7 +29,7 @@ from nova_gitops.rendering import renders
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
-from nova_gitops.workflows import diffing, publishing
+from nova_gitops.workflows import diffing, publishing, renderers
 from tests import oldrenders, placements
 from tests.builders import cluster, deployment, policy, source_set
 from tests.publishing.conftest import SourceRepo, git, make_bare
@@ -79,7 +79,7 @@ def test_the_first_publish_converts_in_one_commit_and_moves_nothing(tmp_path: Pa
     old_head = upgrader.commit(None, TreeChanges(old, ()), "render by the old version", environ=ENV)
     upgrader.push(old_head, "main")
 
-    render = publishing.default_render(PlanSettings())
+    render = renderers.default_render(PlanSettings())
     result = publishing.publish(source.url, remote, render=render, cache_dir=tmp_path / "cache")
     assert result.outcome is publishing.Outcome.PUBLISHED
     assert messages.LAYOUT_NOTE in result.message

@@ -18,7 +18,7 @@ import yaml
 
 from nova_gitops.publishing import planmemory
 from nova_gitops.scheduling.plans import PlanSettings
-from nova_gitops.workflows import publishing
+from nova_gitops.workflows import publishing, renderers
 from tests.builders import cluster, deployment, policy
 from tests.publishing.conftest import SourceRepo, git, make_bare
 from tests.publishing.test_incremental_publish import STEPS, full_render
@@ -51,7 +51,7 @@ def parts(cache: Path) -> dict[str, int]:
 
 
 def publish(source: SourceRepo, remote: str, cache: Path) -> None:
-    render = publishing.default_render(PlanSettings(), cache_dir=cache)
+    render = renderers.default_render(PlanSettings(), cache_dir=cache)
     options = publishing.PublishOptions(allow_mass_delete=True)
     publishing.publish(source.url, remote, render=render, cache_dir=cache, options=options)
 
