@@ -20,7 +20,7 @@ from nova_gitops import errors
 from nova_gitops.publishing import placementcache, previousplacements
 from nova_gitops.publishing.gitwriting import RenderedRepo, TreeChanges, cache_path
 from nova_gitops.rendering import schedulegroups
-from nova_gitops.scheduling.plans import PlanSettings
+from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.workflows import publishing, renderers
 from tests.builders import cluster, deployment, policy
 from tests.publishing.conftest import SourceRepo, make_bare
@@ -43,6 +43,12 @@ def committed_files(bare: Path, commit: str) -> dict[str, bytes]:
     }
 
 
+def entry_files(scratch: Path, key: str, placement: PreviousPlacement) -> list[Path]:
+    """Where a cache directory keeps the entry of ``key``: what ``store`` writes into an empty one."""
+    placementcache.store(scratch, key, placement)
+    return [path.relative_to(scratch) for path in sorted(scratch.rglob("*")) if path.is_file()]
+
+
 def test_published_placement_is_cached_and_reused(tmp_path: Path) -> None:
     source = SourceRepo(tmp_path)
     documents = (cluster("a"), cluster("b"), policy("p"), deployment("web"), deployment("api"))
@@ -60,7 +66,8 @@ def test_published_placement_is_cached_and_reused(tmp_path: Path) -> None:
     again = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
     assert again.outcome is publishing.Outcome.UNCHANGED
 
-    (cache_dir / "placements" / f"{first.commit}.pickle").write_bytes(b"not a pickle")
+    for entry in entry_files(tmp_path / "scratch", first.commit, committed):  # a write cut short
+        (cache_dir / entry).write_bytes(b"not a pickle")
     assert placementcache.load(cache_dir, first.commit) is None
     third = publishing.publish(source.url, remote, render=render, cache_dir=cache_dir)
     assert third.outcome is publishing.Outcome.UNCHANGED
