@@ -234,9 +234,10 @@ def test_the_metrics_server_shares_the_limits() -> None:
     metrics = serving.Metrics()
     running = serving.metrics_server(LOOPBACK, metrics, deadline=0.2, max_connections=1).start()
     try:
+        base = threading.active_count()
         with connect(running.port) as holder:
             holder.sendall(b"GET /metrics HTTP/1.1\r\n")  # holds the only slot, then the deadline ends it
-            time.sleep(0.05)
+            until(lambda: threading.active_count() > base, "the server to give the holder its only slot")
             with connect(running.port) as other:
                 assert status_of(answer(other)) in (0, 503)
             assert answer(holder) == b""
