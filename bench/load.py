@@ -53,7 +53,7 @@ def child(source: Path, cache: Path, mode: str, repetitions: int) -> None:
     """Time ``repetitions`` loads after one change each, with the code first on ``sys.path``."""
     sys.path.insert(0, str(ROOT))
     from bench.publish import change_one_workload
-    from nova_gitops.sources import git as git_sources
+    from nova_gitops.sources import gitsources
     from nova_gitops.sources.parsecache import ParseCache
     from nova_gitops.workflows import rendering
 
@@ -69,13 +69,13 @@ def child(source: Path, cache: Path, mode: str, repetitions: int) -> None:
         gc.enable()
         return spent
 
-    opens_blobs = "with_blobs" in inspect.signature(git_sources.open_directory).parameters
+    opens_blobs = "with_blobs" in inspect.signature(gitsources.open_directory).parameters
 
     def once() -> float:
         if mode == "directory":  # git's answer is not timed, as the export is not
-            opened = git_sources.open_directory(source, with_blobs=True) if opens_blobs else None
+            opened = gitsources.open_directory(source, with_blobs=True) if opens_blobs else None
             return load(source, getattr(opened, "blobs", None))
-        with git_sources.checkout_local(source, "main") as checkout:
+        with gitsources.checkout_local(source, "main") as checkout:
             return load(checkout.root, getattr(checkout, "blobs", None))
 
     once()  # warm-up: the cache as the last publish left it, files in the page cache

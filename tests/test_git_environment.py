@@ -31,7 +31,7 @@ from nova_gitops.clients import gitrunning
 from nova_gitops.clients.gitrunning import GitFailed
 from nova_gitops.publishing import gitwriting
 from nova_gitops.publishing.gitcommands import GitCommands
-from nova_gitops.sources.git import Repository, SourceCache
+from nova_gitops.sources.gitsources import Repository, SourceCache
 
 SHOW_ENV = ["-c", "alias.showenv=!env", "showenv"]
 Runner = Callable[[Path], str]

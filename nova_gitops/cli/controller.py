@@ -198,11 +198,11 @@ def controller_command(
 
     def action() -> int:
         from nova_gitops.controller import starting
-        from nova_gitops.sources import git as git_sources
+        from nova_gitops.sources import gitsources
 
         settings = ControllerSettings(
             repo_url=repo_url,
-            cache_dir=cache_dir or git_sources.default_cache_dir(environ),
+            cache_dir=cache_dir or gitsources.default_cache_dir(environ),
             branch=branch,
             status_branch=status_branch,
             status_repo=status_repo,

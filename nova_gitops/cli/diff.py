@@ -90,14 +90,14 @@ def diff_command(
         from nova_gitops.rendering import diffformats
         from nova_gitops.scheduling import findings
         from nova_gitops.scheduling.plans import PlanSettings
-        from nova_gitops.sources import git as git_sources
+        from nova_gitops.sources import gitsources
         from nova_gitops.workflows import diffing, renderers
 
         told = findings.NONE
         with terminal.progress(quiet=quiet) as progress:
             if source:
                 settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
-                caches = cache_dir or git_sources.default_cache_dir(os.environ)
+                caches = cache_dir or gitsources.default_cache_dir(os.environ)
                 renderer = renderers.default_render(
                     settings, clusters_path, cache_dir=caches, progress=progress
                 )

@@ -84,11 +84,11 @@ def publish_command(
 
         from nova_gitops.cli import terminal
         from nova_gitops.scheduling.plans import PlanSettings
-        from nova_gitops.sources import git as git_sources
+        from nova_gitops.sources import gitsources
         from nova_gitops.workflows import publishing, renderers
 
         settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
-        caches = cache_dir or git_sources.default_cache_dir(os.environ)
+        caches = cache_dir or gitsources.default_cache_dir(os.environ)
         with terminal.progress(quiet=quiet) as progress:
             renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
             result = publishing.publish(

@@ -55,12 +55,12 @@ def _where(parameters: dict[str, Any]) -> Any:
     import os
 
     from nova_gitops.controller.rolloutcommands import Where
-    from nova_gitops.sources import git as git_sources
+    from nova_gitops.sources import gitsources
 
     return Where(
         repo_url=parameters["repo_url"],
         source=parameters.get("source") or "",
-        cache_dir=parameters["cache_dir"] or git_sources.default_cache_dir(os.environ),
+        cache_dir=parameters["cache_dir"] or gitsources.default_cache_dir(os.environ),
         branch=parameters["branch"],
         status_branch=parameters["status_branch"],
         status_repo=parameters["status_repo"],

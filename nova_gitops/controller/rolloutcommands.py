@@ -45,7 +45,7 @@ from nova_gitops.publishing.rolloutrecords import RolloutRecords, WriteOutcome
 from nova_gitops.rollouts import records, requesting, statuses, stepping
 from nova_gitops.rollouts.decisions import Decision
 from nova_gitops.rollouts.records import Requests
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import gitsources
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ def rendered_repo(where: Where) -> RenderedRepo:
 
 def source_reader(spec: str, cache_dir: Path, timeout: float) -> SourceReader:
     """The controller's reader of ``--source``: a directory (not watched) or ``git-url[@ref]``."""
-    if git_sources.is_git_spec(spec):
+    if gitsources.is_git_spec(spec):
         return sourcereading.GitSource.from_spec(spec, cache_dir=cache_dir, timeout=timeout)
     root = Path(spec)
     if not root.is_dir():

@@ -37,8 +37,7 @@ from nova_gitops import errors
 from nova_gitops.api.objects import Document
 from nova_gitops.controller.ports import SourceSnapshot
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.sources import fingerprinting
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import fingerprinting, gitsources
 from nova_gitops.sources.kustomizing import KUSTOMIZATION_FILES
 
 DEFAULT_DEBOUNCE_MS = 300
@@ -83,7 +82,7 @@ class DirectorySource:
     def read(self) -> Iterator[SourceSnapshot]:
         # git's answer (three commands) and the digest overlap: a poll that finds nothing costs the longer
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nova-source-info") as pool:
-            checkout = pool.submit(git_sources.open_directory, self.root)
+            checkout = pool.submit(gitsources.open_directory, self.root)
             digest = f"directory:{self.fingerprint.digest()}"  # before the reconcile reads the files
             info = SourceInfo(checkout.result().repo, checkout.result().revision)
         yield SourceSnapshot(self.root, None, {}, info, digest)
@@ -110,7 +109,7 @@ class GitSource:
     """``url`` at ``ref`` (a branch, tag or commit; None: the remote's default branch)."""
 
     def __init__(self, url: str, ref: str | None, *, cache_dir: Path, timeout: float = 120.0) -> None:
-        self.spec = git_sources.GitSpec(url, ref)
+        self.spec = gitsources.GitSpec(url, ref)
         self.cache_dir = cache_dir
         self.timeout = timeout
         self._export: tuple[str, Path, weakref.finalize[[Path], GitSource]] | None = (
@@ -120,12 +119,12 @@ class GitSource:
     @classmethod
     def from_spec(cls, text: str, *, cache_dir: Path, timeout: float = 120.0) -> GitSource:
         """``git-url[@ref]``, as every other command accepts it."""
-        spec = git_sources.parse_spec(text)
+        spec = gitsources.parse_spec(text)
         return cls(spec.url, spec.ref, cache_dir=cache_dir, timeout=timeout)
 
     @contextmanager
     def read(self) -> Iterator[SourceSnapshot]:
-        cache = git_sources.SourceCache(self.spec.url, self.cache_dir, timeout=self.timeout)
+        cache = gitsources.SourceCache(self.spec.url, self.cache_dir, timeout=self.timeout)
         with cache.locked():
             cache.fetch(self.spec.ref)
             revision = cache.resolve(self.spec.ref)
@@ -144,7 +143,7 @@ class GitSource:
                 self.close()
                 self._export = (revision, root, weakref.finalize(self, _remove, root))
         root = self._export[1]
-        info = SourceInfo(git_sources.public_url(self.spec.url), revision)
+        info = SourceInfo(gitsources.public_url(self.spec.url), revision)
         yield SourceSnapshot(root, None, {}, info, f"git:{self.spec.url}@{revision}")
 
     def close(self) -> None:

@@ -19,15 +19,15 @@ from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import MonotonicClock, PlanObserver, SourceReader, StatusReader, Triggers
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.controller.sourcereading import ControlPlaneReader, DirectorySource, GitSource
-from nova_gitops.sources import git as git_sources
-from nova_gitops.sources.git import public_url
+from nova_gitops.sources import gitsources
+from nova_gitops.sources.gitsources import public_url
 
 CONTROLPLANE = "controlplane"
 
 
 def source_reader(spec: str, settings: ControllerSettings, stop: threading.Event) -> SourceReader:
     """A directory (watched) or ``git-url[@ref]`` (polled)."""
-    if git_sources.is_git_spec(spec):
+    if gitsources.is_git_spec(spec):
         return GitSource.from_spec(spec, cache_dir=settings.cache_dir, timeout=settings.git_timeout)
     root = Path(spec)
     if not root.is_dir():

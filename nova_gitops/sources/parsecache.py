@@ -8,9 +8,10 @@ document's ``inputs.Classified`` (``memo``), which ``build_source_set`` takes on
 (the default namespace, the CRD scope of its kind) is unchanged. The whole cache is one file per source,
 holding only the entries the last run used (no unbounded growth).
 
-A file exported from git (``sources.git``) or that a work tree's index vouches for (``sources.worktree``) is
-also known by its blob id: a load that is told the blob ids (``directory.read_source``'s ``blobs``) takes an
-entry recorded with the same blob id without reading the file at all. That trusts git's object ids as git
+A file exported from git (``sources.gitsources``) or that a work tree's index vouches for
+(``sources.worktree``) is also known by its blob id: a load that is told the blob ids
+(``directory.read_source``'s ``blobs``) takes an entry recorded with the same blob id without reading the
+file at all. That trusts git's object ids as git
 does: the export wrote exactly that blob's bytes, and ``git status`` found the file unchanged. An entry
 records a blob id only when the bytes read had exactly that id.
 

@@ -25,7 +25,7 @@ from nova_gitops.rendering import diffs, schedulegroups
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import plans
 from nova_gitops.scheduling.plans import PreviousPlacement
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import gitsources
 from nova_gitops.workflows.renderers import RenderedFiles, RenderFiles
 
 
@@ -35,14 +35,14 @@ def diff_directories(old: Path, new: Path) -> diffs.RenderDiff:
 
 
 @contextmanager
-def revision_of(source: str, ref: str, *, cache_dir: Path, timeout: float) -> Iterator[git_sources.Checkout]:
+def revision_of(source: str, ref: str, *, cache_dir: Path, timeout: float) -> Iterator[gitsources.Checkout]:
     path = Path(source)
-    if path.is_dir() and not git_sources.is_bare_repository(path):
-        with git_sources.checkout_local(path, ref) as checkout:
+    if path.is_dir() and not gitsources.is_bare_repository(path):
+        with gitsources.checkout_local(path, ref) as checkout:
             yield checkout
         return
-    spec = git_sources.GitSpec(git_sources.parse_spec(source).url, ref)
-    with git_sources.checkout(spec, cache_dir=cache_dir, timeout=timeout) as checkout:
+    spec = gitsources.GitSpec(gitsources.parse_spec(source).url, ref)
+    with gitsources.checkout(spec, cache_dir=cache_dir, timeout=timeout) as checkout:
         yield checkout
 
 
@@ -57,13 +57,13 @@ def diff_revisions(
     progress: phases.Progress = phases.NO_PROGRESS,  # git and diff phases; the renderer tells its own
 ) -> diffs.RenderDiff:
     """Render ``source`` at ``base`` and at ``head`` (the work tree when None) and compare the renders."""
-    if head is None and not (Path(source).is_dir() and not git_sources.is_bare_repository(Path(source))):
+    if head is None and not (Path(source).is_dir() and not gitsources.is_bare_repository(Path(source))):
         raise errors.UserError(f"{source} has no work tree: give --head as well as --base")
     with ExitStack() as stack:
         progress.phase(phases.GIT, f"checking out {base}")
         base_checkout = stack.enter_context(revision_of(source, base, cache_dir=cache_dir, timeout=timeout))
         if head is None:
-            head_checkout = git_sources.open_directory(Path(source))
+            head_checkout = gitsources.open_directory(Path(source))
         else:
             progress.phase(phases.GIT, f"checking out {head}")
             head_checkout = stack.enter_context(

@@ -44,8 +44,7 @@ from nova_gitops.rendering import diffs, renders, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling import planning
 from nova_gitops.scheduling.plans import PreviousPlacement
-from nova_gitops.sources import directory
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import directory, gitsources
 from nova_gitops.workflows import rendering
 
 TextEdit = Callable[[str], str]
@@ -97,7 +96,7 @@ class EditResult:
 
 def load(root: Path) -> LoadedSource:
     """Read and validate the source directory ``root`` (``InputError`` lists its problems)."""
-    if git_sources.is_git_spec(str(root)) or not root.exists():
+    if gitsources.is_git_spec(str(root)) or not root.exists():
         raise UserError(
             f"{root} is not a source directory: edits are made to a local clone (git clone first)"
         )

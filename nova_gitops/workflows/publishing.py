@@ -37,7 +37,7 @@ from nova_gitops.publishing import (
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import gitsources
 from nova_gitops.workflows import committing, renderers
 from nova_gitops.workflows.gitprogress import git_progress
 
@@ -77,15 +77,15 @@ class PublishResult:
 @contextmanager
 def opened_source(
     spec: str, *, cache_dir: Path, timeout: float, progress: phases.Progress = phases.NO_PROGRESS
-) -> Iterator[git_sources.Checkout]:
+) -> Iterator[gitsources.Checkout]:
     """SOURCE as a directory (read as it is) or ``git-url[@ref]`` (fetched into the cache, one revision)."""
-    if not git_sources.is_git_spec(spec):
-        yield git_sources.open_directory(Path(spec), with_blobs=True)
+    if not gitsources.is_git_spec(spec):
+        yield gitsources.open_directory(Path(spec), with_blobs=True)
         return
     progress.phase(phases.GIT, f"fetching {spec}")
     hook = git_progress(progress, f"fetching {spec}")
-    with git_sources.checkout(
-        git_sources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout, progress=hook
+    with gitsources.checkout(
+        gitsources.parse_spec(spec), cache_dir=cache_dir, timeout=timeout, progress=hook
     ) as checkout:
         yield checkout
 
@@ -93,7 +93,7 @@ def opened_source(
 def render_for_head(
     repo: RenderedRepo,
     head: str | None,
-    checkout: git_sources.Checkout,
+    checkout: gitsources.Checkout,
     source: SourceInfo,
     render: renderers.RenderFiles,
     cache_dir: Path,
@@ -173,7 +173,7 @@ def _finishing(render: renderers.RenderFiles) -> Iterator[None]:
             render.finish()
 
 
-def superseded_by(repo: RenderedRepo, head: str | None, checkout: git_sources.Checkout) -> str | None:
+def superseded_by(repo: RenderedRepo, head: str | None, checkout: gitsources.Checkout) -> str | None:
     """The newer source revision the branch head was rendered from, if it is newer than ours."""
     if head is None or checkout.revision is None or checkout.repository is None:
         return None
@@ -185,7 +185,7 @@ def superseded_by(repo: RenderedRepo, head: str | None, checkout: git_sources.Ch
 
 def publish_once(
     repo: RenderedRepo,
-    checkout: git_sources.Checkout,
+    checkout: gitsources.Checkout,
     source: SourceInfo,
     render: renderers.RenderFiles,
     options: PublishOptions,

@@ -28,8 +28,7 @@ from nova_gitops.scheduling import findings, planning
 from nova_gitops.scheduling.findings import Findings
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
-from nova_gitops.sources import directory, exporting
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import directory, exporting, gitsources
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows.gitprogress import git_progress
 
@@ -229,7 +228,7 @@ def previous_directory(
         yield None
         return
     path = Path(value)
-    if path.is_dir() and not git_sources.is_bare_repository(path):
+    if path.is_dir() and not gitsources.is_bare_repository(path):
         yield path
         return
     if path.is_file():
@@ -237,13 +236,13 @@ def previous_directory(
             f"--previous {value}: is a file; give the directory holding the previous render, git-url[@ref], "
             "or a ref of the output directory's git repository"
         )
-    if git_sources.is_git_spec(value):
+    if gitsources.is_git_spec(value):
         with opened_source(value, environ=environ) as (root, _):
             _check_previous(placement_files(root), f"{value}: ")
             yield root
         return
     top = _repository_top(repository_of, value)
-    repository = git_sources.Repository(git_sources.git_dir_of(top))
+    repository = gitsources.Repository(gitsources.git_dir_of(top))
     revision = repository.resolve(value)
     if revision is None:
         raise RepoError(
@@ -272,9 +271,7 @@ def _repository_top(path: Path, ref: str) -> Path:
     """The top of the git work tree (or bare repository) holding ``path``, which may not exist yet."""
     start = path.resolve()
     for candidate in (start, *start.parents):
-        if candidate.is_dir() and (
-            (candidate / ".git").exists() or git_sources.is_bare_repository(candidate)
-        ):
+        if candidate.is_dir() and ((candidate / ".git").exists() or gitsources.is_bare_repository(candidate)):
             return candidate
     raise RepoError(
         f"--previous {ref!r}: not a directory or a git URL, and {path} is not inside a git repository "
@@ -300,13 +297,13 @@ def opened_source(
 ) -> Iterator[tuple[Path, SourceInfo | None]]:
     """SOURCE as a local directory (``SourceInfo`` left to the caller) or ``git-url[@ref]``: fetched into
     the clone cache and exported at one revision for the block, recorded by URL and commit."""
-    if not git_sources.is_git_spec(spec):
+    if not gitsources.is_git_spec(spec):
         yield Path(spec), None
         return
     progress.phase(phases.GIT, f"fetching {spec}")
-    cache_dir = git_sources.default_cache_dir(environ)
-    source = git_sources.parse_spec(spec)
-    with git_sources.checkout(
+    cache_dir = gitsources.default_cache_dir(environ)
+    source = gitsources.parse_spec(spec)
+    with gitsources.checkout(
         source, cache_dir=cache_dir, timeout=timeout, progress=git_progress(progress, f"fetching {spec}")
     ) as checkout:
         yield checkout.root, SourceInfo(checkout.repo, checkout.revision)

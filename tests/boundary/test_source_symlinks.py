@@ -16,7 +16,7 @@ Behaviours covered, for a directory source (``sources.directory``):
   a previous render is recognised only by a regular ``placement.yaml`` (a FIFO or a symlink to a host
   file there is neither read nor waited on);
 - a single file given as the source gets the same checks (a FIFO, a symlink leaving its directory);
-for a git source (``sources.git``):
+for a git source (``sources.gitsources``):
 - committed symlinks (to a host file, escaping with ``..``, dangling, looping, to an in-tree file or
   directory) are resolved within the tree (``link_reach``, a table) and exported so that no link in the
   export leads out of it; the reader reports the same problems as for a directory source, the marker
@@ -42,8 +42,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
-from nova_gitops.sources import directory, exporting, fingerprinting
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import directory, exporting, fingerprinting, gitsources
 from tests.builders import cluster, deployment, policy
 
 T = TypeVar("T")
@@ -317,8 +316,8 @@ EXPECTED = {
 def test_git_links_are_resolved_in_the_tree_and_never_lead_out(
     linked_repo: Path, host: Path, tmp_path: Path
 ) -> None:
-    with git_sources.checkout(
-        git_sources.parse_spec(f"file://{linked_repo}"), cache_dir=tmp_path / "cache"
+    with gitsources.checkout(
+        gitsources.parse_spec(f"file://{linked_repo}"), cache_dir=tmp_path / "cache"
     ) as checkout:
         files = finishes(lambda: directory.read_source(checkout.root))
         for path in checkout.root.rglob("*"):
@@ -385,7 +384,7 @@ def test_git_export_has_the_bytes_and_modes_of_a_checkout(tmp_path: Path) -> Non
     revision = committed(work)
     git("update-index", "--add", "--cacheinfo", f"160000,{revision},vendor/module", cwd=work)
     git("commit", "--quiet", "-m", "a submodule", cwd=work)
-    with git_sources.checkout_local(work, "main") as checkout:
+    with gitsources.checkout_local(work, "main") as checkout:
         exported = {
             path.relative_to(checkout.root).as_posix(): path.read_bytes()
             for path in checkout.root.rglob("*")

@@ -18,7 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.diff import diff_command
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import gitsources
 from tests.builders import cluster, deployment, policy
 
 
@@ -75,6 +75,6 @@ def test_a_clean_relative_work_tree_is_recorded_by_its_commit(
 ) -> None:
     write(fleet, 1)
     monkeypatch.chdir(fleet.parent)
-    relative = git_sources.open_directory(Path("fleet"))
-    absolute = git_sources.open_directory(fleet)
+    relative = gitsources.open_directory(Path("fleet"))
+    absolute = gitsources.open_directory(fleet)
     assert relative.revision is not None and relative.revision == absolute.revision

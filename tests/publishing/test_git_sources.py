@@ -1,4 +1,4 @@
-"""``sources.git``: SOURCE given as ``git-url[@ref]`` or a directory.
+"""``sources.gitsources``: SOURCE given as ``git-url[@ref]`` or a directory.
 
 Behaviours covered:
 - ``url@ref`` splitting keeps the ``@`` of ``git@host:repo`` and ``https://user@host/repo`` (table);
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from nova_gitops import errors
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import gitsources
 from tests.publishing.conftest import SourceRepo, git, make_bare, workload
 
 
@@ -35,7 +35,7 @@ from tests.publishing.conftest import SourceRepo, git, make_bare, workload
     ],
 )
 def test_parse_spec(text: str, url: str, ref: str | None) -> None:
-    assert git_sources.parse_spec(text) == git_sources.GitSpec(url, ref)
+    assert gitsources.parse_spec(text) == gitsources.GitSpec(url, ref)
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ def test_parse_spec(text: str, url: str, ref: str | None) -> None:
     ],
 )
 def test_public_url_drops_credentials(url: str, public: str) -> None:
-    assert git_sources.public_url(url) == public
+    assert gitsources.public_url(url) == public
 
 
 def test_checkout_revisions_and_cache_is_fetched_not_recloned(
@@ -57,19 +57,17 @@ def test_checkout_revisions_and_cache_is_fetched_not_recloned(
     git("tag", "v1", cwd=source_repo.work)
     git("push", "--quiet", "origin", "v1", cwd=source_repo.work)
     second = source_repo.commit({"c1/web.yaml": workload("web", 2)})
-    with git_sources.checkout(git_sources.parse_spec(source_repo.url), cache_dir=cache_dir) as head:
+    with gitsources.checkout(gitsources.parse_spec(source_repo.url), cache_dir=cache_dir) as head:
         assert head.revision == second
         assert "replicas: 2" in (head.root / "c1/web.yaml").read_text()
         cache = head.repository
     marker = cache.git_dir / "nova-test-marker" if cache else None
     assert marker is not None
     marker.write_text("still the same clone")
-    with git_sources.checkout(git_sources.parse_spec(f"{source_repo.url}@v1"), cache_dir=cache_dir) as tagged:
+    with gitsources.checkout(gitsources.parse_spec(f"{source_repo.url}@v1"), cache_dir=cache_dir) as tagged:
         assert tagged.revision == first and "replicas: 1" in (tagged.root / "c1/web.yaml").read_text()
     third = source_repo.commit({"c2/db.yaml": workload("db")})
-    with git_sources.checkout(
-        git_sources.parse_spec(f"{source_repo.url}@main"), cache_dir=cache_dir
-    ) as latest:
+    with gitsources.checkout(gitsources.parse_spec(f"{source_repo.url}@main"), cache_dir=cache_dir) as latest:
         assert latest.revision == third and (latest.root / "c2/db.yaml").is_file()
     assert marker.read_text() == "still the same clone"
     assert len(list((cache_dir / "sources").glob("*/HEAD"))) == 1
@@ -77,10 +75,10 @@ def test_checkout_revisions_and_cache_is_fetched_not_recloned(
 
 def test_directory_revision_only_when_clean(source_repo: SourceRepo) -> None:
     revision = source_repo.commit({"c1/web.yaml": workload("web")})
-    clean = git_sources.open_directory(source_repo.work)
+    clean = gitsources.open_directory(source_repo.work)
     assert clean.revision == revision and clean.repo == source_repo.url
     (source_repo.work / "c1/web.yaml").write_text(workload("web", 9))
-    assert git_sources.open_directory(source_repo.work).revision is None
+    assert gitsources.open_directory(source_repo.work).revision is None
 
 
 @pytest.mark.parametrize("configured", [False, True], ids=["xdg-default", "core.excludesFile"])
@@ -99,14 +97,14 @@ def test_files_the_user_ignores_everywhere_leave_the_tree_clean(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     (source_repo.work / ".DS_Store").write_bytes(b"\0")
-    assert git_sources.open_directory(source_repo.work).revision == revision
+    assert gitsources.open_directory(source_repo.work).revision == revision
     (source_repo.work / "notes.txt").write_text("not ignored\n")
-    assert git_sources.open_directory(source_repo.work).revision is None
+    assert gitsources.open_directory(source_repo.work).revision is None
 
 
 def test_plain_directory_is_named_by_its_name(tmp_path: Path) -> None:
     (tmp_path / "fleet").mkdir()
-    checkout = git_sources.open_directory(tmp_path / "fleet")
+    checkout = gitsources.open_directory(tmp_path / "fleet")
     assert (checkout.repo, checkout.revision) == ("fleet", None)
 
 
@@ -115,6 +113,6 @@ def test_empty_repository_has_no_default_branch(tmp_path: Path) -> None:
     expected = r"has no default branch \(HEAD\); name an existing branch"
     with (
         pytest.raises(errors.RepoError, match=expected),
-        git_sources.checkout(git_sources.GitSpec(url), cache_dir=tmp_path / "cache"),
+        gitsources.checkout(gitsources.GitSpec(url), cache_dir=tmp_path / "cache"),
     ):
         pass

@@ -34,8 +34,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nova_gitops.errors import InputError
-from nova_gitops.sources import directory, parsecache
-from nova_gitops.sources import git as git_sources
+from nova_gitops.sources import directory, gitsources, parsecache
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows import rendering
 
@@ -244,7 +243,7 @@ def test_a_git_load_through_the_cache_by_blob_id_is_a_full_load_after_every_comm
                 namespace = change[1]
             git("add", "-A", cwd=work)
             git("commit", "--quiet", "--allow-empty", "-m", "change", cwd=work)
-            with git_sources.checkout_local(work, "main") as checkout:
+            with gitsources.checkout_local(work, "main") as checkout:
                 assert checkout.blobs is not None
                 full = outcome(checkout.root, namespace=namespace)
                 incremental = outcome(
@@ -302,11 +301,11 @@ def test_unchanged_files_of_a_git_export_are_not_read(tmp_path: Path) -> None:
     (work / "api.yaml").write_bytes(DEPLOYMENT.replace(b"web", b"api"))
     git("add", "-A", cwd=work)
     git("commit", "--quiet", "-m", "two", cwd=work)
-    with git_sources.checkout_local(work, "main") as checkout:
+    with gitsources.checkout_local(work, "main") as checkout:
         first = directory.read_source(checkout.root, cache=ParseCache(cache_file), blobs=checkout.blobs)
     (work / "api.yaml").write_bytes(DEPLOYMENT.replace(b"web", b"api2"))
     git("commit", "--quiet", "-am", "api changed", cwd=work)
-    with git_sources.checkout_local(work, "main") as checkout:
+    with gitsources.checkout_local(work, "main") as checkout:
         (checkout.root / "web.yaml").write_bytes(b"not: [read\n")
         files = directory.read_source(checkout.root, cache=ParseCache(cache_file), blobs=checkout.blobs)
         assert [document.body["metadata"]["name"] for document in files.documents] == ["api2", "web"]
@@ -372,7 +371,7 @@ def test_a_work_tree_load_through_the_cache_by_blob_id_is_a_full_load_after_ever
             work_tree_step(work, change)
             if change[0] == "namespace":
                 namespace = change[1]
-            checkout = git_sources.open_directory(work, with_blobs=True)
+            checkout = gitsources.open_directory(work, with_blobs=True)
             assert checkout.blobs is not None
             full = outcome(work, namespace=namespace)
             incremental = outcome(
@@ -403,12 +402,12 @@ def test_unchanged_files_of_a_work_tree_are_not_read(tmp_path: Path) -> None:
     asked, and the load still has the blob's documents)."""
     work, cache_file = tmp_path / "work", tmp_path / "cache"
     committed_work_tree(work, {"web.yaml": named("web"), "api.yaml": named("api")})
-    first = git_sources.open_directory(work, with_blobs=True)
+    first = gitsources.open_directory(work, with_blobs=True)
     assert first.blobs is not None and set(first.blobs) == {"web.yaml", "api.yaml"}
     directory.read_source(work, cache=ParseCache(cache_file), blobs=first.blobs)
     (work / "api.yaml").write_bytes(named("api2"))
     git("commit", "--quiet", "-am", "api changed", cwd=work)
-    checkout = git_sources.open_directory(work, with_blobs=True)
+    checkout = gitsources.open_directory(work, with_blobs=True)
     (work / "web.yaml").write_bytes(b"not: [read\n")
     files = directory.read_source(work, cache=ParseCache(cache_file), blobs=checkout.blobs)
     assert [document.body["metadata"]["name"] for document in files.documents] == ["api2", "web"]
@@ -421,7 +420,7 @@ def test_a_cache_written_without_blob_ids_learns_them_from_the_files_it_reads(tm
     committed_work_tree(work, {"web.yaml": named("web")})
     with unsaved_changes(0):
         directory.read_source(work, cache=ParseCache(cache_file))
-        checkout = git_sources.open_directory(work, with_blobs=True)
+        checkout = gitsources.open_directory(work, with_blobs=True)
         assert checkout.blobs is not None
         learnt = directory.read_source(work, cache=ParseCache(cache_file), blobs=checkout.blobs)
         assert learnt == directory.read_source(work)
@@ -454,7 +453,7 @@ def test_what_git_does_not_vouch_for_is_read(tmp_path: Path) -> None:
     )
     with unsaved_changes(0):
         directory.read_source(
-            work, cache=ParseCache(cache_file), blobs=git_sources.open_directory(work, with_blobs=True).blobs
+            work, cache=ParseCache(cache_file), blobs=gitsources.open_directory(work, with_blobs=True).blobs
         )
     (work / "edited.yaml").write_bytes(named("edited2"))
     (work / "staged.yaml").write_bytes(named("staged2"))
@@ -464,7 +463,7 @@ def test_what_git_does_not_vouch_for_is_read(tmp_path: Path) -> None:
     assume_unchanged(work, "assumed.yaml")
     skip_worktree(work, "skipped.yaml")
     (work / "untracked.yaml").write_bytes(named("untracked"))
-    checkout = git_sources.open_directory(work, with_blobs=True)
+    checkout = gitsources.open_directory(work, with_blobs=True)
     assert checkout.blobs is not None and set(checkout.blobs) == {"kept.yaml", "target.txt"}
     incremental = outcome(work, parse_cache=ParseCache(cache_file), blobs=checkout.blobs)
     assert incremental == outcome(work)
@@ -498,14 +497,14 @@ def test_no_blob_ids_when_git_could_convert_what_it_compares(tmp_path: Path, con
     else:
         (tmp_path / "attributes").write_text("*.yaml ident\n")
         git("config", "core.attributesFile", str(tmp_path / "attributes"), cwd=work)
-    assert git_sources.open_directory(work, with_blobs=True).blobs is None
-    assert git_sources.open_directory(work, with_blobs=False).blobs is None
+    assert gitsources.open_directory(work, with_blobs=True).blobs is None
+    assert gitsources.open_directory(work, with_blobs=False).blobs is None
 
 
 def test_a_damaged_cache_with_blob_ids_is_a_full_load(tmp_path: Path) -> None:
     work, cache = tmp_path / "work", tmp_path / "cache"
     committed_work_tree(work, {"web.yaml": DEPLOYMENT})
-    blobs = git_sources.open_directory(work, with_blobs=True).blobs
+    blobs = gitsources.open_directory(work, with_blobs=True).blobs
     assert blobs is not None
     full = rendering.load_source_with_digests(work)
     cache_file = ParseCache.for_source(cache, "src").path
@@ -531,11 +530,11 @@ def test_a_linked_work_tree_has_blob_ids_unless_its_repository_has_attributes(tm
     work, linked = tmp_path / "work", tmp_path / "linked"
     committed_work_tree(work, {"web.yaml": named("web")})
     git("worktree", "add", "--quiet", str(linked), cwd=work)
-    checkout = git_sources.open_directory(linked, with_blobs=True)
+    checkout = gitsources.open_directory(linked, with_blobs=True)
     assert checkout.blobs is not None and set(checkout.blobs) == {"web.yaml"}
     (work / ".git" / "info").mkdir(exist_ok=True)
     (work / ".git" / "info" / "attributes").write_text("*.yaml ident\n")
-    assert git_sources.open_directory(linked, with_blobs=True).blobs is None
+    assert gitsources.open_directory(linked, with_blobs=True).blobs is None
 
 
 def test_a_yaml_alias_is_one_object_through_the_cache_as_in_a_full_load(tmp_path: Path) -> None:
