@@ -4,8 +4,9 @@ The scheduler reads these files as its cluster inventory (``nova-gitops render -
 document has exactly the shape its Cluster parser accepts: ``metadata.labels`` and ``spec`` as Nova has them,
 and a ``status`` with conditions, per-node capacity/available/labels/taints, ``autoscaled`` and
 ``lastUpdateTime``; then ours: ``syncedRevision``, ``workloads`` (each with the ``revision`` it reflects),
-``rescheduleRequests``, ``lastError``, ``adoptedObjects`` and ``heartbeat``. Quantities are Kubernetes
-quantity strings.
+``rescheduleRequests``, ``lastError``, ``adoptedObjects``, ``driftedObjects`` and ``heartbeat`` (the format
+and its bounds are defined once, for the agent and the controller, in ``nova_gitops.api.statusreports``).
+Quantities are Kubernetes quantity strings.
 
 Two fields change every pass (``heartbeat``) or on every change (``lastUpdateTime``); :func:`should_commit`
 ignores them so that a quiet cluster commits once per heartbeat interval and not once per pass.
@@ -33,25 +34,23 @@ import yaml
 from nova_agent.capacity import NodeCapacity
 from nova_agent.drifting import DriftedObject
 from nova_agent.health import Health
-from nova_agent.rescheduling import RescheduleRequest
 from nova_agent.resources import Body, ObjectRef
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import loading, quantities
+from nova_gitops.api.statusreports import (
+    MAX_REPORT_BYTES,
+    MAX_REQUESTS_PER_REPORT,
+    REPORT_BOUNDS,
+    REPORT_COMPLETE,
+    VOLATILE_FIELDS,
+    AgentFields,
+    RescheduleRequest,
+)
 from nova_gitops.api.times import parse_rfc3339, rfc3339
 
-VOLATILE_STATUS_FIELDS: Final = ("heartbeat", "lastUpdateTime")
 MAX_ADOPTED_LISTED: Final = 1000
-MAX_REPORT_BYTES: Final = 4 * 1024 * 1024
-"""The largest report the controller reads (``nova_gitops.controller.statusreading.MAX_REPORT_BYTES``; the
-agent may not import the controller, a test keeps the two equal)."""
-REPORT_BOUNDS: Final = loading.REPORT_BOUNDS
-"""Items of one list or mapping, values in all, nesting: what the controller counts while it reads."""
-MAX_REQUESTS_LISTED: Final = 1000
-"""Reschedule requests a report lists: the controller reads the first 1,000 (``MAX_REQUESTS_PER_REPORT``)."""
 MAX_LAST_ERROR_CHARS: Final = 8192
 """``lastError`` is cut here (its start names the revision a gate looks for; a reason shows 300 of it)."""
-REPORT_COMPLETE: Final = "ReportComplete"
-"""The condition that says, status False, what a report left out to stay within what the controller reads."""
 REGION_LABEL: Final = "topology.kubernetes.io/region"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 
@@ -224,18 +223,18 @@ def _full_document(observation: Observation, now: datetime, previous: Body | Non
     if not observation.capacity_measured:
         spec = _last_measured(previous, spec, status, now)
         status["conditions"] = [c for c in status["conditions"] if not _is_note(c)]  # written anew if cut
-    status |= {
-        "lastUpdateTime": rfc3339(now),
-        "syncedRevision": observation.synced_revision,
-        "workloads": [workload.as_dict() for workload in sorted(observation.workloads, key=lambda w: w.ref)],
-        "rescheduleRequests": [request.as_dict() for request in observation.reschedule_requests],
-        "lastError": observation.last_error[:MAX_LAST_ERROR_CHARS],
-        "adoptedObjects": [ref.as_dict() for ref in sorted(observation.adopted)[:MAX_ADOPTED_LISTED]],
-        "driftedObjects": [
+    status |= AgentFields(
+        last_update_time=rfc3339(now),
+        synced_revision=observation.synced_revision,
+        workloads=[workload.as_dict() for workload in sorted(observation.workloads, key=lambda w: w.ref)],
+        reschedule_requests=observation.reschedule_requests,
+        last_error=observation.last_error[:MAX_LAST_ERROR_CHARS],
+        adopted_objects=[ref.as_dict() for ref in sorted(observation.adopted)[:MAX_ADOPTED_LISTED]],
+        drifted_objects=[
             found.as_dict() for found in sorted(observation.drifted, key=lambda d: d.ref)[:MAX_ADOPTED_LISTED]
         ],
-        "heartbeat": rfc3339(now),
-    }
+        heartbeat=rfc3339(now),
+    ).as_status()
     return {
         "apiVersion": nova_labels.CLUSTER_API_VERSION,
         "kind": "Cluster",
@@ -482,7 +481,7 @@ def _cut(sections: Mapping[str, list[_Unit]], room: tuple[int, int]) -> dict[str
         size_shares = _fair_shares({name: need[0] for name, need in needs.items()}, left[0])
         value_shares = _fair_shares({name: need[1] for name, need in needs.items()}, left[1])
         for name in tier:
-            limit = MAX_REQUESTS_LISTED if name == "rescheduleRequests" else REPORT_BOUNDS.items
+            limit = MAX_REQUESTS_PER_REPORT if name == "rescheduleRequests" else REPORT_BOUNDS.items
             kept[name] = _prefix(sections[name], size_shares[name], value_shares[name], limit)
             left[0] -= sum(unit.size for unit in kept[name])
             left[1] -= sum(unit.values for unit in kept[name])
@@ -600,7 +599,7 @@ def _last_measured(
 
 def _without_volatile(document: Mapping[str, Any]) -> dict[str, Any]:
     status = dict(document.get("status") or {})
-    for name in VOLATILE_STATUS_FIELDS:
+    for name in VOLATILE_FIELDS:
         status.pop(name, None)
     return {**document, "status": status}
 

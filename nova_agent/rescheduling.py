@@ -12,7 +12,6 @@ When a pod is Pending counts from its ``PodScheduled=False`` transition, else fr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -20,6 +19,7 @@ from nova_agent.health import find_condition
 from nova_agent.resources import Body, ObjectRef, annotations_of, labels_of, ref_of
 from nova_agent.selecting import selector_matches
 from nova_gitops.api import labels as nova_labels
+from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.api.times import parse_rfc3339, rfc3339
 
 RESCHEDULABLE_KINDS: Final = frozenset(
@@ -27,15 +27,9 @@ RESCHEDULABLE_KINDS: Final = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RescheduleRequest:
-    ref: ObjectRef
-    group: str
-    reason: str
-    since: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {**self.ref.as_dict(), "group": self.group, "reason": self.reason, "since": self.since}
+def request_for(ref: ObjectRef, group: str, reason: str, since: str) -> RescheduleRequest:
+    """The reschedule request of the workload ``ref`` (``api.statusreports``: the report's format)."""
+    return RescheduleRequest(ref.api_version, ref.kind, ref.namespace, ref.name, group, reason, since)
 
 
 def pending_since(pod: Mapping[str, Any]) -> datetime | None:
@@ -94,5 +88,10 @@ def reschedule_requests(
         overdue = [since for since in waiting if now - since >= pending_timeout]
         if overdue:
             group = annotations_of(workload).get(nova_labels.SCHEDULE_GROUP, "")
-            requests.append(RescheduleRequest(ref, str(group), reschedule_reason(ref), rfc3339(min(overdue))))
-    return sorted(requests, key=lambda request: request.ref)
+            requests.append(request_for(ref, str(group), reschedule_reason(ref), rfc3339(min(overdue))))
+    return sorted(requests, key=_workload_of)
+
+
+def _workload_of(request: RescheduleRequest) -> tuple[str, str, str, str]:
+    """The order of ``ObjectRef``: apiVersion, kind, namespace, name."""
+    return (request.api_version, request.kind, request.namespace, request.name)

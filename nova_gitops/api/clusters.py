@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nova_gitops.api import labels as labels_module
-from nova_gitops.api import names, selectors
+from nova_gitops.api import names, selectors, statusreports
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, described, excerpt, name_subject
 from nova_gitops.api.quantities import ResourceList, parse_resource_list
@@ -135,16 +135,7 @@ def _parse(document: Document, problems: list[Problem]) -> Cluster | None:
     )
 
 
-_REPORT_FIELDS = (
-    "syncedRevision",
-    "workloads",
-    "rescheduleRequests",
-    "lastError",
-    "adoptedObjects",
-    "driftedObjects",
-    "heartbeat",
-    "lastUpdateTime",
-)
+_REPORT_FIELDS = statusreports.REPORT_FIELDS
 """What the agent adds to a Cluster in its status report: accepted without an unknown-field warning."""
 _TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec", "status", *_REPORT_FIELDS)
 _SPEC_FIELDS = ("name", "provider", "region", "zone", "kubernetesversion", "kubernetescluster", "novacreated")

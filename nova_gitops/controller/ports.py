@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem
+from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.rendering.increments import RenderDelta, RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import RolloutEvent
@@ -56,20 +57,6 @@ class SourceReader(Protocol):
         """Push notifications: an iterator that yields once per (debounced) change, or None when the
         source can only be polled. Iterated in a thread of its own; it ends when the source closes."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class RescheduleRequest:
-    """An agent's request to move ``group`` off ``cluster`` (nova_agent.rescheduling, status file)."""
-
-    cluster: str
-    group: str
-    api_version: str
-    kind: str
-    namespace: str
-    name: str
-    reason: str
-    since: str  # when the agent saw the pods start waiting (RFC 3339), the request's identity
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, errors
+from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.clients import collection
 from nova_gitops.controller import rescheduling, skipping, statusreading
 from nova_gitops.controller.ports import (
@@ -47,7 +48,6 @@ from nova_gitops.controller.ports import (
     PlanObserver,
     Publisher,
     Rendered,
-    RescheduleRequest,
     RolloutObserver,
     SourceReader,
     SourceSnapshot,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nova_gitops.controller.ports import RescheduleRequest
+from nova_gitops.api.statusreports import RescheduleRequest
 
 
 @dataclass(frozen=True, slots=True)

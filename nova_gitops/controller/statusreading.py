@@ -46,41 +46,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from nova_gitops.api import clusters, loading
+from nova_gitops.api import clusters, loading, statusreports
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
-from nova_gitops.controller.ports import ClusterReport, RescheduleRequest, StatusSnapshot
+from nova_gitops.controller.ports import ClusterReport, StatusSnapshot
 from nova_gitops.publishing import gitwriting
 
 STATUS_DIRECTORY = "status"
-MAX_REPORT_BYTES = 4 * 1024 * 1024
+MAX_REPORT_BYTES = statusreports.MAX_REPORT_BYTES  # the report's format and bounds: ``api.statusreports``
 MAX_REPORTS = 5000
-MAX_REQUESTS_PER_REPORT = 1000
 REPORT_PATH = re.compile(r"^status/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)\.yaml$")
-REQUEST_FIELDS = ("apiVersion", "kind", "namespace", "name", "group", "reason", "since")
-MAX_REQUEST_FIELD_CHARS = 1024  # names are at most 253 characters, a reason is cut to 500 anyway
-REPORT_BOUNDS = loading.REPORT_BOUNDS
-"""What one report may hold, counted while it is read (``loading.bounds_problem``): no list or mapping of
-more than 20,000 items, no more than 400,000 values, nesting at most 64 deep."""
+REPORT_BOUNDS = statusreports.REPORT_BOUNDS
 MAX_WORKLOADS_PER_REPORT = REPORT_BOUNDS.items  # a control plane's Cluster CR, read by the API, is cut to it
 MAX_REPORT_VALUES = REPORT_BOUNDS.values
 MAX_REVISION_CHARS = 256
 MAX_FLOW_DEPTH = REPORT_BOUNDS.depth  # nested collections (a report has 6: `status.nodeTaints.<n>[].<key>`)
 MAX_LINE_PREFIX = REPORT_BOUNDS.line_prefix  # indentation and leading `- `/`? `/`: ` of a line (a report ~12)
 UNREADABLE = "report refused: it could not be interpreted"
-UNPLANNED_FIELDS = (
-    "syncedRevision",
-    "workloads",
-    "lastError",
-    "adoptedObjects",
-    "driftedObjects",
-    "heartbeat",
-    "lastUpdateTime",
-)
-"""Fields an agent adds to its Cluster that the Cluster parser accepts and never reads (its "report fields"
-but ``rescheduleRequests``, which exclusions are made of): health, heartbeats, errors. Left out of
-``plan_fingerprint``, top level and ``status`` alike."""
+UNPLANNED_FIELDS = statusreports.UNPLANNED_FIELDS
+"""Left out of ``plan_fingerprint``, top level and ``status`` alike: health, heartbeats, errors."""
 log = logging.getLogger(__name__)
 
 
@@ -176,7 +161,8 @@ def _report_from_document(document: Document, text: str) -> tuple[ClusterReport 
         return None, blocking or found
     raw_status = body.get("status")
     status: Mapping[str, Any] = raw_status if isinstance(raw_status, Mapping) else {}
-    requests, request_problems = _requests(cluster.name, status.get("rescheduleRequests"), document.location)
+    raw_requests = status.get(statusreports.RESCHEDULE_REQUESTS)
+    requests, request_problems = statusreports.read_requests(cluster.name, raw_requests, document.location)
     workloads = status.get("workloads")
     if isinstance(workloads, list) and len(workloads) > MAX_WORKLOADS_PER_REPORT:
         message = f"more than {MAX_WORKLOADS_PER_REPORT} entries; the rest ignored"
@@ -213,48 +199,6 @@ def has_report_fields(document: Document) -> bool:
     body = document.body if isinstance(document.body, dict) else {}
     status = body.get("status")
     return isinstance(status, Mapping) and ("rescheduleRequests" in status or "workloads" in status)
-
-
-def _requests(
-    cluster: str, raw: object, location: SourceLocation
-) -> tuple[tuple[RescheduleRequest, ...], list[Problem]]:
-    if raw is None:
-        return (), []
-    field = "status.rescheduleRequests"
-    if not isinstance(raw, list):
-        return (), [Problem(location, "must be a list; ignored", field)]
-    problems: list[Problem] = []
-    requests: list[RescheduleRequest] = []
-    for index, item in enumerate(raw[:MAX_REQUESTS_PER_REPORT]):
-        values = {key: item.get(key) for key in REQUEST_FIELDS} if isinstance(item, Mapping) else {}
-        if not values or not all(isinstance(value, str) for value in values.values()):
-            message = f"needs string fields {', '.join(REQUEST_FIELDS)}; ignored"
-            problems.append(Problem(location, message, f"{field}[{index}]"))
-            continue
-        if any(len(str(value)) > MAX_REQUEST_FIELD_CHARS for value in values.values()):
-            message = f"has a field longer than {MAX_REQUEST_FIELD_CHARS} characters; ignored"
-            problems.append(Problem(location, message, f"{field}[{index}]"))
-            continue
-        if not values["group"]:
-            problems.append(Problem(location, "names no group; ignored", f"{field}[{index}]"))
-            continue
-        requests.append(
-            RescheduleRequest(
-                cluster=cluster,
-                group=str(values["group"]),
-                api_version=str(values["apiVersion"]),
-                kind=str(values["kind"]),
-                namespace=str(values["namespace"]),
-                name=str(values["name"]),
-                reason=" ".join(str(values["reason"]).split())[:500],
-                since=str(values["since"]),
-            )
-        )
-    if len(raw) > MAX_REQUESTS_PER_REPORT:
-        problems.append(
-            Problem(location, f"more than {MAX_REQUESTS_PER_REPORT} entries; the rest ignored", field)
-        )
-    return tuple(requests), problems
 
 
 Parsed = tuple[ClusterReport | None, list[Problem]]

@@ -38,6 +38,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from nova_gitops.api.statusreports import REPORT_COMPLETE
+
 DEGRADED_CONDITIONS: Final = frozenset({"Failed", "ReplicaFailure"})
 """A Job or Pod that failed; a ReplicaSet whose pods cannot be created (quota, admission)."""
 
@@ -71,9 +73,6 @@ the live object says whether it has a ``Ready`` condition."""
 
 WorkloadKey = tuple[str, str, str, str]
 """(group, kind, namespace, name) of a workload, as the report names it and the render holds it."""
-
-REPORT_COMPLETE: Final = "ReportComplete"
-"""The condition of an agent's report, status False, when it left entries out (``nova_agent.reports``)."""
 
 MAX_REASON_CHARS: Final = 300
 MAX_NAMED_UNACCOUNTED: Final = 3

@@ -36,11 +36,11 @@ from nova_agent.capacity import NodeCapacity
 from nova_agent.clocks import FakeClock
 from nova_agent.gitrepos import RepoCache
 from nova_agent.health import Health
-from nova_agent.rescheduling import RescheduleRequest
+from nova_agent.rescheduling import request_for
 from nova_agent.resources import ObjectRef
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch
-from nova_gitops.api import loading
+from nova_gitops.api import loading, statusreports
 from nova_gitops.controller import statusreading
 from nova_gitops.controller.statusreading import GitStatusReader
 from nova_gitops.rollouts import health as gate_health
@@ -80,7 +80,7 @@ def big_cluster(workloads: int = 25_000, nodes: int = 3, message: str = "") -> r
     entries += [reports.WorkloadHealth(ref(index, "zz-unhealthy"), UNHEALTHY, COMMIT) for index in range(5)]
     entries += [reports.WorkloadHealth(ref(index, "zz-stale"), HEALTHY, OLD) for index in range(5)]
     requests = [
-        RescheduleRequest(ref(index, "zz-pending"), "g-1", "not enough replicas", "2025-12-31T23:55:00Z")
+        request_for(ref(index, "zz-pending"), "g-1", "not enough replicas", "2025-12-31T23:55:00Z")
         for index in range(5)
     ]
     return reports.Observation(
@@ -107,7 +107,7 @@ def publish_and_read(tmp_path: Path, observation: reports.Observation) -> tuple[
 
 
 def note_of(document: dict[str, Any]) -> dict[str, Any] | None:
-    found = [c for c in document["status"]["conditions"] if c["type"] == reports.REPORT_COMPLETE]
+    found = [c for c in document["status"]["conditions"] if c["type"] == statusreports.REPORT_COMPLETE]
     assert len(found) <= 1
     return found[0] if found else None
 
@@ -191,15 +191,17 @@ def test_an_older_agent_s_report_over_the_cap_is_not_taken_for_one_that_fits() -
         "status": {
             **cut["status"],
             "workloads": [entry.as_dict() for entry in sorted(observation.workloads, key=lambda w: w.ref)],
-            "conditions": [c for c in cut["status"]["conditions"] if c["type"] != reports.REPORT_COMPLETE],
+            "conditions": [
+                c for c in cut["status"]["conditions"] if c["type"] != statusreports.REPORT_COMPLETE
+            ],
         },
     }
     written = reports.dump_status(whole)
-    assert len(written) > reports.MAX_REPORT_BYTES
+    assert len(written) > statusreports.MAX_REPORT_BYTES
     previous = reports.load_status(written)
     assert previous is not None
     again = reports.build_status_report(observation, T0 + timedelta(minutes=1), previous, len(written))
-    assert len(again.data) <= reports.MAX_REPORT_BYTES and note_of(again.document) is not None
+    assert len(again.data) <= statusreports.MAX_REPORT_BYTES and note_of(again.document) is not None
     small = big_cluster(workloads=10)
     first = reports.build_status_report(small, T0)
     previous = reports.load_status(first.data)
@@ -215,10 +217,9 @@ def test_a_report_that_fits_is_written_as_before() -> None:
     assert report.data == reports.dump_status(report.document)
 
 
-def test_the_agent_s_byte_cap_is_the_controller_s() -> None:
-    assert reports.MAX_REPORT_BYTES == statusreading.MAX_REPORT_BYTES
-    assert reports.REPORT_BOUNDS == statusreading.REPORT_BOUNDS
-    assert reports.MAX_REQUESTS_LISTED == statusreading.MAX_REQUESTS_PER_REPORT
+def test_the_controller_reads_within_the_bounds_the_agent_writes_to() -> None:
+    assert statusreading.MAX_REPORT_BYTES == statusreports.MAX_REPORT_BYTES
+    assert statusreading.REPORT_BOUNDS == statusreports.REPORT_BOUNDS
 
 
 NASTY = st.lists(

@@ -12,7 +12,7 @@ from nova_agent import reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
-from nova_agent.rescheduling import RescheduleRequest
+from nova_agent.rescheduling import request_for
 from nova_agent.resources import ObjectRef
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -38,7 +38,7 @@ def observation(**changes: object) -> Observation:
             WorkloadHealth(WEB, Health(False, "Available", "MinimumReplicasUnavailable", "0/2 available"))
         ],
         reschedule_requests=[
-            RescheduleRequest(
+            request_for(
                 WEB,
                 "g-1",
                 "deployment shop/web does not have minimum replicas available",

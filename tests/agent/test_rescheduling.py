@@ -47,7 +47,7 @@ def pending_pod(app: str, minutes_ago: float, scheduled: str | None = "False") -
 
 def test_pending_past_timeout_becomes_a_request_in_novas_wording() -> None:
     [request] = reschedule_requests([deployment()], [pending_pod("web", 3)], NOW, TIMEOUT)
-    assert request.as_dict() == {
+    assert request.as_entry() == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "namespace": "shop",

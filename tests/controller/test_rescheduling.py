@@ -17,15 +17,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.controller import rescheduling
-from nova_gitops.controller.ports import RescheduleRequest
 from nova_gitops.controller.rescheduling import FailbackHold, RescheduleMemory, failback_candidates, update
 
 REASON = "deployment demo/web does not have minimum replicas available"
 
 
 def request(group: str = "g", cluster: str = "wlc-2", since: str = "t0") -> RescheduleRequest:
-    return RescheduleRequest(cluster, group, "apps/v1", "Deployment", "demo", "web", REASON, since)
+    return RescheduleRequest("apps/v1", "Deployment", "demo", "web", group, REASON, since, cluster=cluster)
 
 
 def test_a_request_excludes_its_cluster_for_its_group() -> None:

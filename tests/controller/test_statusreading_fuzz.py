@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
-from nova_agent.rescheduling import RescheduleRequest
+from nova_agent.rescheduling import request_for
 from nova_agent.resources import ObjectRef
 from nova_gitops.api import clusters, inputs
 from nova_gitops.api.objects import Document
@@ -63,9 +63,7 @@ def agent_report(name: str) -> dict[str, Any]:
         workloads=[
             agent_reports.WorkloadHealth(WEB, Health(False, "Available", "MinimumReplicas", "1/2 ready"))
         ],
-        reschedule_requests=[
-            RescheduleRequest(WEB, "demo-policy-0011aabb", "pending", "2026-01-01T00:00:00Z")
-        ],
+        reschedule_requests=[request_for(WEB, "demo-policy-0011aabb", "pending", "2026-01-01T00:00:00Z")],
     )
     body = agent_reports.build_status_document(observation, datetime(2026, 1, 1, tzinfo=UTC))
     loaded = yaml.safe_load(agent_reports.dump_status(body))

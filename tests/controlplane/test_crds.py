@@ -24,7 +24,7 @@ from nova_agent import reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
-from nova_agent.rescheduling import RescheduleRequest
+from nova_agent.rescheduling import request_for
 from nova_agent.resources import ObjectRef
 from nova_gitops.rendering import views
 from tests import builders
@@ -141,7 +141,7 @@ def agent_report() -> dict[str, Any]:
             )
         ],
         reschedule_requests=[
-            RescheduleRequest(
+            request_for(
                 web,
                 "g-1",
                 "deployment shop/web does not have minimum replicas available",

@@ -26,8 +26,9 @@ from nova_gitops.api import clusters as api_clusters
 from nova_gitops.api import inputs, labels
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import SourceLocation
+from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.controller import writeback
-from nova_gitops.controller.ports import ClusterReport, RescheduleRequest
+from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.controller.writeback import WriteBack
 from nova_gitops.rollouts.decisions import Decision, Move, WaveStatus
 from nova_gitops.rollouts.events import rollout_events
@@ -214,14 +215,14 @@ def test_events_repeat_only_on_change_and_count_like_kube(plane: ControlPlane) -
     assert plane.events_of(blue.name, "default")["ScheduleGroupSyncedToWorkloadCluster"]["count"] == 2
     (target,) = blue.clusters
     request = RescheduleRequest(
-        target,
-        blue.name,
         "apps/v1",
         "Deployment",
         plane.ns,
         "blue-nginx-deployment",
+        blue.name,
         f"deployment {plane.ns}/blue-nginx-deployment does not have minimum replicas available",
         "2026-01-01T00:00:00Z",
+        cluster=target,
     )
     first.planned(plan, {target: report(target, [], (request,))})
     triggered = plane.events_of(blue.name, "default")["ReschedulingTriggered"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from nova_gitops.api import statusreports
 from nova_gitops.rollouts import health
 from nova_gitops.rollouts.health import ClusterFacts, WorkloadFacts
 from tests.unit.rollouts.fleets import NEW, Fleet, wave
@@ -36,7 +37,7 @@ def rendered(count: int) -> frozenset[tuple[str, str, str, str]]:
 
 
 def test_the_cut_is_read_from_the_condition_when_it_is_false() -> None:
-    condition = {"type": health.REPORT_COMPLETE, "status": "False", "message": NOTE}
+    condition = {"type": statusreports.REPORT_COMPLETE, "status": "False", "message": NOTE}
     assert health.facts_from_status({"conditions": [condition]}).cut == NOTE
     assert health.facts_from_status({"conditions": [{**condition, "status": "True"}]}).cut == ""
     assert health.facts_from_status({"conditions": [{"type": "Ready", "status": "False"}]}).cut == ""
