@@ -205,7 +205,7 @@ def run(workdir: Path, settings: Any) -> int:
         loop.agents()
         show_clusters(loop)
 
-        step(7, "where everything is now (placement.yaml of the rendered repo)")
+        step(7, "where everything is now (the group files under placement/ of the rendered repo)")
         show_placement(loop)
         say(
             f"repositories: {workdir} (source.git, rendered.git); "
