@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nova_gitops import errors
 from nova_gitops.cli import notices, options
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.plans import PlanSettings
 
 EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
 
@@ -33,8 +37,7 @@ EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
 )
 @options.git_timeout_option
 @options.clusters_option
-@options.plan_options
-@options.namespace_option
+@options.plan_settings_options
 @options.quiet_option
 @click.pass_context
 def diff_command(
@@ -48,10 +51,7 @@ def diff_command(
     cache_dir: Path | None,
     git_timeout: float,
     clusters_path: Path | None,
-    luna_management: bool,
-    namespace_follow: bool,
-    delegated: bool,
-    namespace: str | None,
+    settings: PlanSettings,
     quiet: bool,
 ) -> None:
     """Show placement changes, then the manifest diff, between two renders.
@@ -77,7 +77,7 @@ def diff_command(
     if head and not source:
         raise click.UsageError("--head only applies with --source")
     given = context.get_parameter_source("namespace") is click.core.ParameterSource.COMMANDLINE
-    if namespace and given and not source:
+    if settings.namespace and given and not source:
         raise click.UsageError("--namespace only applies with --source (OLD_DIR NEW_DIR are renders already)")
 
     def action() -> int:
@@ -89,14 +89,12 @@ def diff_command(
         from nova_gitops.cli import terminal
         from nova_gitops.rendering import diffformats
         from nova_gitops.scheduling import findings
-        from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.sources import gitsources
         from nova_gitops.workflows import diffing, renderers
 
         told = findings.NONE
         with terminal.progress(quiet=quiet) as progress:
             if source:
-                settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
                 caches = cache_dir or gitsources.default_cache_dir(os.environ)
                 renderer = renderers.default_render(
                     settings, clusters_path, cache_dir=caches, progress=progress

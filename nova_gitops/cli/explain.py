@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nova_gitops.cli import completing, options
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.plans import PlanSettings
 
 
 @click.command("explain")
@@ -25,8 +28,7 @@ from nova_gitops.cli import completing, options
 @click.option(
     "-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True
 )
-@options.plan_options
-@options.namespace_option
+@options.plan_settings_options
 @options.quiet_option
 @click.pass_context
 def explain_command(
@@ -36,10 +38,7 @@ def explain_command(
     clusters_path: Path | None,
     previous: str | None,
     output: str,
-    luna_management: bool,
-    namespace_follow: bool,
-    delegated: bool,
-    namespace: str | None,
+    settings: PlanSettings,
     quiet: bool,
 ) -> None:
     """Explain where one object goes and why: its policy, group, candidates, each cluster's fit, the choice.
@@ -54,27 +53,25 @@ def explain_command(
         import os
 
         from nova_gitops.scheduling import explaining
-        from nova_gitops.scheduling.plans import PlanSettings
-        from nova_gitops.workflows import rendering
+        from nova_gitops.workflows import inspecting
 
-        with rendering.opened_source(source, environ=os.environ) as (root, _):
-            source_set = rendering.load_source(root, clusters_path, namespace=namespace)
-            before = rendering.read_previous(previous, repository_of=Path.cwd(), environ=os.environ)
-            plan = rendering.plan_source(
-                source_set,
-                previous=before,
-                settings=PlanSettings(luna_management, namespace_follow, delegated, namespace),
-            )
-            explanation = explaining.explain(source_set, plan, reference)
-            if output == "json":
-                click.echo(json.dumps(explanation, indent=2))
-            elif output == "yaml":
-                import yaml
+        explanation = inspecting.explain(
+            source,
+            reference,
+            clusters_path=clusters_path,
+            settings=settings,
+            environ=os.environ,
+            previous=previous,
+        )
+        if output == "json":
+            click.echo(json.dumps(explanation, indent=2))
+        elif output == "yaml":
+            import yaml
 
-                click.echo(yaml.dump(explanation, Dumper=yaml.CSafeDumper, sort_keys=False), nl=False)
-            elif not show_on_terminal(explaining.as_text(explanation), explanation, quiet=quiet):
-                click.echo(explaining.as_text(explanation))
-            return 0
+            click.echo(yaml.dump(explanation, Dumper=yaml.CSafeDumper, sort_keys=False), nl=False)
+        elif not show_on_terminal(explaining.as_text(explanation), explanation, quiet=quiet):
+            click.echo(explaining.as_text(explanation))
+        return 0
 
     options.finish(context, action)
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nova_gitops.cli import options
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.plans import PlanSettings
 
 RESOURCES = {
     "schedulegroups": "schedulegroups",
@@ -33,8 +37,7 @@ RESOURCES = {
     "the rendered repository, or a ref (branch, tag, commit, HEAD~1) of the git repository holding the "
     "current directory, whose placement.yaml at that ref is read.",
 )
-@options.plan_options
-@options.namespace_option
+@options.plan_settings_options
 @options.quiet_option
 @click.pass_context
 def get_command(
@@ -44,10 +47,7 @@ def get_command(
     clusters_path: Path | None,
     output: str,
     previous: str | None,
-    luna_management: bool,
-    namespace_follow: bool,
-    delegated: bool,
-    namespace: str | None,
+    settings: PlanSettings,
     quiet: bool,
 ) -> None:
     """List RESOURCE (schedulegroups, placements or clusters) as SOURCE's plan decides them.
@@ -64,32 +64,30 @@ def get_command(
 
         from nova_gitops.cli import output as printing
         from nova_gitops.rendering import views
-        from nova_gitops.scheduling.plans import PlanSettings
-        from nova_gitops.workflows import rendering
+        from nova_gitops.workflows import inspecting
 
-        with rendering.opened_source(source, environ=os.environ) as (root, _):
-            source_set = rendering.load_source(root, clusters_path, namespace=namespace)
-            kind = RESOURCES[resource.lower()]
-            if kind == "clusters":
-                clusters = sorted(source_set.clusters, key=lambda cluster: cluster.name)
-                items = [views.cluster_item(cluster) for cluster in clusters]
-                rows = [views.cluster_row(cluster) for cluster in clusters]
-                printing.emit(output, items, views.CLUSTER_HEADERS, rows, quiet=quiet)
-                return 0
-            before = rendering.read_previous(previous, repository_of=Path.cwd(), environ=os.environ)
-            plan = rendering.plan_source(
-                source_set,
-                previous=before,
-                settings=PlanSettings(luna_management, namespace_follow, delegated, namespace),
-            )
-            if kind == "schedulegroups":
-                items = [views.schedule_group(group) for group in plan.groups]
-                rows = [views.schedule_group_row(group) for group in plan.groups]
-                printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows, quiet=quiet)
-            else:
-                items = views.placement_items(plan)
-                rows = [views.placement_row(item) for item in items]
-                printing.emit(output, items, views.PLACEMENT_HEADERS, rows, quiet=quiet)
-            return 0
+        kind = RESOURCES[resource.lower()]
+        found = inspecting.planned(
+            source,
+            clusters_path=clusters_path,
+            settings=settings,
+            environ=os.environ,
+            previous=previous,
+            plan=kind != "clusters",
+        )
+        if found.plan is None:
+            clusters = sorted(found.source_set.clusters, key=lambda cluster: cluster.name)
+            items = [views.cluster_item(cluster) for cluster in clusters]
+            rows = [views.cluster_row(cluster) for cluster in clusters]
+            printing.emit(output, items, views.CLUSTER_HEADERS, rows, quiet=quiet)
+        elif kind == "schedulegroups":
+            items = [views.schedule_group(group) for group in found.plan.groups]
+            rows = [views.schedule_group_row(group) for group in found.plan.groups]
+            printing.emit(output, items, views.SCHEDULE_GROUP_HEADERS, rows, quiet=quiet)
+        else:
+            items = views.placement_items(found.plan)
+            rows = [views.placement_row(item) for item in items]
+            printing.emit(output, items, views.PLACEMENT_HEADERS, rows, quiet=quiet)
+        return 0
 
     options.finish(context, action)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from nova_gitops.cli import errors
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.plans import PlanSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,6 +111,34 @@ def plan_options(function: F) -> F:
         show_default=True,
         help="Label pod templates elotl-luna=true so the Luna autoscaler manages their pods.",
     )(function)
+
+
+def plan_settings_options(function: F) -> F:
+    """The plan's switches — ``--luna-management``, ``--namespace-follow``, ``--external-orchestrator``
+    and ``-n/--namespace`` — given to the command as one ``settings`` argument (``plan_settings``)."""
+
+    @functools.wraps(function)
+    def with_settings(
+        *args: Any,
+        luna_management: bool,
+        namespace_follow: bool,
+        delegated: bool,
+        namespace: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        settings = plan_settings(luna_management, namespace_follow, delegated, namespace)
+        return function(*args, settings=settings, **kwargs)
+
+    return plan_options(namespace_option(with_settings))  # type: ignore[return-value]
+
+
+def plan_settings(
+    luna_management: bool, namespace_follow: bool, delegated: bool, namespace: str | None
+) -> PlanSettings:
+    """The ``PlanSettings`` of the plan options: the one place a command makes them."""
+    from nova_gitops.scheduling.plans import PlanSettings
+
+    return PlanSettings(luna_management, namespace_follow, delegated, namespace)
 
 
 def quiet_option(function: F) -> F:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nova_gitops.cli import notices, options
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.plans import PlanSettings
 
 
 @click.command("publish")
@@ -41,8 +45,7 @@ from nova_gitops.cli import notices, options
     "--attempts", type=click.IntRange(1, 20), default=5, show_default=True, help="Pushes before giving up."
 )
 @options.clusters_option
-@options.plan_options
-@options.namespace_option
+@options.plan_settings_options
 @options.quiet_option
 @click.pass_context
 def publish_command(
@@ -58,10 +61,7 @@ def publish_command(
     git_timeout: float,
     attempts: int,
     clusters_path: Path | None,
-    luna_management: bool,
-    namespace_follow: bool,
-    delegated: bool,
-    namespace: str | None,
+    settings: PlanSettings,
     quiet: bool,
 ) -> None:
     """Render SOURCE and commit the result to --repo: only what changed, nothing when nothing changed.
@@ -83,11 +83,9 @@ def publish_command(
         import os
 
         from nova_gitops.cli import terminal
-        from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.sources import gitsources
         from nova_gitops.workflows import publishing, renderers
 
-        settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         caches = cache_dir or gitsources.default_cache_dir(os.environ)
         with terminal.progress(quiet=quiet) as progress:
             renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nova_gitops.cli import notices, options
+
+if TYPE_CHECKING:
+    from nova_gitops.scheduling.plans import PlanSettings
 
 
 @click.command("render")
@@ -28,8 +32,7 @@ from nova_gitops.cli import notices, options
 )
 @click.option("--no-previous", is_flag=True, help="Ignore any previous render: place every group afresh.")
 @click.option("--source-name", help="How placement.yaml names the source (default: the directory's name).")
-@options.plan_options
-@options.namespace_option
+@options.plan_settings_options
 @options.quiet_option
 @click.pass_context
 def render_command(
@@ -40,10 +43,7 @@ def render_command(
     previous: str | None,
     no_previous: bool,
     source_name: str | None,
-    luna_management: bool,
-    namespace_follow: bool,
-    delegated: bool,
-    namespace: str | None,
+    settings: PlanSettings,
     quiet: bool,
 ) -> None:
     """Render SOURCE into per-cluster manifests in DIR.
@@ -63,10 +63,8 @@ def render_command(
         import os
 
         from nova_gitops.cli import terminal
-        from nova_gitops.scheduling.plans import PlanSettings
         from nova_gitops.workflows import rendering
 
-        settings = PlanSettings(luna_management, namespace_follow, delegated, namespace)
         wanted = None if no_previous else previous
         with (
             terminal.progress(quiet=quiet) as progress,
