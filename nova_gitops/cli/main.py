@@ -1,5 +1,5 @@
 """The ``nova-gitops`` command group. Sub-commands live in their own modules and import heavy libraries
-only when they run, so ``nova-gitops --help`` starts in well under 0.2 s."""
+only when they run, so ``nova-gitops --help`` starts at once."""
 
 from __future__ import annotations
 

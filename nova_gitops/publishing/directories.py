@@ -1,7 +1,7 @@
 """Write a rendered tree to a directory, changing only what changed.
 
 Why not delete the directory and write it again: on these disks creating files after a mass deletion is
-~10× slower for tens of seconds (DESIGN §11), and a reader (an agent, ``git add``, an editor) would see the
+much slower for a while (DESIGN §11), and a reader (an agent, ``git add``, an editor) would see the
 tree half gone. So the directory is compared with the render: files whose bytes are equal are left alone
 (a size check first, then the bytes), changed and new files are written to a temporary file beside them and
 renamed over (``os.replace``: a reader sees the old file or the new one, never half of one), and files the
@@ -178,8 +178,8 @@ def _apply(
         _write_atomically(path, data)
         return True
 
-    # Creating a file costs ~1 ms of waiting on this disk and almost no CPU: writers in parallel overlap
-    # the waits (16 threads: ~10x faster for a cold 100k-file render, measured in bench/render.py).
+    # Creating a file is mostly waiting on the disk and almost no CPU: writers in parallel overlap the
+    # waits (bench/render.py measures it).
     with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
         written = sum(pool.map(sync_one, files.items(), chunksize=256))
     unchanged = len(files) - written

@@ -1,10 +1,10 @@
 """The rendered repository, as a local bare cache we fetch into, commit in, and push from.
 
-Why plumbing and ``git fast-import`` and not GitPython's index: ``index.add`` costs ~33 s for 10k files on
-these machines, fast-import ~1.3 s, and a 10-file change on top of a 100k-file tree commits in tens of
-milliseconds. Why hash in memory: a render regenerates the whole tree, but only the blobs whose git id
-(``sha1(b"blob <len>\\0" + bytes)``) differs from the parent tree's listing are sent to git, so an
-incremental publish neither re-writes nor re-compresses what did not change.
+Why plumbing and ``git fast-import`` and not GitPython's index: ``index.add`` is slower by an order of
+magnitude and more, and fast-import writes only the trees on the changed paths, so a small change on top of a
+large tree costs what the change costs. Why hash in memory: a render regenerates the whole tree, but only the
+blobs whose git id (``sha1(b"blob <len>\\0" + bytes)``) differs from the parent tree's listing are sent to
+git, so an incremental publish neither re-writes nor re-compresses what did not change.
 
 Fetch and push go through GitPython's ``Remote`` API (``nova_gitops.clients.gitrunning``: refspecs, leases,
 per-ref outcomes, progress), under the same environment policy and deadline as the plumbing.
@@ -57,7 +57,7 @@ SMALL_COMMIT_CONFIG = (("fastimport.unpackLimit", "0"), ("pack.compression", "1"
 """fast-import keeps a small commit's pack as written (no ``unpack-objects``), compressed fast."""
 SMALL_PACKS_KEPT = 32
 """Packs in the cache beyond which ``RenderedRepo.tidy`` rolls the small ones up (an incremental publish
-leaves one, fast-import's; a roll-up takes ~0.2 s at 100 clusters)."""
+leaves one, fast-import's; a roll-up is kept off the common path)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +211,7 @@ class RenderedRepo:
         default fast-import would delta each blob against the one before it in the stream (unrelated
         files), compress at level 6 and then explode a pack of fewer than 100 objects into loose objects
         with ``unpack-objects`` — on a one-workload change that was mostly compressing the single-file
-        placement.yaml (~5 MB per 100 clusters) three times over, ~0.2 s of the ~0.25 s the commit took. Big
+        placement.yaml three times over, most of what the commit took. Big
         commits (a first publish) keep level-6 compression, since a push sends the stored bytes as they
         are."""
         self.tidy()

@@ -1,11 +1,11 @@
 """The previous render's placement, cached by the git id of what records it (``previousplacements``).
 
-Stickiness needs the placement of the branch head. At the reference size it is ~3,200 group files that take
-~1 s to parse, which alone would blow an incremental publish's budget; but the publish that committed them
-knew the placement already. So each publish stores what it committed under the new commit's id, and the next
-one loads it in milliseconds. A git id names exact content, so an entry can never be stale; a missing or
-unreadable entry just means reading the files as before. (Before the per-group layout, entries were kept
-under the blob id of the single placement.yaml; such an entry is still found under that id.)
+Stickiness needs the placement of the branch head. At the reference size it is thousands of group files, whose
+parsing alone would blow an incremental publish's budget; but the publish that committed them knew the
+placement already. So each publish stores what it committed under the new commit's id, and the next one loads
+it at a fraction of the cost. A git id names exact content, so an entry can never be stale; a missing or
+unreadable entry just means reading the files as before. (Before the per-group layout, entries were kept under
+the blob id of the single placement.yaml; such an entry is still found under that id.)
 """
 
 from __future__ import annotations

@@ -4,12 +4,12 @@ In the per-group layout (DESIGN §4) it is every group file under ``placement/``
 repository had before, its ``placement.yaml`` (read entry by entry: ``rendering.oldlayout``), so the first
 publish after the upgrade keeps every group where it was.
 
-Reading it whole costs what the fleet costs (~3,200 group files per 100 clusters, ~1 s to parse), yet the
-publish that made the head knew it already: each publish keeps the placement it committed under the
-commit's id (``placementcache``), and the next one loads it in milliseconds. A commit id names an exact
-tree, so an entry is never stale; a head made elsewhere is read from git once (``ls-tree`` of
-``placement/``, one ``cat-file --batch``) and kept under its id. A single-file head is also looked up by
-its placement.yaml's blob id, which is what an older version kept it under.
+Reading it whole costs what the fleet costs (thousands of group files to parse), yet the publish that made the
+head knew it already: each publish keeps the placement it committed under the commit's id
+(``placementcache``), and the next one loads it at a fraction of the cost. A commit id names an exact tree, so
+an entry is never stale; a head made elsewhere is read from git once (``ls-tree`` of ``placement/``, one
+``cat-file --batch``) and kept under its id. A single-file head is also looked up by its placement.yaml's blob
+id, which is what an older version kept it under.
 """
 
 from __future__ import annotations

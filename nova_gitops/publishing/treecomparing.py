@@ -133,7 +133,7 @@ class TreeComparison:
 
     def compare(self, path: str, old: int, new: int, names: list[str]) -> None:
         """Compare the files both directories hold: the loop that runs 100k times, so the usual case (a file
-        under ``CHUNK`` bytes, O_NOATIME allowed) calls nothing but the six system calls (~10% less CPU than
+        under ``CHUNK`` bytes, O_NOATIME allowed) calls nothing but the six system calls (less CPU than
         calling ``TreeReader.read`` twice)."""
         read, changes, flags = self.reader.read, self.changes, self.reader.flags
         for name in names:
@@ -186,7 +186,7 @@ sooner than a process is forked."""
 class Child:
     """``work`` done in a forked child process, which sends its changes back through a pipe.
 
-    Reading files is system calls, which threads cannot share out: each ~4 µs call would hand the GIL over
+    Reading files is system calls, which threads cannot share out: each short call would hand the GIL over
     and back. A forked child has its own interpreter, and only the few files that differ travel back. If the
     child fails in any way (an unreadable file, a signal), ``result`` is None and the caller does the work
     itself, so that any error surfaces in the caller as it would without a child.
@@ -250,8 +250,8 @@ def gathered(child: Child | None, work: Callable[[], list[diffs.FileChange]]) ->
 
 def default_processes() -> int:
     """One per idle CPU (by the 1-minute load average, as ``make -l`` judges), at least 1 and at most 4: on
-    CPUs that are busy already a helper only adds a fork and shares the same CPU time (~5% slower), while on
-    an idle second CPU it nearly halves the time."""
+    CPUs that are busy already a helper only adds a fork and shares the same CPU time (a little slower),
+    while on an idle second CPU it nearly halves the time."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         idle = cpus - os.getloadavg()[0]

@@ -247,8 +247,8 @@ def keeping_for_next(
     index: increments.RenderIndex | None,
 ) -> Iterator[None]:
     """Keep what the next publish starts from — the placement just committed and the render's index, both
-    under the commit's id — in a thread while the body runs (git pushes in a process of its own): ~0.1 s
-    of a one-change publish at 100 clusters, ~1.3 s at 500, no longer on its path. An entry for a commit
+    under the commit's id — in a thread while the body runs (git pushes in a process of its own), so it is
+    not on a publish's path. An entry for a commit
     whose push is rejected is merely unused."""
 
     def keep() -> None:

@@ -79,7 +79,7 @@ def load_source_with_digests(
     its problems are those of a load without it.
 
     The garbage collector is paused meanwhile: the load makes ~100 containers per document and no cycles,
-    and a collection run every few hundred of them walks the growing heap (~0.2 s of a 0.3 s load).
+    and a collection run every few hundred of them walks the growing heap (most of a load's time).
     """
     with collection.paused():
         return _load_source_with_digests(root, clusters_path, parse_cache, namespace, blobs)
