@@ -96,11 +96,9 @@ def index(pods: Iterable[Mapping[str, Any]], replicasets: Iterable[Body]) -> Stu
     """The stuck pods among ``pods`` (and the ReplicaSets owning some, among ``replicasets``)."""
     stuck = StuckPods()
     for pod in pods:
-        owner = controller_uid(pod)
-        if owner is None or not _live(pod):
-            continue
-        container = health.stuck_container(pod)
-        if container is not None:
+        container = health.stuck_container(pod)  # None for nearly every pod: asked first
+        owner = controller_uid(pod) if container is not None else None
+        if container is not None and owner is not None and _live(pod):
             name = str(_metadata(pod).get("name", ""))
             stuck.by_owner.setdefault(owner, []).append(StuckPod(name, labels_of(pod), container))
     if stuck.by_owner:
