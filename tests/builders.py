@@ -13,7 +13,8 @@ import yaml
 from nova_gitops.api import inputs, loading
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.scheduling import planning
-from nova_gitops.scheduling.plans import GroupPlan, Plan, PlanSettings, PreviousPlacement
+from nova_gitops.scheduling.planparts import GroupPlan
+from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 
 
 def cluster(

@@ -16,7 +16,8 @@ from nova_gitops.api import labels, quantities
 from nova_gitops.api.objects import ObjectKey
 from nova_gitops.rendering import emitting, layout, schedulegroups
 from nova_gitops.rendering.reports import SourceInfo
-from nova_gitops.scheduling.plans import GroupPlan, ObjectPlan, Plan
+from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import Plan
 
 OLD_GITATTRIBUTES = b"placement.yaml linguist-generated=true\nPLACEMENT.md linguist-generated=true\n"
 

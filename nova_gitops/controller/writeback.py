@@ -41,7 +41,8 @@ from nova_gitops.clients.kuberest import KubeApiError
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.rendering import views
 from nova_gitops.rollouts.events import RolloutEvent
-from nova_gitops.scheduling.plans import GroupPlan, ObjectPlan, Plan
+from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import Plan
 from nova_gitops.sources.kubeapi import Body, KubeApi, ResourceKind
 
 FIELD_MANAGER = "nova-gitops"

@@ -50,7 +50,8 @@ from nova_gitops.rendering.renders import (
     overrides_key,
 )
 from nova_gitops.rollouts.waves import Wave
-from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, Plan
+from nova_gitops.scheduling.planparts import GroupPlan
+from nova_gitops.scheduling.plans import FollowedNamespace, Plan
 
 FORMAT = 4
 """Version of the index's layout; an index of another version is not used (4: the per-group placement files'

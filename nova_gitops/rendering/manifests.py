@@ -31,7 +31,8 @@ from typing import Any, Final, TypeGuard
 from nova_gitops.api import fieldpaths, labels, objects
 from nova_gitops.api.objects import Body, Manifest
 from nova_gitops.api.policies import FieldOverride
-from nova_gitops.scheduling.plans import ClusterCopy, GroupPlan, ObjectPlan, PlanSettings
+from nova_gitops.scheduling.planparts import ClusterCopy, GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import PlanSettings
 
 SENTINEL_CLUSTER: Final = "nova-gitops-render-sentinel-cluster-3f9c2e7a"
 """Stands for the cluster name while an object shared by many clusters is emitted once (see ``renders``)."""

@@ -24,7 +24,8 @@ from typing import Any
 from nova_gitops.rendering import emitting, layout, policypages, reports, schedulegroups
 from nova_gitops.rendering.policypages import GroupTable
 from nova_gitops.rollouts.waves import Wave
-from nova_gitops.scheduling.plans import GroupPlan, Plan
+from nova_gitops.scheduling.planparts import GroupPlan
+from nova_gitops.scheduling.plans import Plan
 
 PLACEMENT_YAML = schedulegroups.INDEX_FILE
 PLACEMENT_MD = "PLACEMENT.md"

@@ -25,7 +25,7 @@ from typing import Final
 
 from nova_gitops.api import texts
 from nova_gitops.rendering import layout, schedulegroups
-from nova_gitops.scheduling.plans import GroupPlan
+from nova_gitops.scheduling.planparts import GroupPlan
 
 MATRIX_MAX_CLUSTERS: Final = 12
 """Up to this many clusters a page draws a groups × clusters matrix; beyond, a compact list."""

@@ -33,7 +33,8 @@ from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.rendering import emitting, layout, manifests, placementfiles, reports
 from nova_gitops.rollouts.waves import Wave
-from nova_gitops.scheduling.plans import FollowedNamespace, GroupPlan, ObjectPlan, Plan, PlanSettings
+from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import FollowedNamespace, Plan, PlanSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,8 @@ from nova_gitops.api.objects import ObjectKey
 from nova_gitops.rendering import layout, policypages
 from nova_gitops.rendering.policypages import cell, count, name_cell
 from nova_gitops.rollouts.waves import Wave
-from nova_gitops.scheduling.plans import ClusterUsage, GroupPlan, Plan, PreviousPlacement, Status
+from nova_gitops.scheduling.planparts import ClusterUsage, GroupPlan, Status
+from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 
 FORMAT: Final = 2
 """The rendered repository's layout: 2 is one file per group with this index (1, unwritten, the single

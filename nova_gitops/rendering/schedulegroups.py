@@ -25,7 +25,8 @@ from typing import Any, Final
 
 from nova_gitops.api import labels, loading, quantities
 from nova_gitops.rendering import layout, manifests, oldlayout
-from nova_gitops.scheduling.plans import GroupPlan, ObjectPlan, PreviousPlacement
+from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import PreviousPlacement
 
 KIND: Final = "ScheduleGroupPlacement"
 INDEX_FILE: Final = "placement.yaml"

@@ -7,7 +7,8 @@ from typing import Any
 
 from nova_gitops.api import labels, quantities
 from nova_gitops.api.clusters import Cluster
-from nova_gitops.scheduling.plans import GroupPlan, Plan
+from nova_gitops.scheduling.planparts import GroupPlan
+from nova_gitops.scheduling.plans import Plan
 
 
 def schedule_group(group: GroupPlan) -> dict[str, Any]:

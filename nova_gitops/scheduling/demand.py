@@ -27,7 +27,7 @@ from typing import Any, Literal, get_args
 
 from nova_gitops.api import kinds, podshapes, quantities
 from nova_gitops.api.objects import split_api_version
-from nova_gitops.scheduling.plans import by_fields
+from nova_gitops.scheduling.pickling import by_fields
 
 NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 TolerationOperator = Literal["Exists", "Equal"]

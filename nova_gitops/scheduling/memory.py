@@ -45,7 +45,8 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.scheduling import fitting
 from nova_gitops.scheduling.demand import PodDemand
 from nova_gitops.scheduling.intents import Pin, SpreadOnto
-from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan, by_fields
+from nova_gitops.scheduling.pickling import by_fields
+from nova_gitops.scheduling.planparts import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
 
 Key = tuple[object, ...]
 """Plain data (strings, numbers, None and tuples of them): compared by value, kept by pickling."""

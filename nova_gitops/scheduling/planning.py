@@ -44,19 +44,8 @@ from nova_gitops.scheduling import (
 )
 from nova_gitops.scheduling.memory import Key, PlanMemory, StoredGroup
 from nova_gitops.scheduling.placing import Ledger, place_single
-from nova_gitops.scheduling.plans import (
-    ClusterCopy,
-    ClusterUsage,
-    FollowedNamespace,
-    GroupPlan,
-    Mode,
-    ObjectPlan,
-    Plan,
-    PlanSettings,
-    PreviousPlacement,
-    Status,
-    Unscheduled,
-)
+from nova_gitops.scheduling.planparts import ClusterCopy, ClusterUsage, GroupPlan, Mode, ObjectPlan, Status
+from nova_gitops.scheduling.plans import FollowedNamespace, Plan, PlanSettings, PreviousPlacement, Unscheduled
 from nova_gitops.scheduling.recalling import Recall, Work
 
 NO_POLICY = "no SchedulePolicy matches"

@@ -1,29 +1,15 @@
-"""The plan: which cluster gets what, and why. Produced by ``planning.plan``, consumed by rendering."""
+"""The plan: which cluster gets what, and why. Produced by ``planning.plan``, consumed by rendering. Its
+parts (each group's plan, each cluster's usage) are in ``planparts``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
 
 from nova_gitops.api.objects import Manifest, ObjectKey
 from nova_gitops.api.policies import FieldOverride
-from nova_gitops.api.quantities import ResourceList
-
-if TYPE_CHECKING:
-    from nova_gitops.scheduling.memory import PlanMemory
-
-
-def by_fields(value: Any) -> tuple[type[Any], tuple[object, ...]]:
-    """How a frozen, slotted dataclass the plan memory holds thousands of is pickled (its ``__reduce__``):
-    its class and its fields in order, so that unpickling calls the class. The ``__setstate__`` that
-    ``dataclasses`` gives looks the fields up again for every object: one component of the reference fleet
-    (3,200 groups) unpickled in 55 ms, and in 16 ms so, from half the bytes."""
-    return (type(value), tuple(getattr(value, name) for name in value.__slots__))
-
-
-Mode = Literal["single", "divide", "duplicate"]
-Status = Literal["scheduled", "delegated", "unschedulable"]
+from nova_gitops.scheduling.memory import PlanMemory
+from nova_gitops.scheduling.planparts import ClusterUsage, GroupPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,59 +23,11 @@ class PlanSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterCopy:
-    """What one cluster receives of one object: its replicas (None = as in the source) and overrides."""
-
-    cluster: str
-    replicas: int | None = None
-    overrides: tuple[FieldOverride, ...] = ()
-    completions: int | None = None  # a divided Job's share of its completions (DESIGN §3), None: as in source
-
-    __reduce__ = by_fields
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectPlan:
-    manifest: Manifest
-    copies: tuple[ClusterCopy, ...]  # sorted by cluster name
-
-
-@dataclass(frozen=True, slots=True)
-class GroupPlan:
-    """One ScheduleGroup and its decision. ``policy`` is None for a group placed by an annotation."""
-
-    name: str
-    policy: str | None
-    group_by: tuple[str, str] | None  # (labelKey, value); None when ungrouped
-    mode: Mode
-    status: Status
-    clusters: tuple[str, ...]
-    reason: str
-    objects: tuple[ObjectPlan, ...]
-    warnings: tuple[str, ...] = ()
-    requests: Mapping[str, int] = field(default_factory=dict)  # what the group's pods request in total
-
-    __reduce__ = by_fields
-
-
-@dataclass(frozen=True, slots=True)
 class Unscheduled:
     key: ObjectKey
     api_version: str
     policy: str | None
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterUsage:
-    """A cluster's capacity and what this plan placed on it, per resource (milli-units)."""
-
-    cluster: str
-    allocatable: ResourceList
-    available: ResourceList  # before this plan
-    placed: ResourceList  # requested by what this plan placed there (single placement and spread)
-
-    __reduce__ = by_fields
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import SchedulePolicy
 from nova_gitops.scheduling import candidates, components, demand, fitting, grouping, intents, memory
 from nova_gitops.scheduling.memory import Key, PlanMemory
-from nova_gitops.scheduling.plans import PreviousPlacement, Status
+from nova_gitops.scheduling.planparts import Status
+from nova_gitops.scheduling.plans import PreviousPlacement
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import Severity, SourceLocation
 from nova_gitops.rendering import manifests
-from nova_gitops.scheduling.plans import ClusterCopy, PlanSettings
+from nova_gitops.scheduling.planparts import ClusterCopy
+from nova_gitops.scheduling.plans import PlanSettings
 from nova_gitops.workflows import rendering
 from tests.builders import cluster, deployment, policy
 

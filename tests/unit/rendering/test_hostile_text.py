@@ -27,7 +27,8 @@ from nova_gitops.api import texts
 from nova_gitops.api.objects import ObjectKey
 from nova_gitops.rendering import diffformats, diffs, policypages, reports, waveplans
 from nova_gitops.rollouts import plans, waves
-from nova_gitops.scheduling.plans import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan, Plan, Unscheduled
+from nova_gitops.scheduling.planparts import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import Plan, Unscheduled
 from tests.unit.api.test_texts import ATTACKS
 from tests.unit.rendering import markdowncheck
 from tests.unit.rendering.test_reports import manifest

@@ -33,7 +33,8 @@ from nova_gitops import errors
 from nova_gitops.publishing import guard
 from nova_gitops.rendering import diffs, increments, layout, renders, reports
 from nova_gitops.rendering.increments import GroupFiles, RenderIndex
-from nova_gitops.scheduling.plans import ClusterCopy, ObjectPlan, Plan
+from nova_gitops.scheduling.planparts import ClusterCopy, ObjectPlan
+from nova_gitops.scheduling.plans import Plan
 from tests.unit.rendering.test_renders import (
     SOURCE,
     deployment,

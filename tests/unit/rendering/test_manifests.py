@@ -29,7 +29,8 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import SourceLocation
 from nova_gitops.rendering import manifests
-from nova_gitops.scheduling.plans import ClusterCopy, GroupPlan, ObjectPlan, PlanSettings
+from nova_gitops.scheduling.planparts import ClusterCopy, GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import PlanSettings
 
 LOCATION = SourceLocation("apps/web.yaml", 3)
 

@@ -33,15 +33,8 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import SourceLocation
 from nova_gitops.rendering import emitting, layout, manifests, renders, reports
-from nova_gitops.scheduling.plans import (
-    ClusterCopy,
-    ClusterUsage,
-    FollowedNamespace,
-    GroupPlan,
-    ObjectPlan,
-    Plan,
-    PlanSettings,
-)
+from nova_gitops.scheduling.planparts import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import FollowedNamespace, Plan, PlanSettings
 
 SOURCE = reports.SourceInfo("https://git.example.com/apps.git", "abc1234")
 CLUSTER_NAMES = ("wlc-1", "wlc-2", "true", "0123", "eu-west-1a", "null")

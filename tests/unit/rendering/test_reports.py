@@ -34,14 +34,8 @@ from nova_gitops.api.objects import Manifest, ObjectKey
 from nova_gitops.api.policies import FieldOverride
 from nova_gitops.api.problems import SourceLocation
 from nova_gitops.rendering import emitting, oldlayout, placementfiles, policypages, reports, schedulegroups
-from nova_gitops.scheduling.plans import (
-    ClusterCopy,
-    ClusterUsage,
-    GroupPlan,
-    ObjectPlan,
-    Plan,
-    Unscheduled,
-)
+from nova_gitops.scheduling.planparts import ClusterCopy, ClusterUsage, GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import Plan, Unscheduled
 
 SOURCE = reports.SourceInfo("https://git.example.com/apps.git", "0123456789abcdef")
 HEAD = "apiVersion: gitops.nova.elotl.co/v1alpha1\nkind: ScheduleGroupPlacement\n"

@@ -24,7 +24,8 @@ import pytest
 
 from nova_gitops.rendering import diffformats, diffs, reports, waveplans
 from nova_gitops.rollouts import plans, waves
-from nova_gitops.scheduling.plans import ClusterUsage, Plan
+from nova_gitops.scheduling.planparts import ClusterUsage
+from nova_gitops.scheduling.plans import Plan
 from tests.builders import cluster, source_set
 
 STRATEGY: dict[str, Any] = {
