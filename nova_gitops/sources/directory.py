@@ -6,21 +6,10 @@ holds a previous render (a ``placement.yaml`` of ours next to a ``clusters/`` di
 ``src/rendered`` is a natural layout, and reading the output back as source would double every object on the
 next render. File names in problems are relative to the directory, with ``/`` separators, so messages read
 the same on every machine.
-
-Why files are opened the way ``SourceReader`` opens them: a source's contents belong to whoever can push to
-its repository, not to us, and the machine reading it (a CI runner, the controller's pod) holds files that
-person must not see. A symbolic link ``steal.yaml -> /var/run/secrets/.../token`` would otherwise be rendered
-and committed, and one to ``/dev/zero`` or a FIFO would be read forever. So only regular files are read, a
-symbolic link only when it resolves to a regular file inside the source, and at most ``MAX_FILE_BYTES`` of
-it whatever ``stat`` said. Every refusal is a problem that names the path and the reason, never anything
-read from the target. Each open is checked on the descriptor it returns (``O_NOFOLLOW``, then ``fstat``), so
-a file swapped for a link or a FIFO between the check and the read is refused too, and ``O_NONBLOCK`` means
-opening a FIFO cannot wait for a writer.
-"""
+Files are read through ``reading.SourceReader``, which says why and how."""
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import stat
@@ -32,18 +21,15 @@ from nova_gitops.api import loading
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, Severity, SourceLocation
 from nova_gitops.errors import UserError
-from nova_gitops.sources import exporting
+from nova_gitops.sources import exporting, kustomizing
 from nova_gitops.sources.parsecache import ParseCache
+from nova_gitops.sources.reading import OUTSIDE, Refused, SourceReader, open_regular
 
 SKIPPED_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
-MAX_FILE_BYTES = 8 * 1024 * 1024
 RENDER_MARKER_FILE = "placement.yaml"
 RENDER_API_VERSION_PREFIX = "apiVersion: gitops.nova.elotl.co/"
 _RENDER_MARKER_BYTES = 512
 
-OUTSIDE = "symlink to a path outside the source is not read"
-MISSING = "symlink to a missing file is not read"
-NOT_REGULAR = "not a regular file (only regular files and symlinks to them are read)"
 LINKED_DIRECTORY = (
     "symlink to a directory: nothing below it is read (only links to files are followed); link each file, "
     "or move the directory here"
@@ -51,18 +37,6 @@ LINKED_DIRECTORY = (
 LINKED_READ_DIRECTORY = (
     "symlink to a directory is not followed: the files it leads to are read where they are, at {target}"
 )
-TOO_LARGE = f"file is over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; split it"
-
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-
-
-class Refused(Exception):
-    """A file that is not read, and why: the reason only, never anything from the file or its target."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,135 +47,6 @@ class SourceFiles:
     built: frozenset[str] = frozenset()  # files whose objects came out of a kustomize build (not digested)
     digests: Mapping[str, str] = field(default_factory=dict)
     """Each file read one by one (not built) → sha1 of its bytes: what an incremental render compares."""
-
-
-def read_limited(descriptor: int, limit: int) -> bytes:
-    """Up to ``limit`` bytes of an open regular file; Refused when it holds more. What is read is counted,
-    not what ``fstat`` says: a file that grows while it is read stops at the limit all the same."""
-    chunks: list[bytes] = []
-    total = 0
-    while total <= limit:
-        chunk = os.read(descriptor, min(limit + 1 - total, 1024 * 1024))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        total += len(chunk)
-    raise Refused(TOO_LARGE)
-
-
-def open_regular(name: str | Path, directory: int | None = None) -> int:
-    """A descriptor of the regular file ``name`` (relative to ``directory`` when given), never opened
-    through a symbolic link in its last component and never anything but a regular file; Refused
-    otherwise. Callers close it."""
-    try:
-        descriptor = os.open(name, _FILE_FLAGS, dir_fd=directory)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENXIO, errno.ENODEV, errno.EISDIR):
-            raise Refused(NOT_REGULAR) from None  # a link (O_NOFOLLOW), a socket, a device, a directory
-        raise
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise Refused(NOT_REGULAR)
-    return descriptor
-
-
-def read_regular(path: str | Path, limit: int) -> bytes:
-    """Up to ``limit`` bytes of the regular file at ``path`` (not a link to one); Refused otherwise."""
-    descriptor = open_regular(path)
-    try:
-        return read_limited(descriptor, limit)
-    finally:
-        os.close(descriptor)
-
-
-class SourceReader:
-    """Reads files below one root, whose own path the user chose and is followed as it is; below it, a
-    symbolic link is followed only to a regular file that is itself below the root.
-
-    Every file is opened relative to a descriptor of its directory, and that directory was opened one
-    component at a time from the root with ``O_NOFOLLOW``: whatever the path, the file opened is below the
-    root. Paths come in sorted, so the last directory's descriptor is kept for the next file."""
-
-    __slots__ = ("_directory", "_directory_name", "_root", "real_root")
-
-    def __init__(self, root: Path) -> None:
-        self.real_root = os.path.realpath(root)
-        self._root = os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY)
-        self._directory_name = ""
-        self._directory = self._root
-
-    def close(self) -> None:
-        if self._directory != self._root:
-            os.close(self._directory)
-        os.close(self._root)
-        self._directory = self._root = -1
-
-    def __enter__(self) -> SourceReader:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
-        """The bytes of ``relative`` (``/``-separated, below the root); Refused with the reason when it is
-        not read, OSError when it cannot be."""
-        return self._read(relative, limit, follow=True)
-
-    def _read(self, relative: str, limit: int, *, follow: bool) -> bytes:
-        folder, _, name = relative.rpartition("/")
-        directory = self._opened_directory(folder)
-        mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
-        if stat.S_ISLNK(mode):
-            if not follow:  # a resolved path holds no link unless the tree changed under us
-                raise Refused(NOT_REGULAR)
-            return self._read(self._resolved(relative), limit, follow=False)
-        if not stat.S_ISREG(mode):  # not even opened: opening a device can act on it
-            raise Refused(NOT_REGULAR)
-        descriptor = open_regular(name, directory)
-        try:
-            return read_limited(descriptor, limit)
-        finally:
-            os.close(descriptor)
-
-    def _resolved(self, relative: str) -> str:
-        """Where the link at ``relative`` leads, relative to the root; Refused when that is outside the
-        root (whether or not anything is there: the answer must not tell) or nothing."""
-        target = os.path.realpath(os.path.join(self.real_root, relative))
-        if os.path.commonpath([self.real_root, target]) != self.real_root:
-            raise Refused(OUTSIDE)
-        if target == self.real_root:
-            raise Refused(NOT_REGULAR)
-        try:
-            os.stat(target, follow_symlinks=False)
-        except (FileNotFoundError, NotADirectoryError):
-            raise Refused(MISSING) from None
-        return os.path.relpath(target, self.real_root).replace(os.sep, "/")
-
-    def _opened_directory(self, folder: str) -> int:
-        if folder == self._directory_name:
-            return self._directory
-        descriptor = self._root
-        try:
-            for part in folder.split("/") if folder else ():
-                if part in ("", ".", ".."):
-                    raise Refused(OUTSIDE)
-                try:
-                    opened = os.open(part, _DIRECTORY_FLAGS, dir_fd=descriptor)
-                except OSError as error:
-                    if error.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise Refused(NOT_REGULAR) from None
-                    raise
-                if descriptor != self._root:
-                    os.close(descriptor)
-                descriptor = opened
-        except BaseException:
-            if descriptor != self._root:
-                os.close(descriptor)
-            raise
-        if self._directory != self._root:
-            os.close(self._directory)
-        self._directory_name, self._directory = folder, descriptor
-        return descriptor
 
 
 def yaml_files(root: Path) -> list[str]:
@@ -355,10 +200,11 @@ def read_source(
     classifies through its memo saves it then). A file given as ``root`` is read as one below its directory.
     Raises UserError when ``root`` does not exist.
 
-    ``blobs`` (path relative to ``root`` → git blob id) says which bytes a git export wrote where, or which
-    files of a work tree hold their index blob (``git.Checkout.blobs``): a file the cache holds with the
-    same blob id is taken from it without being read, so a load reads only the files that changed since the
-    cached one. Walking the tree still decides which files are sources, exactly as without ``blobs``.
+    ``blobs`` (path relative to ``root`` → git blob id) says which bytes a git export wrote where, or
+    which files of a work tree hold their index blob (``gitsources.Checkout.blobs``): a file the cache holds
+    with the same blob id is taken from it without being read, so a load reads only the files that changed
+    since the cached one. Walking the tree still decides which files are sources, exactly as without
+    ``blobs``.
 
     A directory holding a ``kustomization.yaml`` is built by kustomize instead (``sources.kustomizing``):
     its objects are located at the files they came from, and the files below it (and below what it
@@ -379,8 +225,6 @@ def read_source(
     reader_root = root if root.is_dir() else root.parent
     with SourceReader(reader_root) as reader:
         if kustomization_files:
-            from nova_gitops.sources import kustomizing  # imports this module: only when needed
-
             built = kustomizing.build_all(root, kustomization_files, reader)
             relatives = [relative for relative in relatives if not built.covers(relative)]
             documents += [

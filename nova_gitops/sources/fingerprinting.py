@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nova_gitops.sources import directory
+from nova_gitops.sources import directory, reading
 
 RACY_MARGIN_NS = 2_000_000_000
 """How much older than its hash a file's times must be for its ``lstat`` to vouch for its bytes (seconds
@@ -77,7 +77,7 @@ class DirectoryFingerprint:
         total = hashlib.blake2b(digest_size=32)
         entries: dict[str, _Entry] = {}
         self.files_read = 0
-        with directory.SourceReader(root) as reader:
+        with reading.SourceReader(root) as reader:
             for relative, status in _files(root):
                 key = (
                     status.st_dev,
@@ -126,10 +126,10 @@ def _scan(folder: str, prefix: str, found: list[tuple[str, os.stat_result]]) -> 
             continue
 
 
-def _hash(reader: directory.SourceReader, relative: str) -> bytes:
+def _hash(reader: reading.SourceReader, relative: str) -> bytes:
     try:
         data = b"+" + reader.read(relative)
-    except directory.Refused as refused:
+    except reading.Refused as refused:
         data = b"!" + refused.reason.encode()
     except OSError as error:
         data = b"?" + str(error.errno).encode()
@@ -137,5 +137,5 @@ def _hash(reader: directory.SourceReader, relative: str) -> bytes:
 
 
 def _read(folder: Path, name: str) -> bytes:
-    with directory.SourceReader(folder) as reader:
+    with reading.SourceReader(folder) as reader:
         return _hash(reader, name)

@@ -43,7 +43,7 @@ import git
 from nova_gitops import errors
 from nova_gitops.clients import gitenvironment, gitrunning
 from nova_gitops.clients.gitrunning import GitFailed
-from nova_gitops.sources import directory, exporting, worktree
+from nova_gitops.sources import exporting, reading, worktree
 
 SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:org/repo
 
@@ -342,8 +342,8 @@ def git_dir_of(path: Path) -> Path:
         return dot_git
     if dot_git.is_file():  # a linked work tree or submodule: "gitdir: <path>"
         try:
-            text = directory.read_regular(dot_git, 4096).decode("utf-8", "replace")
-        except (OSError, directory.Refused):
+            text = reading.read_regular(dot_git, 4096).decode("utf-8", "replace")
+        except (OSError, reading.Refused):
             text = ""
         target = text.partition("gitdir:")[2].strip()
         if target:

@@ -63,6 +63,7 @@ from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, shortened
 from nova_gitops.errors import UserError
 from nova_gitops.sources import isolating, kustomizations
+from nova_gitops.sources.reading import Refused
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT_SECONDS = 60.0
@@ -107,7 +108,7 @@ def _below(relative: str, directory: str) -> bool:
 
 
 class Reader(Protocol):
-    """What is read of the source (``directory.SourceReader``, which imports this module): the bytes of a
+    """What is read of the source (``reading.SourceReader``): the bytes of a
     file below the root, by its ``/``-separated relative path, under the source's rules."""
 
     def read(self, relative: str, limit: int = ...) -> bytes: ...
@@ -169,8 +170,6 @@ class _Sources:
             self._cycle(cycle)
 
     def _read(self, reader: Reader, kustomization: Kustomization) -> dict[str, Any]:
-        from nova_gitops.sources.directory import Refused
-
         try:
             data = reader.read(kustomization.file)
             spec = loading.load_one(data)
@@ -374,8 +373,6 @@ def _copy_directories(root: Path, closure: Sequence[str], reader: Reader, copy: 
     with the source's rules (no link out of the source, size limits); hidden directories and symlinked
     ones are skipped (the source's walk reports the latter). The copy holds no link: kustomize, which
     joins paths lexically, finds there what the checks saw."""
-    from nova_gitops.sources.directory import Refused
-
     problems: list[Problem] = []
     for directory in closure:
         base = root / directory if directory else root
@@ -492,8 +489,6 @@ class _Locator:
     def _text(self, name: str) -> str | None:
         if name in self._texts:
             return self._texts[name]
-        from nova_gitops.sources.directory import Refused
-
         try:
             text: str = self._reader.read(name).decode("utf-8")
         except (Refused, OSError, UnicodeDecodeError):

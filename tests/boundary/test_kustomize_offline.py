@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from nova_gitops.sources import directory, isolating, kustomizing
+from nova_gitops.sources import isolating, kustomizing, reading
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the socket filter is Linux's seccomp"),
@@ -161,7 +161,7 @@ def test_a_url_inside_a_transformer_configuration_reaches_nothing(tmp_path: Path
         f"path: {server.url}/patch.yaml\ntarget:\n  kind: ConfigMap\n"
     )
     (source / "app" / "kustomization.yaml").write_text("resources:\n- cm.yaml\ntransformers:\n- patch.yaml\n")
-    with directory.SourceReader(source) as reader:
+    with reading.SourceReader(source) as reader:
         built = kustomizing.build_all(source, ["app/kustomization.yaml"], reader)
     [problem] = built.problems
     assert "kustomize build failed" in problem.message and "permission denied" in problem.message
@@ -202,7 +202,7 @@ def test_where_no_filter_can_be_installed_kustomize_is_not_run(
     refusing.chmod(0o755)
     source = kustomization(tmp_path, "cm.yaml")
     (source / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
-    with directory.SourceReader(tmp_path) as reader:
+    with reading.SourceReader(tmp_path) as reader:
         built = kustomizing.build_all(
             tmp_path, ["k/kustomization.yaml"], reader, environ={"PATH": str(bin_dir)}
         )

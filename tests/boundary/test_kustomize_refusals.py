@@ -30,7 +30,7 @@ from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
 from nova_gitops.errors import InputError
-from nova_gitops.sources import directory, kustomizing
+from nova_gitops.sources import directory, kustomizing, reading
 from nova_gitops.workflows import rendering
 from tests.boundary.test_kustomize_sources import DEPLOYMENT, SERVICE, make_source
 
@@ -63,7 +63,7 @@ def host_files(tmp_path: Path) -> None:
 
 def build(tmp_path: Path, source: Path, environ: dict[str, str] | None = None) -> kustomizing.Built:
     names = [str(path.relative_to(source)) for path in sorted(source.rglob("kustomization.yaml"))]
-    with directory.SourceReader(source) as reader:
+    with reading.SourceReader(source) as reader:
         return kustomizing.build_all(source, names, reader, environ=environ)
 
 

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
 from nova_gitops.errors import InputError, UserError
-from nova_gitops.sources import directory, kustomizing
+from nova_gitops.sources import directory, kustomizing, reading
 from nova_gitops.workflows import rendering
 
 pytestmark = pytest.mark.skipif(
@@ -291,7 +291,7 @@ def test_a_kustomize_that_hangs_is_stopped_by_the_timeout(tmp_path: Path) -> Non
     fake.chmod(0o755)
     source = make_source(tmp_path / "src")
     names = ["apps/base/kustomization.yaml", "apps/overlays/prod/kustomization.yaml"]
-    with directory.SourceReader(source) as reader:
+    with reading.SourceReader(source) as reader:
         built = kustomizing.build_all(source, names, reader, environ={"PATH": str(bin_dir)}, timeout=0.5)
     assert [str(problem) for problem in built.problems] == [
         "apps/overlays/prod/kustomization.yaml:1: kustomize build timed out after 0.5s"

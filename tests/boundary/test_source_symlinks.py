@@ -42,7 +42,7 @@ import yaml
 from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
-from nova_gitops.sources import directory, exporting, fingerprinting, gitsources
+from nova_gitops.sources import directory, exporting, fingerprinting, gitsources, reading
 from tests.builders import cluster, deployment, policy
 
 T = TypeVar("T")
@@ -100,14 +100,14 @@ def host(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("target", "reason"),
     [
-        ("{host}/secret.yaml", directory.OUTSIDE),
-        ("{host}/passwd", directory.OUTSIDE),
-        ("../host/secret.yaml", directory.OUTSIDE),
-        ("sub/../../host/passwd", directory.OUTSIDE),
-        ("/dev/zero", directory.OUTSIDE),
-        ("{host}/missing.yaml", directory.OUTSIDE),  # outside: whether anything is there is not told
-        ("missing.yaml", directory.MISSING),
-        ("steal.yaml", directory.NOT_REGULAR),  # itself: a loop
+        ("{host}/secret.yaml", reading.OUTSIDE),
+        ("{host}/passwd", reading.OUTSIDE),
+        ("../host/secret.yaml", reading.OUTSIDE),
+        ("sub/../../host/passwd", reading.OUTSIDE),
+        ("/dev/zero", reading.OUTSIDE),
+        ("{host}/missing.yaml", reading.OUTSIDE),  # outside: whether anything is there is not told
+        ("missing.yaml", reading.MISSING),
+        ("steal.yaml", reading.NOT_REGULAR),  # itself: a loop
     ],
 )
 def test_a_link_leaving_the_source_or_to_no_file_is_a_problem_never_read(
@@ -139,18 +139,18 @@ def test_a_fifo_is_never_opened(tmp_path: Path) -> None:
     os.mkfifo(source / "pipe.yaml")
     (source / "via-link.yaml").symlink_to("pipe.yaml")
     files = finishes(lambda: directory.read_source(source))
-    assert problems(files) == {"pipe.yaml": directory.NOT_REGULAR, "via-link.yaml": directory.NOT_REGULAR}
+    assert problems(files) == {"pipe.yaml": reading.NOT_REGULAR, "via-link.yaml": reading.NOT_REGULAR}
 
 
 def test_a_file_over_the_limit_is_a_problem(tmp_path: Path) -> None:
     source = write_source(tmp_path / "src")
     with open(source / "big.yaml", "wb") as big:
-        big.truncate(directory.MAX_FILE_BYTES + 1)
-    assert problems(directory.read_source(source)) == {"big.yaml": directory.TOO_LARGE}
-    with directory.SourceReader(source) as reader:
+        big.truncate(reading.MAX_FILE_BYTES + 1)
+    assert problems(directory.read_source(source)) == {"big.yaml": reading.TOO_LARGE}
+    with reading.SourceReader(source) as reader:
         (source / "ten.yaml").write_bytes(b"0123456789")
         assert reader.read("ten.yaml", limit=10) == b"0123456789"
-        with pytest.raises(directory.Refused, match="limit"):
+        with pytest.raises(reading.Refused, match="limit"):
             reader.read("ten.yaml", limit=9)
 
 
@@ -159,15 +159,15 @@ def test_the_limit_counts_what_is_read_not_what_stat_says() -> None:
     try:
         os.write(write_end, b"x" * 100)
         os.close(write_end)
-        with pytest.raises(directory.Refused):
-            directory.read_limited(read_end, 99)
+        with pytest.raises(reading.Refused):
+            reading.read_limited(read_end, 99)
     finally:
         os.close(read_end)
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, b"x" * 100)
         os.close(write_end)
-        assert directory.read_limited(read_end, 100) == b"x" * 100
+        assert reading.read_limited(read_end, 100) == b"x" * 100
     finally:
         os.close(read_end)
 
@@ -185,7 +185,7 @@ def test_a_linked_directory_is_not_walked_and_is_said(tmp_path: Path, host: Path
     files = directory.read_source(source)
     assert directory.yaml_files(source) == ["apps/real/config.yml", "source.yaml"]
     assert problems(files) == {
-        "outside": directory.OUTSIDE,
+        "outside": reading.OUTSIDE,
         "inside": directory.LINKED_READ_DIRECTORY.format(target="the source's root"),
         "apps/alias": directory.LINKED_READ_DIRECTORY.format(target="apps/real/"),
     }
@@ -251,10 +251,10 @@ def test_a_single_file_source_gets_the_same_checks(tmp_path: Path, host: Path) -
     (single / "plain.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
     (single / "linked.yaml").symlink_to("plain.yaml")
     assert problems(finishes(lambda: directory.read_source(single / "pipe.yaml"))) == {
-        "pipe.yaml": directory.NOT_REGULAR
+        "pipe.yaml": reading.NOT_REGULAR
     }
     stolen = directory.read_source(single / "steal.yaml")
-    assert problems(stolen) == {"steal.yaml": directory.OUTSIDE} and MARKER not in everything(stolen)
+    assert problems(stolen) == {"steal.yaml": reading.OUTSIDE} and MARKER not in everything(stolen)
     assert list(directory.read_source(single / "plain.yaml").texts) == ["plain.yaml"]
     assert list(directory.read_source(single / "linked.yaml").texts) == ["linked.yaml"]
 
@@ -301,14 +301,14 @@ def linked_repo(tmp_path: Path, host: Path) -> Path:
 
 
 EXPECTED = {
-    "steal.yaml": directory.OUTSIDE,
-    "passwd.yaml": directory.OUTSIDE,
-    "up.yaml": directory.OUTSIDE,
-    "deep/up.yaml": directory.OUTSIDE,
-    "zero.yaml": directory.OUTSIDE,
-    "dangling.yaml": directory.MISSING,
-    "loop-a.yaml": directory.NOT_REGULAR,
-    "loop-b.yaml": directory.NOT_REGULAR,
+    "steal.yaml": reading.OUTSIDE,
+    "passwd.yaml": reading.OUTSIDE,
+    "up.yaml": reading.OUTSIDE,
+    "deep/up.yaml": reading.OUTSIDE,
+    "zero.yaml": reading.OUTSIDE,
+    "dangling.yaml": reading.MISSING,
+    "loop-a.yaml": reading.NOT_REGULAR,
+    "loop-b.yaml": reading.NOT_REGULAR,
     "base-link": directory.LINKED_READ_DIRECTORY.format(target="base/"),
 }
 
@@ -338,7 +338,7 @@ def test_git_links_are_resolved_in_the_tree_and_never_lead_out(
     assert files.texts["linked.yaml"] == files.texts["via-dir.yaml"] == config
     # the same links in the work tree, read as a directory source, give the same problems, and one more:
     # the link to a host directory is one there; in the export it leads nowhere, and is not read either
-    assert problems(directory.read_source(linked_repo)) == {**EXPECTED, "hostdir": directory.OUTSIDE}
+    assert problems(directory.read_source(linked_repo)) == {**EXPECTED, "hostdir": reading.OUTSIDE}
 
 
 @pytest.mark.parametrize(
@@ -412,8 +412,8 @@ def test_render_of_a_directory_with_a_link_to_a_host_secret(tmp_path: Path, host
     out = tmp_path / "out"
     code, output = run("render", str(source), "-o", str(out))
     assert code == 2, output
-    assert f"steal.yaml:1: {directory.OUTSIDE}" in output
-    assert f"passwd.yaml:1: {directory.OUTSIDE}" in output
+    assert f"steal.yaml:1: {reading.OUTSIDE}" in output
+    assert f"passwd.yaml:1: {reading.OUTSIDE}" in output
     assert MARKER not in output and not out.exists()
 
 
@@ -427,7 +427,7 @@ def test_render_of_a_git_source_with_a_committed_link_to_a_host_secret(
     out = tmp_path / "out"
     code, output = run("render", f"file://{work}@main", "-o", str(out))
     assert code == 2, output
-    assert f"steal.yaml:1: {directory.OUTSIDE}" in output
+    assert f"steal.yaml:1: {reading.OUTSIDE}" in output
     assert MARKER not in output and not out.exists()
     # the same link made to lead inside the tree (a hidden directory, which is not read by itself)
     (work / ".shared").mkdir()

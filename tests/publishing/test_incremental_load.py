@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nova_gitops.errors import InputError
-from nova_gitops.sources import directory, gitsources, parsecache
+from nova_gitops.sources import directory, gitsources, parsecache, reading
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows import rendering
 
@@ -272,7 +272,7 @@ def test_a_cached_file_replaced_by_a_link_out_of_the_source_is_refused_as_in_a_f
         try:
             rendering.load_source_with_digests(root, parse_cache=cached)
         except InputError as error:
-            assert [str(problem) for problem in error.problems] == [f"web.yaml:1: {directory.OUTSIDE}"]
+            assert [str(problem) for problem in error.problems] == [f"web.yaml:1: {reading.OUTSIDE}"]
         else:
             raise AssertionError("a link out of the source was read")
 
