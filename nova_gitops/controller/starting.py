@@ -14,12 +14,13 @@ from pathlib import Path
 from types import FrameType
 
 from nova_gitops import errors
-from nova_gitops.controller import leaderelection, looping, serving, statusreading, webhook
+from nova_gitops.clients.kuberest import build_api_client
+from nova_gitops.controller import leaderelection, looping, serving, statusreading, webhook, writeback
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import MonotonicClock, PlanObserver, SourceReader, StatusReader, Triggers
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.controller.sourcereading import ControlPlaneReader, DirectorySource, GitSource
-from nova_gitops.sources import gitsources
+from nova_gitops.sources import controlplane, gitsources, kubeapi
 from nova_gitops.sources.gitsources import public_url
 
 CONTROLPLANE = "controlplane"
@@ -69,10 +70,6 @@ def run(
     source: SourceReader
     observers: list[PlanObserver] = []
     if source_spec == CONTROLPLANE:
-        from nova_gitops.clients.kuberest import build_api_client
-        from nova_gitops.controller import writeback
-        from nova_gitops.sources import controlplane, kubeapi
-
         api = kubeapi.KubeApi(build_api_client(kubeconfig, kube_context))
         control_plane = controlplane.ControlPlaneSource(api, f"controlplane:{kube_context or 'in-cluster'}")
         source = ControlPlaneReader(control_plane)
@@ -168,8 +165,6 @@ def _elector(
     namespace: str, kubeconfig: str | None, kube_context: str | None, environ: Mapping[str, str]
 ) -> leaderelection.LeaderElector:
     """A Lease candidate over the API of ``kubeconfig``/``kube_context`` (in-cluster when neither)."""
-    from nova_gitops.clients.kuberest import build_api_client
-    from nova_gitops.sources import kubeapi
 
     api = kubeapi.KubeApi(build_api_client(kubeconfig, kube_context))
     return leaderelection.LeaderElector(

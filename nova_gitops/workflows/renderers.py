@@ -24,6 +24,7 @@ from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling import findings
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources.parsecache import ParseCache
+from nova_gitops.workflows import rendering
 
 RenderFiles = Callable[[Path, SourceInfo, PreviousPlacement], Mapping[str, bytes]]
 
@@ -70,8 +71,6 @@ class SourceRenderer:
         last; for ``publish``, the render it published."""
 
     def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
-        from nova_gitops.workflows import rendering
-
         tree, self.findings = rendering.render_source(
             root,
             source=source,
@@ -109,8 +108,6 @@ class SourceRenderer:
         base: increments.RenderIndex | None,
         blobs: Mapping[str, str] | None,
     ) -> IncrementalRender:
-        from nova_gitops.workflows import rendering
-
         self.progress.phase(phases.LOAD)
         source_set, digests = rendering.load_source_with_digests(
             root,
