@@ -13,6 +13,7 @@ a file is read entry by entry (``oldlayout``) and its groups compared with the o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,8 @@ class Group:
 def compare(index: Sides | None, groups: Sequence[Sides]) -> Decisions:
     """The decisions ``groups`` (the group files that differ) and ``index`` (placement.yaml, when it
     differs) change."""
+    if index is not None and same_decisive_text(*index):
+        index = None  # only its source and capacity differ: it decides nothing new, and is not parsed
     old_index, new_index = (sections(side) for side in index or (None, None))
     before: dict[str, Group] = {}
     after: dict[str, Group] = {}
@@ -124,11 +127,49 @@ def sections(data: bytes | None) -> dict[str, Any]:
 def same_apart_from_source(old: bytes | None, new: bytes | None) -> bool:
     """Whether two placement.yaml texts differ only in their ``source`` (the revision they came from) and
     the clusters' capacity figures: then no decision changed and nothing is committed."""
+    if same_decisive_text(old, new):
+        return True
     old_sections, new_sections = sections(old), sections(new)
     for section in VOLATILE_SECTIONS:
         old_sections.pop(section, None)
         new_sections.pop(section, None)
     return old_sections == new_sections
+
+
+_TOP_LEVEL_KEY = re.compile(rb"([A-Za-z_][A-Za-z0-9_.-]*):(?: |\n|$)")
+"""A line that starts a top-level section of a block-style mapping (``clusters:``)."""
+
+
+def same_decisive_text(old: bytes | None, new: bytes | None) -> bool:
+    """Whether two placement.yaml texts are the same bytes once their ``VOLATILE_SECTIONS`` are cut out: then
+    they hold the same decisions, and neither need be parsed (at 500 clusters the index's capacity and
+    unscheduled objects are ~10k nodes of YAML, parsed twice on every publish otherwise). Only texts in the
+    block style our emitter writes are cut (each top-level key at the start of a line, everything else
+    indented or a ``-`` item); any other shape answers False, and the caller parses both."""
+    if old is None or new is None:
+        return old is new
+    old_cut, new_cut = _decisive_text(old), _decisive_text(new)
+    return old_cut is not None and old_cut == new_cut
+
+
+def _decisive_text(text: bytes) -> bytes | None:
+    """``text`` without its volatile top-level sections; None when it is not block-style YAML of one
+    document (a line at the margin that is neither a ``key:``, a ``- `` item nor blank)."""
+    kept: list[bytes] = []
+    volatile = False
+    for line in text.splitlines(keepends=True):
+        first = line[:1]
+        if first in (b" ", b"-", b"\n", b"\r"):
+            if first == b"-" and not line.startswith((b"- ", b"-\n")):
+                return None  # a document marker, or a plain scalar at the margin
+        else:
+            found = _TOP_LEVEL_KEY.match(line)
+            if found is None:
+                return None
+            volatile = found.group(1).decode() in VOLATILE_SECTIONS
+        if not volatile:
+            kept.append(line)
+    return b"".join(kept)
 
 
 def group_of(record: Any) -> Group | None:
