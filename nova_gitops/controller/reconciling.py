@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from nova_gitops.api import inputs
 from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, errors
+from nova_gitops.api.problems import Problem
 from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.clients import collection
 from nova_gitops.controller import rescheduling, skipping, statusreading
@@ -56,7 +56,6 @@ from nova_gitops.controller.ports import (
 )
 from nova_gitops.controller.rolloutstep import RolloutDriver, StepResult
 from nova_gitops.controller.settings import ControllerSettings
-from nova_gitops.errors import InputError
 from nova_gitops.publishing.releases import MoveOutcome
 from nova_gitops.publishing.rolloutrecords import WriteOutcome
 from nova_gitops.rendering import increments
@@ -68,11 +67,9 @@ from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources import directory
 from nova_gitops.sources.parsecache import ParseCache
-from nova_gitops.workflows import rendering
+from nova_gitops.workflows import loading, rendering
 from nova_gitops.workflows.publishing import Outcome
 from nova_gitops.workflows.renderers import renderer_digest
-
-CLUSTER_GROUP = "cluster.elotl.co/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +158,8 @@ def load(
     unreadable: set[int] = set()
     for document in documents:
         if (
-            _is_cluster(document)
-            and _name(document) not in reported
+            loading.is_cluster(document)
+            and loading.name_of(document) not in reported
             and statusreading.has_report_fields(document)
         ):
             report, found = statusreading.report_from_document(document)
@@ -173,8 +170,8 @@ def load(
                 unreadable.add(id(document))
     documents = [
         document
-        for document in documents
-        if not (_is_cluster(document) and _name(document) in reported) and id(document) not in unreadable
+        for document in loading.without_clusters(documents, reported)
+        if id(document) not in unreadable
     ]
     sourced = set(texts)  # names only: a lazy mapping's keys are known without reading
     for name in sorted(reports):
@@ -185,37 +182,14 @@ def load(
             digests.pop(file, None)
         else:
             digests[file] = _digest(reports[name].text)
-    if errors(problems):
-        try:
-            inputs.build_source_set(documents, texts=texts, namespace=namespace)
-        except InputError as more:
-            problems += more.problems
-        raise InputError(sorted(dict.fromkeys(problems), key=lambda item: (item.location, item.message)))
-    built = inputs.build_source_set(
-        documents, texts=texts, namespace=namespace, memo=parse_cache.memo if parse_cache else None
+    built = loading.validated(
+        documents, texts=texts, problems=problems, namespace=namespace, parse_cache=parse_cache
     )
-    built = inputs.with_warnings(built, problems)
-    if parse_cache is not None:
-        parse_cache.save()
     return Loaded(built, every_report, tuple(refused), digests)
 
 
 def _digest(text: str) -> str:
     return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
-
-
-def _is_cluster(document: Document) -> bool:
-    body = document.body
-    return (
-        isinstance(body, dict)
-        and body.get("kind") == "Cluster"
-        and str(body.get("apiVersion", "")).startswith(CLUSTER_GROUP)
-    )
-
-
-def _name(document: Document) -> object:
-    metadata = document.body.get("metadata") if isinstance(document.body, dict) else None
-    return metadata.get("name") if isinstance(metadata, dict) else None
 
 
 def placements(plan: Plan) -> dict[str, tuple[str, ...]]:

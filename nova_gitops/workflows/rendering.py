@@ -15,10 +15,9 @@ from pathlib import Path
 
 from nova_gitops.api import inputs
 from nova_gitops.api import progress as phases
-from nova_gitops.api.objects import Document
-from nova_gitops.api.problems import Problem, SourceLocation, errors
+from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.clients import collection
-from nova_gitops.errors import InputError, RepoError, UserError
+from nova_gitops.errors import RepoError, UserError
 from nova_gitops.publishing import directories
 from nova_gitops.rendering import layout, renders, schedulegroups
 from nova_gitops.rendering.renders import RenderedTree
@@ -30,21 +29,8 @@ from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources import directory, exporting, gitsources
 from nova_gitops.sources.parsecache import ParseCache
+from nova_gitops.workflows import loading
 from nova_gitops.workflows.gitprogress import git_progress
-
-
-def _is_cluster(document: Document) -> bool:
-    body = document.body
-    return (
-        isinstance(body, dict)
-        and body.get("kind") == "Cluster"
-        and str(body.get("apiVersion", "")).startswith("cluster.elotl.co/")
-    )
-
-
-def _name(document: Document) -> object:
-    metadata = document.body.get("metadata") if isinstance(document.body, dict) else None
-    return metadata.get("name") if isinstance(metadata, dict) else None
 
 
 def load_source(
@@ -100,26 +86,14 @@ def _load_source_with_digests(
     if clusters_path is not None:
         reports = directory.read_source(clusters_path, prefix=f"{clusters_path.name}/")
         problems += reports.problems
-        clusters = [document for document in reports.documents if _is_cluster(document)]
-        reported = {_name(document) for document in clusters}
-        documents = [doc for doc in documents if not (_is_cluster(doc) and _name(doc) in reported)]
+        clusters = [document for document in reports.documents if loading.is_cluster(document)]
+        documents = loading.without_clusters(documents, {loading.name_of(document) for document in clusters})
         documents += clusters
         texts = directory.overlaid_texts(texts, reports.texts)
         digests.update(reports.digests)
-    memo = parse_cache.memo if parse_cache is not None else None
-    try:
-        if errors(problems):
-            try:
-                inputs.build_source_set(documents, texts=texts, namespace=namespace, memo=memo)
-            except InputError as more:
-                problems += more.problems
-            unique = dict.fromkeys(problems)
-            raise InputError(sorted(unique, key=lambda problem: (problem.location, problem.message)))
-        source_set = inputs.build_source_set(documents, texts=texts, namespace=namespace, memo=memo)
-        source_set = inputs.with_warnings(source_set, problems)
-    finally:
-        if parse_cache is not None:
-            parse_cache.save()
+    source_set = loading.validated(
+        documents, texts=texts, problems=problems, namespace=namespace, parse_cache=parse_cache
+    )
     return source_set, digests
 
 
