@@ -35,7 +35,7 @@ SIZES = (("100 workloads", 3, 100), ("12,000 workloads", 200, 12_000), ("20,100 
 
 def child(code: Path, repeat: int) -> dict[str, Any]:
     sys.path.insert(0, str(code))
-    from nova_agent import reports
+    from nova_agent import reportfiles, reports
     from nova_agent.capacity import NodeCapacity
     from nova_agent.health import Health
     from nova_agent.resources import ObjectRef
@@ -80,7 +80,7 @@ def child(code: Path, repeat: int) -> dict[str, Any]:
         if new:
             figure["commit_s"] = timed(lambda seen=seen: reports.build_status_report(seen, now).data)
             data = reports.build_status_report(seen, now).data
-            previous, later = reports.load_status(data), now + timedelta(minutes=1)
+            previous, later = reportfiles.load_status(data), now + timedelta(minutes=1)
             figure["quiet_s"] = timed(
                 lambda seen=seen, previous=previous, data=data, later=later: reports.build_status_report(
                     seen, later, previous, len(data)
@@ -88,7 +88,7 @@ def child(code: Path, repeat: int) -> dict[str, Any]:
             )
         else:
             figure["commit_s"] = timed(
-                lambda seen=seen: reports.dump_status(reports.build_status_document(seen, now))
+                lambda seen=seen: reportfiles.dump_status(reports.build_status_document(seen, now))
             )
         figures[label] = figure
     return figures

@@ -54,6 +54,7 @@ sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # a baseli
 import nova_gitops
 from bench.fleet import generate_fleet
 from bench.reconcile import ENV, git, push_reports
+from nova_agent import reportfiles
 from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
@@ -103,7 +104,7 @@ def agent_report(name: str, nodes: int, workloads: int) -> str:
         synced_revision=COMMIT,
     )
     document = agent_reports.build_status_document(observation, datetime(2026, 1, 1, tzinfo=UTC))
-    return agent_reports.dump_status(document).decode()
+    return reportfiles.dump_status(document).decode()
 
 
 def with_workloads(report: str, items: list[str]) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from nova_agent.reports import Observation, build_status_report, load_status, should_commit
+from nova_agent.reportfiles import load_status, should_commit
+from nova_agent.reports import Observation, build_status_report
 from nova_agent.resources import Body
 from nova_agent.settings import AgentSettings
 from nova_agent.statuspushing import StatusBranch

@@ -31,7 +31,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nova_agent import reporting, reports
+from nova_agent import reportcutting, reportfiles, reporting, reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.clocks import FakeClock
 from nova_agent.gitrepos import RepoCache
@@ -172,12 +172,12 @@ def test_an_unchanged_cut_report_commits_nothing_new() -> None:
     observation = big_cluster(workloads=3_000, message="m" * 1_500)
     first = reports.build_status_report(observation, T0)
     assert note_of(first.document) is not None
-    previous = reports.load_status(first.data)
+    previous = reportfiles.load_status(first.data)
     assert previous is not None
     later = T0 + timedelta(minutes=1)
     second = reports.build_status_report(observation, later, previous)
-    assert not reports.report_changed(previous, second.document)
-    assert not reports.should_commit(previous, second.document, later, timedelta(minutes=10))
+    assert not reportfiles.report_changed(previous, second.document)
+    assert not reportfiles.should_commit(previous, second.document, later, timedelta(minutes=10))
     assert second.document["status"]["lastUpdateTime"] == first.document["status"]["lastUpdateTime"]
 
 
@@ -196,15 +196,15 @@ def test_an_older_agent_s_report_over_the_cap_is_not_taken_for_one_that_fits() -
             ],
         },
     }
-    written = reports.dump_status(whole)
+    written = reportfiles.dump_status(whole)
     assert len(written) > statusreports.MAX_REPORT_BYTES
-    previous = reports.load_status(written)
+    previous = reportfiles.load_status(written)
     assert previous is not None
     again = reports.build_status_report(observation, T0 + timedelta(minutes=1), previous, len(written))
     assert len(again.data) <= statusreports.MAX_REPORT_BYTES and note_of(again.document) is not None
     small = big_cluster(workloads=10)
     first = reports.build_status_report(small, T0)
-    previous = reports.load_status(first.data)
+    previous = reportfiles.load_status(first.data)
     same = reports.build_status_report(small, T0 + timedelta(minutes=1), previous, len(first.data))
     assert same.data.replace(b"00:01:00", b"00:00:00") == first.data  # only the heartbeat moved
 
@@ -214,7 +214,7 @@ def test_a_report_that_fits_is_written_as_before() -> None:
     report = reports.build_status_report(observation, T0)
     assert note_of(report.document) is None
     assert len(report.document["status"]["workloads"]) == 120
-    assert report.data == reports.dump_status(report.document)
+    assert report.data == reportfiles.dump_status(report.document)
 
 
 def test_the_controller_reads_within_the_bounds_the_agent_writes_to() -> None:
@@ -269,8 +269,8 @@ def test_the_size_bound_is_never_under_what_is_written(
         reports.ClusterIdentity("wlc-1", provider=label), [labelled], False, entries, last_error=error
     )
     document = reports.build_status_report(observation, T0).document
-    bound = reports.size_bound(document)
-    assert bound is not None and len(reports.dump_status(document)) <= bound
+    bound = reportcutting.size_bound(document)
+    assert bound is not None and len(reportfiles.dump_status(document)) <= bound
 
 
 def _fields(observation: reports.Observation) -> dict[str, Any]:

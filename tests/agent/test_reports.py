@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from nova_agent import reports
+from nova_agent import reportfiles, reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
 from nova_agent.reports import ClusterIdentity, Observation, WorkloadHealth
@@ -84,7 +84,7 @@ def test_document_shape() -> None:
     )
     assert status["rescheduleRequests"][0]["group"] == "g-1"
     assert status["heartbeat"] == status["lastUpdateTime"] == "2026-01-01T00:00:00Z"
-    assert reports.load_status(reports.dump_status(document)) == document
+    assert reportfiles.load_status(reportfiles.dump_status(document)) == document
 
 
 def test_commit_only_on_change_or_heartbeat() -> None:
@@ -93,13 +93,13 @@ def test_commit_only_on_change_or_heartbeat() -> None:
     same = reports.build_status_document(observation(), T0 + timedelta(minutes=1), first)
     assert same["status"]["lastUpdateTime"] == first["status"]["lastUpdateTime"]
     assert same["status"]["conditions"] == first["status"]["conditions"]
-    assert not reports.should_commit(first, same, T0 + timedelta(minutes=1), hour)
+    assert not reportfiles.should_commit(first, same, T0 + timedelta(minutes=1), hour)
     later = reports.build_status_document(observation(), T0 + hour, first)
-    assert reports.should_commit(first, later, T0 + hour, hour)
+    assert reportfiles.should_commit(first, later, T0 + hour, hour)
     changed = reports.build_status_document(observation(last_error="boom"), T0 + timedelta(minutes=1), first)
-    assert reports.should_commit(first, changed, T0 + timedelta(minutes=1), hour)
+    assert reportfiles.should_commit(first, changed, T0 + timedelta(minutes=1), hour)
     assert changed["status"]["lastUpdateTime"] == "2026-01-01T00:01:00Z"
-    assert reports.should_commit(None, first, T0, hour)
+    assert reportfiles.should_commit(None, first, T0, hour)
 
 
 def test_no_nodes_is_not_ready() -> None:
@@ -114,10 +114,10 @@ def test_the_schedulers_cluster_parser_accepts_the_report_without_problems() -> 
     from nova_gitops.api.objects import Document
     from nova_gitops.api.problems import Problem, SourceLocation
 
-    data = reports.dump_status(reports.build_status_document(observation(last_error="x"), T0))
+    data = reportfiles.dump_status(reports.build_status_document(observation(last_error="x"), T0))
     problems: list[Problem] = []
     cluster = parse_cluster(
-        Document(reports.load_status(data), SourceLocation("status/wlc-1.yaml", 1)), problems
+        Document(reportfiles.load_status(data), SourceLocation("status/wlc-1.yaml", 1)), problems
     )
     assert problems == []
     assert cluster is not None and cluster.name == "wlc-1" and cluster.ready is True

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nova_agent import reportfiles
 from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
 from nova_gitops.controller import statusreading
@@ -35,7 +36,7 @@ def agent_document() -> bytes:
         ready=True,
     )
     observation = agent_reports.Observation(agent_reports.ClusterIdentity("wlc-1"), [node], autoscaled=False)
-    return agent_reports.dump_status(
+    return reportfiles.dump_status(
         agent_reports.build_status_document(observation, datetime(2026, 1, 1, tzinfo=UTC))
     )
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from nova_agent import reportfiles
 from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
@@ -144,7 +145,7 @@ def large_agent_report(nodes: int, workloads: int) -> bytes:
         ],
         synced_revision=commit,
     )
-    return agent_reports.dump_status(
+    return reportfiles.dump_status(
         agent_reports.build_status_document(observation, datetime(2026, 1, 1, tzinfo=UTC))
     )
 
@@ -200,5 +201,5 @@ def test_control_plane_clusters_are_still_cut_to_the_cap() -> None:
 
 def test_the_agent_reads_its_last_report_back_under_the_same_bounds() -> None:
     hostile = report_text(["  - {}\n"] * (CAP + 1))
-    assert agent_reports.load_status(hostile.encode()) is None
-    assert agent_reports.load_status(large_agent_report(3, 20)) is not None
+    assert reportfiles.load_status(hostile.encode()) is None
+    assert reportfiles.load_status(large_agent_report(3, 20)) is not None

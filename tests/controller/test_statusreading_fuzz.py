@@ -25,6 +25,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nova_agent import reportfiles
 from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
@@ -66,7 +67,7 @@ def agent_report(name: str) -> dict[str, Any]:
         reschedule_requests=[request_for(WEB, "demo-policy-0011aabb", "pending", "2026-01-01T00:00:00Z")],
     )
     body = agent_reports.build_status_document(observation, datetime(2026, 1, 1, tzinfo=UTC))
-    loaded = yaml.safe_load(agent_reports.dump_status(body))
+    loaded = yaml.safe_load(reportfiles.dump_status(body))
     assert isinstance(loaded, dict)
     return loaded
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from nova_agent import reports as agent_reports
+from nova_agent import reportfiles
 from nova_gitops.api import loading
 from nova_gitops.rendering import schedulegroups
 
@@ -33,7 +33,7 @@ def test_every_reader_of_others_yaml_refuses_it(name: str) -> None:
     text = HOSTILE[name]
     with pytest.raises(loading.YamlRefused, match="deep; refused"):
         loading.load_one(text)
-    assert agent_reports.load_status(text.encode()) is None
+    assert reportfiles.load_status(text.encode()) is None
     assert loading.load_or_none(text.encode()) is None  # what diff reads renders with
     for path in ("placement.yaml", "placement/p/g.yaml"):  # either layout's previous render
         with pytest.raises(ValueError, match="not valid YAML"):
