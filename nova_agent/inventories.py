@@ -70,6 +70,11 @@ class Inventory:
         entry = self.entries.get(key)
         return None if entry is None else entry.digest
 
+    def owner_and_uid(self, ref: ObjectRef) -> tuple[Ownership | None, str]:
+        """Who made the object, and the uid recorded of it; (None, "") when the agent never applied it."""
+        entry = self.entries.get(ref.key)
+        return (None, "") if entry is None else (entry.owner, entry.uid)
+
     def with_entries(self, entries: Iterable[InventoryEntry], revision: str | None = None) -> Inventory:
         merged = dict(self.entries)
         merged.update((entry.ref.key, entry) for entry in entries)

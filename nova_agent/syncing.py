@@ -14,9 +14,8 @@ from datetime import datetime
 
 from nova_agent import (
     agentnamespace,
+    changes,
     deleting,
-    driftchecks,
-    drifting,
     inventories,
     owned,
     ownership,
@@ -24,21 +23,21 @@ from nova_agent import (
     pruning,
     repositories,
 )
-from nova_agent.applying import apply_objects, resolve
+from nova_agent.applying import ApplyOutcome, apply_objects, resolve
 from nova_agent.clocks import Clock
 from nova_agent.desired import DesiredObject, load_desired, read_cluster_files, secret_problems
-from nova_agent.drifting import DriftedObject, DriftMode
+from nova_agent.drifting import DriftedObject
 from nova_agent.gitrepos import GitUnavailable, RepoCache
 from nova_agent.inventories import PENDING_DIGEST, Inventory, InventoryEntry
 from nova_agent.kubeports import KubePort, Resource
+from nova_agent.liveobjects import list_live, live_before
 from nova_agent.owned import OwnedObject
 from nova_agent.ownership import Ownership
-from nova_agent.resources import Body, BodyError, ObjectKey, ObjectRef, ref_of
+from nova_agent.resources import Body, ObjectKey, ObjectRef
 from nova_agent.retrying import FailureTable, may_retry
 from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import progress as phases
-from nova_gitops.clients.kuberest import KubeApiError
 
 RENDERED_REF = "refs/nova/rendered"
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
@@ -109,81 +108,6 @@ def write_inventory(kube: KubePort, settings: AgentSettings, inventory: Inventor
     agentnamespace.apply_in(kube, CONFIGMAPS, body, settings.namespace)
 
 
-def list_live(
-    kube: KubePort,
-    resources: Sequence[Resource],
-    label_selector: str,
-    namespaces: Mapping[Resource, Collection[str]] | None = None,
-) -> tuple[dict[ObjectKey, Body], dict[ObjectRef, str]]:
-    """Live objects carrying ``label_selector``, one cluster-wide list per resource; and a listing error per
-    kind that could not be listed.
-
-    A kind the agent may not list cluster-wide (403: RBAC narrowed to RoleBindings per namespace, see
-    docs/agent.md) is listed in each of its ``namespaces`` instead; when that is refused too, it is that
-    kind's error and the other kinds are still listed."""
-    live: dict[ObjectKey, Body] = {}
-    errors: dict[ObjectRef, str] = {}
-    for resource in sorted(set(resources), key=lambda r: (r.group, r.plural)):
-        try:
-            items = list(kube.list(resource, None, label_selector))
-        except KubeApiError as error:
-            if error.status == 404:
-                continue
-            if error.status != 403:
-                raise
-            where = (namespaces or {}).get(resource)
-            items, refusal = _list_per_namespace(kube, resource, label_selector, where)
-            if refusal:
-                errors[ObjectRef(resource.api_version, resource.kind, "", "*")] = (
-                    f"cannot list {resource.plural}: {error.status} {error.reason}: {error.message}{refusal}"
-                )
-                continue
-        for item in items:
-            try:
-                live[ref_of(item).key] = item
-            except BodyError:
-                continue  # a listing item that cannot name itself is nothing the agent applied
-    return live, errors
-
-
-def _list_per_namespace(
-    kube: KubePort, resource: Resource, label_selector: str, namespaces: Collection[str] | None
-) -> tuple[list[Body], str]:
-    """The items of ``resource`` in each namespace, or why that was not possible."""
-    if not resource.namespaced or not namespaces:
-        return [], ""
-    items: list[Body] = []
-    for namespace in sorted(namespaces):
-        try:
-            items += kube.list(resource, namespace, label_selector)
-        except KubeApiError as error:
-            if error.status == 404:
-                continue
-            if error.status != 403:
-                raise
-            return [], f"; nor in namespace {namespace}: {error.status} {error.reason}"
-    return items, ""
-
-
-def changed_objects(
-    desired: Sequence[DesiredObject],
-    inventory: Inventory,
-    live_keys: set[ObjectKey],
-    failures: FailureTable,
-    now: float,
-) -> tuple[list[DesiredObject], int]:
-    """Objects to send (new, changed, missing from the cluster) that are not backing off; and how many are
-    unchanged. An object is unchanged when its digest equals the one last applied and it still exists."""
-    to_send, unchanged = [], 0
-    for item in desired:
-        key = item.ref.key
-        if inventory.digest_of(key) == item.digest and key in live_keys:
-            unchanged += 1
-        elif may_retry(failures.get(key), item.digest, now):
-            to_send.append(item)
-    return to_send, unchanged
-
-
 def _resolved(
     kube: KubePort, desired: Sequence[DesiredObject]
 ) -> tuple[list[DesiredObject], dict[Resource, set[str]]]:
@@ -211,29 +135,10 @@ def sync_once(
     refusals; per-object failures are in the result. ``drift_seen`` carries when each drift was first seen
     from one pass to the next; ``progress`` is told of the git, apply and prune phases."""
     result = SyncResult()
-    progress.phase(phases.GIT, f"fetching {settings.source_branch}")
-    revision = repo.fetch(settings.source_branch, RENDERED_REF)
-    if revision is None:
-        if settings.follow_release:
-            raise NothingReleased(
-                f"nothing released to cluster {settings.cluster} yet (no branch {settings.source_branch!r}): "
-                "the cluster is left as it is"
-            )
-        raise GitUnavailable(f"the rendered repository has no branch {settings.source_branch!r} (yet)")
+    read = _read_render(settings, repo, kube, progress)
+    revision, inventory, repository = read.revision, read.inventory, read.repository
     result.revision = revision
-    if settings.allowed_signers is not None:
-        repo.verify_signature(revision, settings.allowed_signers)
-    files = read_cluster_files(repo, revision, settings)  # a missing one raises: never "delete everything"
-    desired, problems = load_desired(files, settings.cluster)
-    if problems:
-        raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
-    repository = repositories.Repository.of(settings.repo, settings.directory, settings.previous_repositories)
-    desired = repositories.stamped(desired, repository.id)
-    inventory, inventory_problems = read_inventory(kube, settings)
-    name = inventories.inventory_name(settings.cluster)
-    if (shared := repositories.inventory_refusal(inventory.repository, repository, name)) is not None:
-        raise SyncRefused(shared)
-    desired, resources = _resolved(kube, desired)
+    desired, resources = _resolved(kube, read.desired)
     result.stripped = {item.ref: item.stripped for item in desired if item.stripped}
     wanted = {item.ref.key for item in desired}  # a refused object is not applied, and never pruned either
     desired, refused = refuse_unsafe(desired, settings)
@@ -251,39 +156,140 @@ def sync_once(
     result.failed.update(list_errors)
     result.synced_revision = inventory.revision
     if plan.refusal is not None:
-        result.refusal = plan.refusal
-        result.holds_adopted = _adopted_in(inventory)
-        result.live = list(live.values())
-        result.owned = owned.owned_objects(
-            live.values(), inventory, cluster=settings.cluster, repository=repository
-        )
-        return result
+        return _refused(result, plan.refusal, read, live, settings.cluster)
     progress.phase(phases.APPLY, f"{len(desired)} objects of {settings.directory}")
-    desired = _autoscaled_keep_live_replicas(kube, desired, live)
+    desired = changes.autoscaled_keep_live_replicas(kube, desired, live)
     now = clock.now().timestamp()
-    to_send, result.unchanged = changed_objects(desired, inventory, set(live), failures, now)
-    corrections = _check_drift(
-        kube, settings, desired, inventory, live, result, {} if drift_seen is None else drift_seen, clock
+    to_send, before = _to_send(kube, settings, read, desired, live, result, failures, now, clock, drift_seen)
+    replace_budget = (
+        None
+        if allow_mass_prune
+        else pruning.replacement_budget(len(inventory), len(plan.deletions), settings.max_prune_percent)
     )
+    applied = _apply(kube, settings, read, to_send, before, result, failures, now, clock, replace_budget)
+    progress.phase(phases.PRUNE, f"{len(plan.deletions)} objects git no longer has")
+    updated, deleted = _prune(kube, settings, read, plan.deletions, applied, result)
+    failed_keys = {ref.key for ref in result.failed}
+    updated = owned.mark_synced(updated.owned_by(repository.id), desired, set(live), failed_keys, revision)
+    relist = bool(applied.outcome.applied or deleted)
+    _record(kube, settings, read, desired, updated, live if not relist else None, label, result)
+    return result
+
+
+def _refused(
+    result: SyncResult, refusal: str, read: _Read, live: Mapping[ObjectKey, Body], cluster: str
+) -> SyncResult:
+    """``result`` of a pass that prunes too much to go on: nothing applied, the cluster as it was reported."""
+    result.refusal = refusal
+    result.holds_adopted = _adopted_in(read.inventory)
+    result.live = list(live.values())
+    result.owned = owned.owned_objects(
+        live.values(), read.inventory, cluster=cluster, repository=read.repository
+    )
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What a pass read before deciding anything: the commit, the objects it wants here (stamped with the
+    repository), the repository, and the agent's inventory (with what did not read of it)."""
+
+    revision: str
+    desired: list[DesiredObject]
+    repository: repositories.Repository
+    inventory: Inventory
+    inventory_problems: list[str]
+
+
+def _read_render(
+    settings: AgentSettings, repo: RepoCache, kube: KubePort, progress: phases.Progress
+) -> _Read:
+    """Fetch the rendered branch, check its signature, read and load this cluster's directory, and the
+    inventory; raise where the pass must stop before touching the cluster."""
+    progress.phase(phases.GIT, f"fetching {settings.source_branch}")
+    revision = repo.fetch(settings.source_branch, RENDERED_REF)
+    if revision is None:
+        if settings.follow_release:
+            raise NothingReleased(
+                f"nothing released to cluster {settings.cluster} yet (no branch {settings.source_branch!r}): "
+                "the cluster is left as it is"
+            )
+        raise GitUnavailable(f"the rendered repository has no branch {settings.source_branch!r} (yet)")
+    if settings.allowed_signers is not None:
+        repo.verify_signature(revision, settings.allowed_signers)
+    files = read_cluster_files(repo, revision, settings)  # a missing one raises: never "delete everything"
+    desired, problems = load_desired(files, settings.cluster)
+    if problems:
+        raise SyncRefused(f"revision {revision[:12]} is not applied: " + "; ".join(problems))
+    repository = repositories.Repository.of(settings.repo, settings.directory, settings.previous_repositories)
+    desired = repositories.stamped(desired, repository.id)
+    inventory, inventory_problems = read_inventory(kube, settings)
+    name = inventories.inventory_name(settings.cluster)
+    if (shared := repositories.inventory_refusal(inventory.repository, repository, name)) is not None:
+        raise SyncRefused(shared)
+    return _Read(revision, list(desired), repository, inventory, inventory_problems)
+
+
+def _to_send(
+    kube: KubePort,
+    settings: AgentSettings,
+    read: _Read,
+    desired: Sequence[DesiredObject],
+    live: Mapping[ObjectKey, Body],
+    result: SyncResult,
+    failures: FailureTable,
+    now: float,
+    clock: Clock,
+    drift_seen: MutableMapping[ObjectKey, datetime] | None,
+) -> tuple[list[DesiredObject], dict[ObjectRef, Body | None]]:
+    """The objects to apply — changed, missing, drifted to put back, not backing off and not another
+    repository's — and each one as it is before the apply; counts the unchanged and drifted in ``result``."""
+    to_send, result.unchanged = changes.changed_objects(desired, read.inventory, set(live), failures, now)
+    seen = {} if drift_seen is None else drift_seen
+    findings, corrections = changes.drift_corrections(
+        kube, settings.drift, desired, read.inventory, live, seen, clock
+    )
+    result.failed.update(findings.errors)
+    result.drifted = findings.drifted
     to_send += [item for item in corrections if may_retry(failures.get(item.ref.key), item.digest, now)]
     result.unchanged -= len(corrections)
-    before = _live_before(kube, to_send, live)
-    to_send, foreign = repositories.refuse_foreign(to_send, before, repository)
+    before = live_before(kube, to_send, live)
+    to_send, foreign = repositories.refuse_foreign(to_send, before, read.repository)
     result.failed.update(foreign)
+    return to_send, before
+
+
+@dataclass(frozen=True, slots=True)
+class _Applied:
+    """What the apply did, and the inventory entries it makes: of the objects applied, and of the new ones
+    (tracked before they are created)."""
+
+    outcome: ApplyOutcome
+    entries: list[InventoryEntry]
+    new_entries: list[InventoryEntry]
+
+
+def _apply(
+    kube: KubePort,
+    settings: AgentSettings,
+    read: _Read,
+    to_send: Sequence[DesiredObject],
+    before: Mapping[ObjectRef, Body | None],
+    result: SyncResult,
+    failures: FailureTable,
+    now: float,
+    clock: Clock,
+    replace_budget: int | None,
+) -> _Applied:
+    """Track the new objects in the inventory, apply ``to_send``, and say in ``result`` what was applied,
+    replaced, put back, adopted and what failed."""
+    inventory = read.inventory
     adopting = {
         item.ref
         for item in to_send
-        if ownership.adopts(*_owner_and_uid(inventory, item.ref), before[item.ref], settings.cluster)
+        if ownership.adopts(*inventory.owner_and_uid(item.ref), before[item.ref], settings.cluster)
     }
-    new_entries = [
-        InventoryEntry(
-            item.ref, PENDING_DIGEST, Ownership.ADOPTED if item.ref in adopting else Ownership.CREATED
-        )
-        for item in to_send
-        if item.ref.key not in inventory.entries
-    ]
-    if new_entries and not settings.dry_run:
-        write_inventory(kube, settings, inventory.with_entries(new_entries))  # tracked before created
+    new_entries = _track_new(kube, settings, inventory, to_send, adopting)
     outcome = apply_objects(
         kube,
         to_send,
@@ -295,126 +301,140 @@ def sync_once(
             item.ref
             for item in to_send
             if ownership.applies_unforced(
-                *_owner_and_uid(inventory, item.ref), before[item.ref], item.ref in adopting, item.body
+                *inventory.owner_and_uid(item.ref), before[item.ref], item.ref in adopting, item.body
             )
         },
-        created={item.ref for item in to_send if _owner_and_uid(inventory, item.ref)[0] is Ownership.CREATED},
-        replace_budget=None
-        if allow_mass_prune
-        else pruning.replacement_budget(len(inventory), len(plan.deletions), settings.max_prune_percent),
+        created={item.ref for item in to_send if inventory.owner_and_uid(item.ref)[0] is Ownership.CREATED},
+        replace_budget=replace_budget,
         dry_run=settings.dry_run,
         crd_timeout=settings.crd_timeout,
         agent_namespace=settings.namespace,
     )
+    return _Applied(
+        outcome, _note_applied(result, read, outcome, before, adopting, settings.dry_run), new_entries
+    )
+
+
+def _track_new(
+    kube: KubePort,
+    settings: AgentSettings,
+    inventory: Inventory,
+    to_send: Sequence[DesiredObject],
+    adopting: Collection[ObjectRef],
+) -> list[InventoryEntry]:
+    """Inventory entries of the objects about to be applied for the first time, written before they are
+    created (a crash in between leaves them tracked, pending)."""
+    new_entries = [
+        InventoryEntry(
+            item.ref, PENDING_DIGEST, Ownership.ADOPTED if item.ref in adopting else Ownership.CREATED
+        )
+        for item in to_send
+        if item.ref.key not in inventory.entries
+    ]
+    if new_entries and not settings.dry_run:
+        write_inventory(kube, settings, inventory.with_entries(new_entries))  # tracked before created
+    return new_entries
+
+
+def _note_applied(
+    result: SyncResult,
+    read: _Read,
+    outcome: ApplyOutcome,
+    before: Mapping[ObjectRef, Body | None],
+    adopting: Collection[ObjectRef],
+    dry_run: bool,
+) -> list[InventoryEntry]:
+    """Say in ``result`` what the apply did (applied, replaced, put back, adopted, failed); the inventory
+    entries of the objects applied."""
+    inventory = read.inventory
     result.applied = [item.ref for item in outcome.applied]
     result.replaced = outcome.replaced
-    put_back = {item.ref for item in outcome.applied} if not settings.dry_run else set()
+    put_back = {item.ref for item in outcome.applied} if not dry_run else set()
     result.drifted = [replace(found, corrected=found.ref in put_back) for found in result.drifted]
     result.failed.update(outcome.failed)
-    applied_entries = [
+    entries = [
         _applied_entry(
-            inventory, item, before[item.ref], item.ref in adopting, outcome.responses[item.ref], revision
+            inventory,
+            item,
+            before[item.ref],
+            item.ref in adopting,
+            outcome.responses[item.ref],
+            read.revision,
         )
         for item in outcome.applied
     ]
     result.adopted = [
         entry.ref
-        for entry in applied_entries
+        for entry in entries
         if entry.owner is Ownership.ADOPTED and (entry.ref in adopting or before[entry.ref] is None)
     ]
+    return entries
+
+
+def _prune(
+    kube: KubePort,
+    settings: AgentSettings,
+    read: _Read,
+    deletions_planned: Sequence[ObjectRef],
+    applied: _Applied,
+    result: SyncResult,
+) -> tuple[Inventory, list[ObjectRef]]:
+    """Delete (or release) what git no longer has; the inventory after the apply and the deletions, and
+    what was deleted (or would be, in a dry run)."""
+    inventory = read.inventory
     updated = inventory.with_entries(
-        applied_entries + new_entries_failed(new_entries, outcome.failed), revision=revision
+        applied.entries + new_entries_failed(applied.new_entries, applied.outcome.failed),
+        revision=read.revision,
     )
-    progress.phase(phases.PRUNE, f"{len(plan.deletions)} objects git no longer has")
     deletions = deleting.carry_out(
         kube,
-        plan.deletions,
+        deletions_planned,
         inventory,
         cluster=settings.cluster,
         agent_namespace=settings.namespace,
         dry_run=settings.dry_run,
-        applied_uids={entry.uid for entry in applied_entries if entry.uid},
-        repository=repository,
+        applied_uids={entry.uid for entry in applied.entries if entry.uid},
+        repository=read.repository,
     )
     deleted = deletions.deleted
     result.pruned, result.would_prune = (deleted, []) if not settings.dry_run else ([], deleted)
     result.released = deletions.released
     result.failed.update(deletions.failed)
-    updated = updated.without(deletions.forget)
-    failed_keys = {ref.key for ref in result.failed}
-    updated = owned.mark_synced(updated.owned_by(repository.id), desired, set(live), failed_keys, revision)
+    return updated.without(deletions.forget), deleted
+
+
+def _record(
+    kube: KubePort,
+    settings: AgentSettings,
+    read: _Read,
+    desired: Sequence[DesiredObject],
+    updated: Inventory,
+    live: Mapping[ObjectKey, Body] | None,
+    label: str,
+    result: SyncResult,
+) -> None:
+    """Write the inventory when it changed, and put in ``result`` what the report needs: the adopted
+    objects, the live ones (listed again when ``live`` is None: the pass changed them) and the owned ones."""
+    inventory = read.inventory
     result.holds_adopted = _adopted_in(updated)
-    if inventory_problems:
+    if read.inventory_problems:
         result.failed.setdefault(
-            ObjectRef("v1", "ConfigMap", settings.namespace, "inventory"), "; ".join(inventory_problems)
+            ObjectRef("v1", "ConfigMap", settings.namespace, "inventory"), "; ".join(read.inventory_problems)
         )
     if not settings.dry_run and inventories.encode_inventory(updated) != inventories.encode_inventory(
         inventory
     ):
         write_inventory(kube, settings, updated)
-    if outcome.applied or deleted:
+    if live is None:
         _, resources = _resolved(kube, desired)  # CRDs applied in this pass now resolve
         live, list_errors = list_live(kube, list(resources), label, resources)
         result.failed.update(list_errors)
     result.live = list(live.values())
     recorded = inventory if settings.dry_run else updated  # what a dry run applied reflects nothing
     result.owned = owned.owned_objects(
-        live.values(), recorded, cluster=settings.cluster, repository=repository
+        live.values(), recorded, cluster=settings.cluster, repository=read.repository
     )
-    result.synced_revision = revision
-    return result
-
-
-def _check_drift(
-    kube: KubePort,
-    settings: AgentSettings,
-    desired: Sequence[DesiredObject],
-    inventory: Inventory,
-    live: Mapping[ObjectKey, Body],
-    result: SyncResult,
-    seen: MutableMapping[ObjectKey, datetime],
-    clock: Clock,
-) -> list[DesiredObject]:
-    """Record the drifted objects among the unchanged ones in ``result``; return those to put back."""
-    if settings.drift is DriftMode.OFF and not any(
-        drifting.mode_for(item.body, DriftMode.OFF) is not DriftMode.OFF for item in desired
-    ):
-        return []
-    unchanged = [
-        item for item in desired if inventory.digest_of(item.ref.key) == item.digest and item.ref.key in live
-    ]
-    unforced = {
-        item.ref.key
-        for item in unchanged
-        if ownership.applies_unforced(
-            *_owner_and_uid(inventory, item.ref), live.get(item.ref.key), False, item.body
-        )
-    }
-    findings = driftchecks.check(kube, unchanged, live, settings.drift, seen, clock.now(), unforced)
-    result.failed.update(findings.errors)
-    result.drifted = findings.drifted
-    correct = {found.ref for found in findings.drifted if found.mode is DriftMode.CORRECT}  # not conflicts
-    return [item for item in unchanged if item.ref in correct]
-
-
-def _autoscaled_keep_live_replicas(
-    kube: KubePort, desired: Sequence[DesiredObject], live: Mapping[ObjectKey, Body]
-) -> list[DesiredObject]:
-    """``desired`` with the live ``spec.replicas`` of each object a HorizontalPodAutoscaler scales: the
-    autoscaler owns the count (docs/agent.md, "Letting an autoscaler own replicas"). Listed only when some
-    object has a replica count."""
-    scaled = [item for item in desired if "replicas" in (item.body.get("spec") or {})]
-    if not scaled:
-        return list(desired)
-    targets = driftchecks.autoscaled(kube, {item.ref.namespace for item in scaled})
-    if not targets:
-        return list(desired)
-    return [
-        replace(item, body=drifting.with_live_replicas(item.body, live.get(item.ref.key)))
-        if (item.ref.namespace, item.ref.kind, item.ref.name) in targets
-        else item
-        for item in desired
-    ]
+    result.synced_revision = read.revision
 
 
 def refuse_unsafe(
@@ -449,49 +469,6 @@ def _adopted_in(inventory: Inventory) -> list[ObjectRef]:
     return sorted(entry.ref for entry in inventory.entries.values() if entry.owner is Ownership.ADOPTED)
 
 
-def _owner_and_uid(inventory: Inventory, ref: ObjectRef) -> tuple[Ownership | None, str]:
-    entry = inventory.entries.get(ref.key)
-    return (None, "") if entry is None else (entry.owner, entry.uid)
-
-
-LIST_INSTEAD_OF_GETS = 16
-"""From this many objects of one kind and namespace to look up, one list costs less than a read each."""
-
-
-def _live_before(
-    kube: KubePort, items: Sequence[DesiredObject], live: Mapping[ObjectKey, Body]
-) -> dict[ObjectRef, Body | None]:
-    """Each object as it is before this pass applies it: from the labelled listing when it carries our
-    label, else read (it may exist without our label: a user's own object, about to be adopted) — one list
-    per kind and namespace where many are new (a first sync), a read each otherwise. Not readable (narrowed
-    RBAC): None, and the apply's answer decides (``managedFields``)."""
-    before: dict[ObjectRef, Body | None] = {}
-    lookups: dict[tuple[Resource, str], list[DesiredObject]] = {}
-    for item in items:
-        resource = kube.resource_for(item.ref.api_version, item.ref.kind)
-        if item.ref.key in live or resource is None:
-            before[item.ref] = live.get(item.ref.key)
-        else:
-            lookups.setdefault((resource, item.ref.namespace), []).append(item)
-    for (resource, namespace), members in lookups.items():
-        listed: dict[str, Body] | None = None
-        if len(members) >= LIST_INSTEAD_OF_GETS:
-            try:
-                found = kube.list(resource, namespace or None)
-                listed = {str(o["metadata"]["name"]): o for o in found if isinstance(o.get("metadata"), dict)}
-            except (KubeApiError, KeyError):
-                listed = None
-        for item in members:
-            if listed is not None:
-                before[item.ref] = listed.get(item.ref.name)
-                continue
-            try:
-                before[item.ref] = kube.get(resource, namespace, item.ref.name)
-            except KubeApiError:
-                before[item.ref] = None
-    return before
-
-
 def _applied_entry(
     inventory: Inventory,
     item: DesiredObject,
@@ -500,7 +477,7 @@ def _applied_entry(
     response: Body,
     revision: str,
 ) -> InventoryEntry:
-    owner, _ = _owner_and_uid(inventory, item.ref)
+    owner, _ = inventory.owner_and_uid(item.ref)
     return InventoryEntry(
         item.ref,
         item.digest,
