@@ -59,7 +59,7 @@ from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
 from nova_agent.health import Health
 from nova_agent.resources import ObjectRef
-from nova_gitops.controller import looping, ports, reconciling, settings, sourcereading, statusreading
+from nova_gitops.controller import loading, looping, ports, settings, sourcereading, statusreading
 from nova_gitops.controller.logs import JsonLog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,7 +212,7 @@ def controller_figures(arguments: argparse.Namespace) -> dict[str, Any]:
             )
             read = fresh.read()
             with sourcereading.DirectorySource(source, watch_changes=False).read() as snapshot:
-                reconciling.source_set(snapshot, read.reports)
+                loading.source_set(snapshot, read.reports)
 
         seconds, _ = timed(rollout_status_reads)
         figures["rollout_status_s"] = round(seconds, 2)

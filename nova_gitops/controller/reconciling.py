@@ -29,21 +29,17 @@ hold one source and one render: nothing else accumulates.
 
 from __future__ import annotations
 
-import hashlib
-from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from nova_gitops.api import inputs
-from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem
 from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.clients import collection
-from nova_gitops.controller import rescheduling, skipping, statusreading
+from nova_gitops.controller import loading, rescheduling, skipping
 from nova_gitops.controller.ports import (
     Clock,
-    ClusterReport,
     HeadReader,
     PlanObserver,
     Publisher,
@@ -65,9 +61,8 @@ from nova_gitops.rollouts.events import rollout_events
 from nova_gitops.scheduling import memory, planning
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
-from nova_gitops.sources import directory
 from nova_gitops.sources.parsecache import ParseCache
-from nova_gitops.workflows import loading, rendering
+from nova_gitops.workflows import rendering
 from nova_gitops.workflows.publishing import Outcome
 from nova_gitops.workflows.renderers import renderer_digest
 
@@ -102,94 +97,6 @@ class _Attempt:
     rescheduled: tuple[rescheduling.Exclusion, ...] = ()
     stuck: tuple[str, ...] = ()
     failed_back: tuple[str, ...] = ()
-
-
-def source_set(
-    snapshot: SourceSnapshot, reports: Mapping[str, ClusterReport], *, namespace: str | None = None
-) -> tuple[inputs.SourceSet, dict[str, ClusterReport], tuple[Problem, ...]]:
-    """``load`` without a parse cache: the source set, every report, and the refused ones."""
-    loaded = load(snapshot, reports, namespace=namespace)
-    return loaded.source_set, loaded.reports, loaded.refused
-
-
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    source_set: inputs.SourceSet
-    reports: dict[str, ClusterReport]  # the status branch's and the source's own reporting Clusters
-    refused: tuple[Problem, ...]  # reports refused (their Clusters left out of the inventory)
-    digests: dict[str, str]  # file → digest of its text, for the incremental render (files only)
-
-
-def load(
-    snapshot: SourceSnapshot,
-    reports: Mapping[str, ClusterReport],
-    *,
-    namespace: str | None = None,
-    parse_cache: ParseCache | None = None,
-) -> Loaded:
-    """Validate the snapshot with the reports' Clusters replacing the source's Clusters of the same name;
-    ``InputError`` lists every problem of the source. Also returns every report: the status branch's, plus
-    the source's own Clusters that carry agents' fields (a control plane's Cluster CRs, whose status agents
-    write), so reschedule requests and workload health are read in both modes.
-
-    Such a Cluster is an agent's report as much as a status file is: one that is invalid, or whose content
-    makes the parser raise, is refused like a status file (left out of the inventory, its problems returned
-    third) rather than failing the reconcile of every other cluster.
-
-    ``parse_cache`` skips parsing a directory's files whose bytes it has seen. ``digests`` holds, for each
-    file read (not built by kustomize) and each report, a digest of its text: what the incremental render
-    knows an object's bytes by. A control plane's listed documents have none (their objects are always
-    re-emitted), and neither has a report whose file name a source file also has."""
-    problems: list[Problem] = []
-    refused: list[Problem] = []
-    # file → text, for problems' lines; a directory's texts are read only when a problem needs one
-    texts: ChainMap[str, str] = ChainMap({}, dict(snapshot.texts))
-    digests: dict[str, str] = {}
-    if snapshot.root is not None:
-        files = directory.read_source(snapshot.root, cache=parse_cache, save_cache=False)
-        documents: list[Document] = list(files.documents)
-        texts.maps.insert(1, files.texts)  # type: ignore[arg-type]
-        problems += files.problems
-        digests = dict(files.digests)  # not of files a kustomize build made: their objects have no own bytes
-    else:
-        documents = list(snapshot.documents or ())
-    reported = set(reports)
-    every_report = dict(reports)
-    unreadable: set[int] = set()
-    for document in documents:
-        if (
-            loading.is_cluster(document)
-            and loading.name_of(document) not in reported
-            and statusreading.has_report_fields(document)
-        ):
-            report, found = statusreading.report_from_document(document)
-            if report is not None:
-                every_report[report.name] = report
-            else:
-                refused += found
-                unreadable.add(id(document))
-    documents = [
-        document
-        for document in loading.without_clusters(documents, reported)
-        if id(document) not in unreadable
-    ]
-    sourced = set(texts)  # names only: a lazy mapping's keys are known without reading
-    for name in sorted(reports):
-        documents.append(reports[name].document)
-        file = reports[name].document.location.file
-        texts[file] = reports[name].text
-        if file in sourced:  # two texts under one name: no digest says which an object came from
-            digests.pop(file, None)
-        else:
-            digests[file] = _digest(reports[name].text)
-    built = loading.validated(
-        documents, texts=texts, problems=problems, namespace=namespace, parse_cache=parse_cache
-    )
-    return Loaded(built, every_report, tuple(refused), digests)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
 def placements(plan: Plan) -> dict[str, tuple[str, ...]]:
@@ -302,7 +209,7 @@ class Reconciler:
         reason: str,
     ) -> ReconcileOutcome:
         """The whole reconcile: validate, plan, render what changed, publish, then the rollout step."""
-        loaded = load(
+        loaded = loading.load(
             snapshot,
             status.reports,
             namespace=self.settings.namespace,

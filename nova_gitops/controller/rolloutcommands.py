@@ -3,7 +3,7 @@ requests (docs/rollouts.md, "Commands, acting through git").
 
 Why this lives in ``controller`` and not in ``workflows``: ``status`` must decide exactly as the controller
 does, so it reuses the controller's own pieces — its source readers, its status reader, its rule that the
-agents' reports replace the source's Clusters (``reconciling.source_set``), and ``RolloutDriver.read`` —
+agents' reports replace the source's Clusters (``loading.source_set``), and ``RolloutDriver.read`` —
 and asks ``stepping.step`` on them without applying anything: nothing is pushed, the release refs and the
 record stay as they are. The layers put ``workflows`` under ``controller``, so it could not import them.
 
@@ -30,7 +30,7 @@ from typing import Any
 from nova_gitops import errors
 from nova_gitops.api.problems import Problem
 from nova_gitops.api.rollouts import RolloutStrategy
-from nova_gitops.controller import reconciling, sourcereading, statusreading
+from nova_gitops.controller import loading, sourcereading, statusreading
 from nova_gitops.controller.ports import ClusterReport, SourceReader
 from nova_gitops.controller.rolloutstep import (
     REQUESTS_PATH,
@@ -103,7 +103,7 @@ def inspect(where: Where, now: datetime) -> Inspection:
     )
     read = status.read()
     with source_reader(where.source, where.cache_dir, where.timeout).read() as snapshot:
-        source_set, every_report, refused = reconciling.source_set(snapshot, read.reports)
+        source_set, every_report, refused = loading.source_set(snapshot, read.reports)
     repo = rendered_repo(where)
     driver = RolloutDriver(repo, where.branch, wall_clock=lambda: now)
     with repo.locked():

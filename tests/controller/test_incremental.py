@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from nova_gitops.controller import looping, reconciling, statusreading
+from nova_gitops.controller import loading, looping, statusreading
 from nova_gitops.controller.ports import SourceReader
 from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.controller.sourcereading import DirectorySource, GitSource
@@ -55,7 +55,7 @@ def full_render(
     ).read()
     reader = source or DirectorySource(fleet.source, watch_changes=False)
     with reader.read() as snapshot:
-        source_set, _, _ = reconciling.source_set(snapshot, status.reports)
+        source_set, _, _ = loading.source_set(snapshot, status.reports)
     tree = renders.render(
         outcome.plan,
         outcome.source,

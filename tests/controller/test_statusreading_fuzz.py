@@ -35,7 +35,7 @@ from nova_gitops.api import clusters, inputs
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import SourceLocation
 from nova_gitops.cli.controller import controller_command
-from nova_gitops.controller import reconciling, rescheduling, statusreading, writeback
+from nova_gitops.controller import loading, rescheduling, statusreading, writeback
 from nova_gitops.controller.ports import SourceSnapshot
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling import planning
@@ -276,7 +276,7 @@ def test_a_control_plane_cluster_that_crashes_the_parser_is_left_out(monkeypatch
         texts={},
         source=SourceInfo("controlplane:test", None),
     )
-    source, reports, refused = reconciling.source_set(snapshot, {})
+    source, reports, refused = loading.source_set(snapshot, {})
     assert [cluster.name for cluster in source.clusters] == ["good"]
     assert list(reports) == ["good"]
     assert len(refused) == 1 and "cluster bad" in str(refused[0])
@@ -291,7 +291,7 @@ def test_an_invalid_control_plane_cluster_is_left_out_too() -> None:
         texts={},
         source=SourceInfo("controlplane:test", None),
     )
-    source, reports, refused = reconciling.source_set(snapshot, {})
+    source, reports, refused = loading.source_set(snapshot, {})
     assert [cluster.name for cluster in source.clusters] == ["good"] and list(reports) == ["good"]
     assert refused and any("lots" in str(problem) or "quantity" in str(problem) for problem in refused)
 
