@@ -35,8 +35,26 @@ def document(
     pause by request (``pausedReason`` says which). ``refused``: the problems of agents' reports the
     controller refused (``status/<cluster>.yaml``): a cluster without a usable report says why."""
     requests = situation.requests
-    statuses = {status.name: status for status in decision.waves}
     paused_wave = next((status for status in decision.waves if status.state == "paused"), None)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "RolloutStatus",
+        "target": situation.target,
+        "outcome": decision.record.outcome or "complete",
+        "currentWave": decision.current_wave,
+        "paused": requests.paused or paused_wave is not None,
+        "pausedReason": paused_wave.reason if paused_wave else "",
+        "startedAt": format_time(decision.record.started_at),
+        "waves": _wave_items(waves, decision, now),
+        "clusters": _cluster_items(waves, situation, decision, refused),
+        "refusedReports": [str(problem) for problem in refused],
+        "requestsProblem": requests.unreadable or None,
+    }
+
+
+def _wave_items(waves: Sequence[Wave], decision: Decision, now: datetime) -> list[dict[str, Any]]:
+    """Each wave: its state and why, its clusters, its bake and when it passed."""
+    statuses = {status.name: status for status in decision.waves}
     wave_items: list[dict[str, Any]] = []
     for wave in waves:
         status = statuses.get(wave.name)
@@ -54,6 +72,14 @@ def document(
                 "passedAt": format_time(record.passed_at),
             }
         )
+    return wave_items
+
+
+def _cluster_items(
+    waves: Sequence[Wave], situation: Situation, decision: Decision, refused: Sequence[Problem]
+) -> list[dict[str, Any]]:
+    """Each cluster, wave by wave: what it was released and runs, its health and why, what the next step
+    moves it to."""
     moves = {move.cluster: move for move in decision.moves}
     refusals = _refusals(refused)
     cluster_items: list[dict[str, Any]] = []
@@ -80,20 +106,7 @@ def document(
                     "next": None if move is None else {"kind": move.kind, "commit": move.commit},
                 }
             )
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "RolloutStatus",
-        "target": situation.target,
-        "outcome": decision.record.outcome or "complete",
-        "currentWave": decision.current_wave,
-        "paused": requests.paused or paused_wave is not None,
-        "pausedReason": paused_wave.reason if paused_wave else "",
-        "startedAt": format_time(decision.record.started_at),
-        "waves": wave_items,
-        "clusters": cluster_items,
-        "refusedReports": [str(problem) for problem in refused],
-        "requestsProblem": requests.unreadable or None,
-    }
+    return cluster_items
 
 
 def _refusals(refused: Sequence[Problem]) -> dict[str, str]:

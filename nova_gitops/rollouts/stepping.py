@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from nova_gitops.api.rollouts import RolloutStrategy, format_duration
-from nova_gitops.rollouts import health, trust
+from nova_gitops.rollouts import health, superseding, trust
 from nova_gitops.rollouts.decisions import Decision, Move, Situation, WaveState, WaveStatus
 from nova_gitops.rollouts.records import Record, WaveRecord
 from nova_gitops.rollouts.waves import Wave
@@ -59,7 +59,7 @@ class _Stepper:
         self.trust = trust.trusted(
             situation.record, situation.observed, situation.released, names, situation.untouched
         )
-        self.record = _start(waves, situation, self.trust, now)
+        self.record = superseding.starting_record(waves, situation, self.trust, now)
         self.released_from = dict(self.record.released_from)
         self.moves: dict[str, Move] = {}
         self.reasons: dict[str, str] = {}
@@ -237,6 +237,11 @@ class _Stepper:
                     "rollout goes on without it",
                 )
             return True
+        return self._hold(wave, record, holding)
+
+    def _hold(self, wave: Wave, record: WaveRecord, holding: str) -> bool:
+        """``wave`` passed but is not healthy now (``holding`` says why): it holds the later waves, is paused
+        on by a pause request, or fails the rollout after ``healthTimeout``. Always False: none goes on."""
         if record.held_since is None:
             record = replace(record, held_since=self.now)
             self._set(wave, record)
@@ -436,45 +441,6 @@ class _Stepper:
         unreadable = self.situation.requests.unreadable
         requests = (f"rollout paused: the requests do not read: {unreadable}",) if unreadable else ()
         return (*requests, *self.trust.notes)
-
-
-def _start(waves: Sequence[Wave], situation: Situation, trusted: trust.Trusted, now: datetime) -> Record:
-    """The record for ``situation.target``: the same rollout, or a new one starting over at wave 1.
-
-    A newer render starts over; clusters released by the superseded rollout whose wave had not passed stay
-    gated (their bytes have not been proven healthy) and keep the commit they had before it as the one a
-    rollback returns to — every cluster it released, when its passes are only claimed (``trust``). A
-    remedial-only newer commit (``continues``) keeps the rollout's progress."""
-    record = trusted.record
-    if record.target == situation.target:
-        return record
-    if record.target and situation.continues:
-        return replace(record, target=situation.target)
-    carried: dict[str, str | None] = {}
-    # a cluster that runs the new target before its rollout started was released by one whose record is
-    # lost (a record that no longer reads, or another target's): judged, not taken as never released —
-    # unless git says the change did not touch its directory (it was advanced at once, ungated)
-    verify = {
-        cluster
-        for wave in waves
-        for cluster in wave.clusters
-        if situation.released.get(cluster) == situation.target and cluster not in situation.untouched
-    }
-    if record.outcome not in ("rolled-back", "aborted"):
-        for wave in waves:
-            if trusted.claimed or record.wave(wave.name).passed_at is None:
-                carried.update(
-                    (name, base) for name, base in record.released_from.items() if name in wave.clusters
-                )
-                verify.update(name for name in record.verify if name in wave.clusters)
-    return Record(
-        situation.target,
-        now,
-        "progressing",
-        tuple(WaveRecord(wave.name) for wave in waves),
-        carried,
-        verify=tuple(sorted(verify)),
-    )
 
 
 def _shown(duration: timedelta) -> str:
