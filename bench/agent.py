@@ -210,7 +210,9 @@ def bench_report(nodes: int, pods_per_node: int) -> dict[str, Any]:
         ClusterIdentity("bench"), node_capacities, autoscaled=False, synced_revision="0" * 40
     )
     document = reports.build_status_document(observation, FakeClock().now())
-    data = reports.dump_status(document)
+    from nova_agent import reportfiles  # not at the top: --baseline's older code has no such module
+
+    data = reportfiles.dump_status(document)
     seconds = time.perf_counter() - started
     return {"nodes": nodes, "pods": len(pod_bodies), "report_s": round(seconds, 3), "report_bytes": len(data)}
 
