@@ -1,4 +1,4 @@
-"""The fleet split into components: clusters, and the groups that may touch them (``planning``).
+"""The fleet split into components: clusters, and the groups that may touch them (``componentplanning``).
 
 A group touches every cluster its placement may read or take room on: its policy's candidates (and the
 clusters its selectors match that are not ready, which its reason names), the cluster a pin names, the

@@ -9,7 +9,7 @@ cordon`` for nodes: no new or moved group is placed on a cordoned cluster, and w
 - Pins and spread-onto annotations name their clusters explicitly and are honoured (a pin to a cordoned
   cluster is warned about), as ``kubectl cordon`` leaves a pod with a ``nodeName`` alone.
 
-Both rules keep every plan a fixed point (``scheduling.planning``): what stays depends only on where the
+Both rules keep every plan a fixed point (``placementstages``): what stays depends only on where the
 previous render put a group, and what is chosen never lands on a cordoned cluster.
 """
 

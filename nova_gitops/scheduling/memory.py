@@ -153,7 +153,7 @@ class Placement:
 
 @dataclass(frozen=True, slots=True)
 class NamespaceNeeds:
-    """Where a component's groups send namespaced objects and Namespaces (``planning``'s namespace
+    """Where a component's groups send namespaced objects and Namespaces (``namespacefollowing``'s namespace
     following): a component's clusters are its own, so the fleet's needs are the union of its components'."""
 
     wanted: Mapping[tuple[str, str], str]  # (cluster, namespace) -> the first group, by name, sending there

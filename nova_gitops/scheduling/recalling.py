@@ -230,10 +230,11 @@ class Recall:
         placed: Mapping[str, int],
         tried: Sequence[Work],
     ) -> Key | None:
-        """The key of the sticky groups kept on ``cluster`` (``planning``): the cluster's text, its room once
-        the explicit intents took theirs (``base``, ``free``, ``placed``), the pod shapes, and the groups
-        tried there in order, by name and members (single groups: their members are their pods). A digest
-        of it, with the cluster's name: the groups' members are most of a component's key, kept again."""
+        """The key of the sticky groups kept on ``cluster`` (``placementstages``): the cluster's text, its
+        room once the explicit intents took theirs (``base``, ``free``, ``placed``), the pod shapes, and the
+        groups tried there in order, by name and members (single groups: their members are their pods). A
+        digest of it, with the cluster's name: the groups' members are most of a component's key, kept
+        again."""
         groups = []
         for item in tried:
             members = self.members(item.group)
