@@ -34,16 +34,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from nova_gitops.api import inputs
+from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.problems import Problem
+from nova_gitops.api.rollouts import RolloutStrategy
 from nova_gitops.api.statusreports import RescheduleRequest
 from nova_gitops.clients import collection
 from nova_gitops.controller import loading, rescheduling, skipping
 from nova_gitops.controller.ports import (
     Clock,
+    ClusterReport,
     HeadReader,
     PlanObserver,
     Publisher,
     Rendered,
+    RenderOnto,
     RolloutObserver,
     SourceReader,
     SourceSnapshot,
@@ -181,10 +185,7 @@ class Reconciler:
         self.skips += 1
         for observer in self.observers:
             observer.planned(plan, reports)
-        step = None
-        if self.rollout is not None:
-            step = self.rollout.step(basis.strategy, basis.clusters, reports)
-            self._tell_rollout(step, basis.strategy.name if basis.strategy is not None else None)
+        step = self._rollout_step(basis.strategy, basis.clusters, reports)
         return ReconcileOutcome(
             outcome=Outcome.UNCHANGED,
             commit=basis.head,
@@ -222,24 +223,8 @@ class Reconciler:
             self.memory, requests, capacities, now=started, cooldown=self.settings.reschedule_cooldown
         )
         attempt = _Attempt()
-
-        def render(previous: PreviousPlacement, base: RenderIndex | None) -> Rendered:
-            plan = self._plan(inputs_set, previous, update.memory, started, attempt)
-            delta = increments.render_delta(
-                plan,
-                snapshot.source,
-                base,
-                digests=loaded.digests,
-                salt=renderer_digest(),
-                policy_locations=rendering.policy_locations(inputs_set),
-                waves=rendering.rollout_waves(inputs_set),
-            )
-            notes = _notes(previous, plan, update.memory, attempt)
-            rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
-            vacated = _vacated(previous, plan, attempt)
-            return Rendered(delta, plan, notes, vacated, rescheduled_only)
-
         self._planning = (loaded.digests or None, None)
+        render = self._render_onto(loaded, snapshot.source, update.memory, started, attempt)
         publication = self.publisher.publish(render, snapshot.source)
         self.plan_memory = self._planned_memory() or self.plan_memory
         rendered = publication.rendered
@@ -252,25 +237,10 @@ class Reconciler:
                 observer.planned(plan, reports)
         result = publication.result
         step = None
-        if self.rollout is not None and result.outcome is not Outcome.SUPERSEDED:
-            step = self.rollout.step(inputs_set.rollout, inputs_set.clusters, reports)
-            self._tell_rollout(step, inputs_set.rollout.name if inputs_set.rollout is not None else None)
+        if result.outcome is not Outcome.SUPERSEDED:
+            step = self._rollout_step(inputs_set.rollout, inputs_set.clusters, reports)
         if read is not None and plan is not None and result.outcome is Outcome.UNCHANGED and result.commit:
-            self.basis = skipping.Basis(
-                inputs=read,
-                avoid=update.memory.avoid(),
-                head=result.commit,
-                failback_due=skipping.failback_due(self.hold, self.settings.failback_after),
-                plan=plan,
-                strategy=inputs_set.rollout,
-                clusters=inputs_set.clusters,
-                source_reports={
-                    name: report for name, report in reports.items() if name not in status.reports
-                },
-                refused=refused,
-                warnings=inputs_set.warnings,
-                stuck=attempt.stuck,
-            )
+            self.basis = self._basis(read, result.commit, plan, loaded, status, update.memory, attempt)
         return ReconcileOutcome(
             outcome=result.outcome,
             commit=result.commit,
@@ -290,6 +260,76 @@ class Reconciler:
             replanned_because=reason,
             emitted=len(rendered.files) if rendered is not None else 0,
         )
+
+    def _render_onto(
+        self,
+        loaded: loading.Loaded,
+        source: SourceInfo,
+        memory: rescheduling.RescheduleMemory,
+        started: float,
+        attempt: _Attempt,
+    ) -> RenderOnto:
+        """The render callback the publisher calls on top of the branch head's placement and render index:
+        plan (``_plan``), then render only what changed since that index."""
+        inputs_set = loaded.source_set
+
+        def render(previous: PreviousPlacement, base: RenderIndex | None) -> Rendered:
+            plan = self._plan(inputs_set, previous, memory, started, attempt)
+            delta = increments.render_delta(
+                plan,
+                source,
+                base,
+                digests=loaded.digests,
+                salt=renderer_digest(),
+                policy_locations=rendering.policy_locations(inputs_set),
+                waves=rendering.rollout_waves(inputs_set),
+            )
+            notes = _notes(previous, plan, memory, attempt)
+            rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
+            vacated = _vacated(previous, plan, attempt)
+            return Rendered(delta, plan, notes, vacated, rescheduled_only)
+
+        return render
+
+    def _basis(
+        self,
+        read: skipping.Inputs,
+        head: str,
+        plan: Plan,
+        loaded: loading.Loaded,
+        status: StatusSnapshot,
+        memory: rescheduling.RescheduleMemory,
+        attempt: _Attempt,
+    ) -> skipping.Basis:
+        """What a reconcile that found its render on the branch keeps, for the next to skip on."""
+        return skipping.Basis(
+            inputs=read,
+            avoid=memory.avoid(),
+            head=head,
+            failback_due=skipping.failback_due(self.hold, self.settings.failback_after),
+            plan=plan,
+            strategy=loaded.source_set.rollout,
+            clusters=loaded.source_set.clusters,
+            source_reports={
+                name: report for name, report in loaded.reports.items() if name not in status.reports
+            },
+            refused=loaded.refused,
+            warnings=loaded.source_set.warnings,
+            stuck=attempt.stuck,
+        )
+
+    def _rollout_step(
+        self,
+        strategy: RolloutStrategy | None,
+        clusters: Sequence[Cluster],
+        reports: Mapping[str, ClusterReport],
+    ) -> StepResult | None:
+        """The rollout step after a reconcile, told to the observers (None: no rollout driver)."""
+        if self.rollout is None:
+            return None
+        step = self.rollout.step(strategy, clusters, reports)
+        self._tell_rollout(step, strategy.name if strategy is not None else None)
+        return step
 
     def _parse_cache(self, source: SourceInfo) -> ParseCache:
         """The parse cache of the source as it is recorded now: one object, kept from load to load (it
