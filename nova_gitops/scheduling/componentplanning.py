@@ -8,10 +8,10 @@ from collections.abc import Collection, Mapping, Sequence
 
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.scheduling import candidates, components, intents, memory
+from nova_gitops.scheduling.ledger import Ledger
 from nova_gitops.scheduling.memory import Key, StoredGroup
 from nova_gitops.scheduling.namespacefollowing import namespace_needs
 from nova_gitops.scheduling.placementstages import Placer, fails_back
-from nova_gitops.scheduling.placing import Ledger
 from nova_gitops.scheduling.planparts import ClusterUsage, GroupPlan, Status
 from nova_gitops.scheduling.plans import PreviousPlacement
 from nova_gitops.scheduling.recalling import Recall, Work

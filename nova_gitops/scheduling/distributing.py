@@ -19,7 +19,7 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, Override, SpreadConstraints
 from nova_gitops.api.problems import Problem
 from nova_gitops.scheduling import demand, spreading
-from nova_gitops.scheduling.placing import Ledger
+from nova_gitops.scheduling.ledger import Ledger
 from nova_gitops.scheduling.planparts import ClusterCopy, Mode, ObjectPlan
 
 MAX_REPLICAS = 2**31 - 1

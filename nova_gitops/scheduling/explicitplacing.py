@@ -10,7 +10,7 @@ from nova_gitops.api import labels
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.policies import SpreadConstraints
 from nova_gitops.scheduling import candidates, cordoning, distributing, intents
-from nova_gitops.scheduling.placing import Ledger
+from nova_gitops.scheduling.ledger import Ledger
 from nova_gitops.scheduling.planparts import ClusterCopy, GroupPlan, Mode, ObjectPlan, Status
 from nova_gitops.scheduling.recalling import Work
 

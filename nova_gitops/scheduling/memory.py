@@ -103,7 +103,7 @@ def _with_objects(plan: GroupPlan, objects: tuple[ObjectPlan, ...]) -> GroupPlan
 
 @dataclass(frozen=True, slots=True)
 class BaseRoom:
-    """A cluster's room once the explicit intents took theirs (``placing.Ledger.base_of``)."""
+    """A cluster's room once the explicit intents took theirs (``ledger.Ledger.base_of``)."""
 
     rooms: tuple[fitting.NodeRoom, ...]
     free: Mapping[str, int]
@@ -117,7 +117,7 @@ class BaseRoom:
 @dataclass(frozen=True, slots=True)
 class Kept:
     """A cluster's single placements once the sticky groups that still fit there are kept
-    (``placing.Ledger.kept``): the groups, in name order, whether each packed (False: it overflows an
+    (``ledger.Ledger.kept``): the groups, in name order, whether each packed (False: it overflows an
     autoscaled cluster) and why not, and after them each node's free room, the cluster's free room and the
     requests placed there. Plain data: a plan reads one per cluster."""
 

@@ -24,9 +24,10 @@ from dataclasses import replace
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.scheduling import candidates, cordoning, fitting, memory, placing
 from nova_gitops.scheduling.explicitplacing import place_explicit, single_plan
+from nova_gitops.scheduling.ledger import Ledger
 from nova_gitops.scheduling.memory import Key, StoredGroup
 from nova_gitops.scheduling.namespacefollowing import namespace_needs
-from nova_gitops.scheduling.placing import Ledger, place_single
+from nova_gitops.scheduling.placing import place_single
 from nova_gitops.scheduling.planparts import GroupPlan, Status
 from nova_gitops.scheduling.plans import PreviousPlacement
 from nova_gitops.scheduling.recalling import Recall, Work

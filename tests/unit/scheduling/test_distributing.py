@@ -16,7 +16,7 @@ from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import SpreadConstraints
 from nova_gitops.scheduling import demand, distributing
-from nova_gitops.scheduling.placing import Ledger
+from nova_gitops.scheduling.ledger import Ledger
 from nova_gitops.scheduling.planparts import ClusterCopy
 from tests.builders import cluster, config_map, deployment, policy, source_set
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.scheduling import candidates, demand, fitting
-from nova_gitops.scheduling.placing import Ledger
+from nova_gitops.scheduling.ledger import Ledger
 from tests.builders import cluster, policy, source_set
 
 

@@ -7,7 +7,7 @@ capacity changed, a cluster removed, reschedule exclusions and failback holds â€
 plan made with the memory of the plans before it, each file's digest and the previous placement equals, to
 the byte, the plan made without any memory and with the whole fleet placed as one component. Added
 workloads are named between the others, so that a cluster whose kept groups come from the memory takes a
-group before them (``placing.Ledger.restore_kept``).
+group before them (``ledger.Ledger.restore_kept``).
 """
 
 from __future__ import annotations
