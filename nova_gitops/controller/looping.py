@@ -115,6 +115,29 @@ def after_failure(
     )
 
 
+def _git_publisher(
+    settings: ControllerSettings, wall_clock: Callable[[], datetime], is_leader: Callable[[], bool] | None
+) -> tuple[GitPublisher, RolloutDriver]:
+    """The publisher to the rendered repository of ``settings.repo_url``, and the rollout driver of its
+    release refs."""
+    publisher = GitPublisher(
+        settings.repo_url,
+        cache_dir=settings.cache_dir,
+        options=PublishOptions(
+            branch=settings.branch,
+            max_delete_percent=settings.max_delete_percent,
+            allow_mass_delete=settings.allow_mass_delete,
+            attempts=settings.attempts,
+            timeout=settings.git_timeout,
+        ),
+        is_leader=is_leader,
+    )
+    rollout = RolloutDriver(
+        publisher.repo, settings.branch, wall_clock=wall_clock, is_leader=is_leader or _always
+    )
+    return publisher, rollout
+
+
 class Controller:
     """The always-on part: reconcile on start, on triggers, on every poll; survive errors; stop cleanly."""
 
@@ -144,25 +167,7 @@ class Controller:
         rollout = None
         self.wall_clock = wall_clock or _utc_now
         if publisher is None:  # the rendered repository of settings.repo_url, and its release refs
-            git_publisher = GitPublisher(
-                settings.repo_url,
-                cache_dir=settings.cache_dir,
-                options=PublishOptions(
-                    branch=settings.branch,
-                    max_delete_percent=settings.max_delete_percent,
-                    allow_mass_delete=settings.allow_mass_delete,
-                    attempts=settings.attempts,
-                    timeout=settings.git_timeout,
-                ),
-                is_leader=is_leader,
-            )
-            rollout = RolloutDriver(
-                git_publisher.repo,
-                settings.branch,
-                wall_clock=self.wall_clock,
-                is_leader=is_leader or _always,
-            )
-            publisher = git_publisher
+            publisher, rollout = _git_publisher(settings, self.wall_clock, is_leader)
         self.publisher = publisher
         self.reconciler = reconciling.Reconciler(
             settings,

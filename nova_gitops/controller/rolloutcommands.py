@@ -219,12 +219,7 @@ def request(
     repo = rendered_repo(where)
     identity = author_environment(repo, environ)
     if command == "pause":
-        author = identity.get("GIT_AUTHOR_NAME") or gitwriting.DEFAULT_IDENTITY[0]
-        why = f"{author}: {reason}" if reason else author
-        written = write_requests(
-            repo, lambda found: requesting.paused(found, why), f"rollout pause: {why}", environ=identity
-        )
-        return _said(written, f"paused the rollout ({why})", PAUSE_NEXT)
+        return _pause(repo, identity, reason)
     inspection = inspect(where, now)
     reading, decision = inspection.reading, inspection.decision
     target = reading.situation.target if reading is not None else ""
@@ -239,37 +234,62 @@ def request(
     if refused:
         raise NothingToDo(refused)
     assert decision is not None and reading is not None
-    short = target[:12]
     if command == "resume":
-        failed = requesting.failed_wave(decision)
-        retry = f" wave {failed}" if failed else ""
-        written = write_requests(
-            repo,
-            lambda found: requesting.resumed(found, target, failed, now),
-            f"rollout resume: {short}{retry}",
-            environ=identity,
-        )
-        return _said(
-            written,
-            f"resumed the rollout of {short}" + (f", retrying wave {failed}" if failed else ""),
-            "the controller continues the rollout at its next step",
-        )
+        return _resume(repo, identity, decision, target, now)
     if command == "promote":
         assert chosen is not None
-        written = write_requests(
-            repo,
-            lambda found: requesting.promoted(found, target, chosen),
-            f"rollout promote: wave {chosen} of {short}",
-            environ=identity,
-        )
-        held = (
-            " (paused by request: not before `nova-gitops rollout resume`)" if written.requests.paused else ""
-        )
-        return _said(
-            written,
-            f"promoted wave {chosen} of {short}",
-            f"{requesting.promote_effect(decision, chosen)}{held}",
-        )
+        return _promote(repo, identity, decision, target, chosen)
+    return _abort(repo, identity, reading, target)
+
+
+def _pause(repo: RenderedRepo, identity: Mapping[str, str], reason: str) -> str:
+    author = identity.get("GIT_AUTHOR_NAME") or gitwriting.DEFAULT_IDENTITY[0]
+    why = f"{author}: {reason}" if reason else author
+    written = write_requests(
+        repo, lambda found: requesting.paused(found, why), f"rollout pause: {why}", environ=identity
+    )
+    return _said(written, f"paused the rollout ({why})", PAUSE_NEXT)
+
+
+def _resume(
+    repo: RenderedRepo, identity: Mapping[str, str], decision: Decision, target: str, now: datetime
+) -> str:
+    short = target[:12]
+    failed = requesting.failed_wave(decision)
+    retry = f" wave {failed}" if failed else ""
+    written = write_requests(
+        repo,
+        lambda found: requesting.resumed(found, target, failed, now),
+        f"rollout resume: {short}{retry}",
+        environ=identity,
+    )
+    return _said(
+        written,
+        f"resumed the rollout of {short}" + (f", retrying wave {failed}" if failed else ""),
+        "the controller continues the rollout at its next step",
+    )
+
+
+def _promote(
+    repo: RenderedRepo, identity: Mapping[str, str], decision: Decision, target: str, chosen: str
+) -> str:
+    short = target[:12]
+    written = write_requests(
+        repo,
+        lambda found: requesting.promoted(found, target, chosen),
+        f"rollout promote: wave {chosen} of {short}",
+        environ=identity,
+    )
+    held = " (paused by request: not before `nova-gitops rollout resume`)" if written.requests.paused else ""
+    return _said(
+        written,
+        f"promoted wave {chosen} of {short}",
+        f"{requesting.promote_effect(decision, chosen)}{held}",
+    )
+
+
+def _abort(repo: RenderedRepo, identity: Mapping[str, str], reading: Reading, target: str) -> str:
+    short = target[:12]
     written = write_requests(
         repo, lambda found: requesting.aborted(found, target), f"rollout abort: {short}", environ=identity
     )

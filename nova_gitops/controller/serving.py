@@ -53,6 +53,33 @@ OVERLOADED = (
 )
 
 
+def _rollout_gauges(registry: CollectorRegistry) -> tuple[Gauge, Gauge, Gauge, Gauge]:
+    """The rollout's gauges: the wave it is at, whether it is paused, for how long it has run, and whether
+    its requests do not read."""
+    return (
+        Gauge(
+            "nova_rollout_wave",
+            "Index of the wave the rollout is at (-1: none in progress).",
+            registry=registry,
+        ),
+        Gauge(
+            "nova_rollout_paused",
+            "1 while the rollout is paused (a failed gate or a request).",
+            registry=registry,
+        ),
+        Gauge(
+            "nova_rollout_duration_seconds",
+            "Time since the rollout in progress started.",
+            registry=registry,
+        ),
+        Gauge(
+            "nova_rollout_requests_unreadable",
+            "1 while rollout/requests.yaml does not read: the rollout is held paused for it.",
+            registry=registry,
+        ),
+    )
+
+
 class Metrics:
     """The controller's metrics in a registry of its own (see the module docstring), plus the health and
     readiness facts ``/healthz`` and ``/readyz`` answer from. Documented in docs/metrics.md."""
@@ -93,25 +120,8 @@ class Metrics:
         self.triggers = Counter(
             "nova_controller_triggers", "Webhook and watch triggers received.", registry=self.registry
         )
-        self.rollout_wave = Gauge(
-            "nova_rollout_wave",
-            "Index of the wave the rollout is at (-1: none in progress).",
-            registry=self.registry,
-        )
-        self.rollout_paused = Gauge(
-            "nova_rollout_paused",
-            "1 while the rollout is paused (a failed gate or a request).",
-            registry=self.registry,
-        )
-        self.rollout_seconds = Gauge(
-            "nova_rollout_duration_seconds",
-            "Time since the rollout in progress started.",
-            registry=self.registry,
-        )
-        self.rollout_requests_unreadable = Gauge(
-            "nova_rollout_requests_unreadable",
-            "1 while rollout/requests.yaml does not read: the rollout is held paused for it.",
-            registry=self.registry,
+        self.rollout_wave, self.rollout_paused, self.rollout_seconds, self.rollout_requests_unreadable = (
+            _rollout_gauges(self.registry)
         )
         for outcome in OUTCOMES:  # every series exists from the start: rate() and absent() need no guess
             self.reconciles.labels(outcome)

@@ -67,16 +67,7 @@ def run(
     elector = None
     if leader_elect and not once:
         elector = _elector(leader_namespace, kubeconfig, kube_context, environ)
-    source: SourceReader
-    observers: list[PlanObserver] = []
-    if source_spec == CONTROLPLANE:
-        api = kubeapi.KubeApi(build_api_client(kubeconfig, kube_context))
-        control_plane = controlplane.ControlPlaneSource(api, f"controlplane:{kube_context or 'in-cluster'}")
-        source = ControlPlaneReader(control_plane)
-        observers.append(writeback.WriteBack(api))
-        stop_hooks.append(control_plane.close)
-    else:
-        source = source_reader(source_spec, settings, stop)
+    source, observers = _source(source_spec, settings, stop, stop_hooks, kubeconfig, kube_context)
     status: StatusReader = statusreading.NoStatus()
     if source_spec != CONTROLPLANE or settings.status_repo is not None:
         status = status_reader(settings)
@@ -97,30 +88,8 @@ def run(
         except errors.TemporaryError as error:
             raise errors.UserError(str(error)) from None
         return 0
-    servers: list[serving.Server] = []
-    try:
-        if settings.metrics_listen is not None:
-            servers.append(serving.metrics_server(settings.metrics_listen, metrics).start())
-        if settings.webhook_listen is not None:
-            servers.append(
-                webhook.webhook_server(
-                    settings.webhook_listen, settings.webhook_secrets, triggers, log
-                ).start()
-            )
-    except OSError as error:
-        for server in servers:
-            server.close()
-        raise errors.UserError(f"cannot listen: {error.strerror}; is the address free and local?") from None
-    campaign = None
-    if elector is not None:
-        campaign = leaderelection.Campaign(
-            elector,
-            on_started=lambda: triggers.put("leading"),
-            on_stopped=lambda: log.info("not leading"),
-            on_error=lambda error: log.error(
-                "leader election step failed", error=str(error), kind=type(error).__name__
-            ),
-        ).start()
+    servers = _servers(settings, metrics, triggers, log)
+    campaign = _campaign(elector, triggers, log) if elector is not None else None
     interrupted = _on_signals(stop, triggers, log)
     log.info(
         "started",
@@ -136,6 +105,59 @@ def run(
     if interrupted.is_set():  # Ctrl-C: the CLI says "interrupted" and exits 130, as for any command
         raise KeyboardInterrupt
     return 0
+
+
+def _source(
+    spec: str,
+    settings: ControllerSettings,
+    stop: threading.Event,
+    stop_hooks: list[Callable[[], None]],
+    kubeconfig: str | None,
+    kube_context: str | None,
+) -> tuple[SourceReader, list[PlanObserver]]:
+    """The source reader, and who is told of each plan: a control plane's reader writes back to it (and
+    its watch is closed at the end, a hook added to ``stop_hooks``); any other source, no one."""
+    if spec != CONTROLPLANE:
+        return source_reader(spec, settings, stop), []
+    api = kubeapi.KubeApi(build_api_client(kubeconfig, kube_context))
+    control_plane = controlplane.ControlPlaneSource(api, f"controlplane:{kube_context or 'in-cluster'}")
+    stop_hooks.append(control_plane.close)
+    return ControlPlaneReader(control_plane), [writeback.WriteBack(api)]
+
+
+def _servers(
+    settings: ControllerSettings, metrics: serving.Metrics, triggers: Triggers, log: JsonLog
+) -> list[serving.Server]:
+    """The metrics and webhook servers the settings ask for, listening; none left open when one cannot."""
+    servers: list[serving.Server] = []
+    try:
+        if settings.metrics_listen is not None:
+            servers.append(serving.metrics_server(settings.metrics_listen, metrics).start())
+        if settings.webhook_listen is not None:
+            servers.append(
+                webhook.webhook_server(
+                    settings.webhook_listen, settings.webhook_secrets, triggers, log
+                ).start()
+            )
+    except OSError as error:
+        for server in servers:
+            server.close()
+        raise errors.UserError(f"cannot listen: {error.strerror}; is the address free and local?") from None
+    return servers
+
+
+def _campaign(
+    elector: leaderelection.LeaderElector, triggers: Triggers, log: JsonLog
+) -> leaderelection.Campaign:
+    """The leader election, running: leading triggers a reconcile."""
+    return leaderelection.Campaign(
+        elector,
+        on_started=lambda: triggers.put("leading"),
+        on_stopped=lambda: log.info("not leading"),
+        on_error=lambda error: log.error(
+            "leader election step failed", error=str(error), kind=type(error).__name__
+        ),
+    ).start()
 
 
 def serve(
