@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -99,8 +100,9 @@ def _switched(options: dict[str, Any], dest: str) -> bool:
     return bool(options[dest]) and not options[f"no_{dest}"]
 
 
-def common_options(function: Any) -> Any:
-    options = [
+def _where_options() -> list[Callable[[Any], Any]]:
+    """Which repository, directory and cluster a pass reads and writes."""
+    return [
         click.option("--cluster", required=True, help="This cluster's name (its directory clusters/<name>)."),
         click.option("--repo", required=True, help="URL of the rendered repository."),
         click.option(
@@ -120,6 +122,12 @@ def common_options(function: Any) -> Any:
         click.option(
             "--namespace", default="nova-agent", show_default=True, help="Namespace of the inventory."
         ),
+    ]
+
+
+def _pass_options() -> list[Callable[[Any], Any]]:
+    """When passes run, and what they do."""
+    return [
         click.option(
             "--interval", type=Duration(), default="30s", show_default=True, help="Time between passes."
         ),
@@ -134,9 +142,21 @@ def common_options(function: Any) -> Any:
         *_switch("rescheduling-enabled", "Ask the controller to move workloads whose pods stay Pending."),
         click.option("--pending-timeout", type=Duration(), default="2m", show_default=True),
         click.option("--max-prune-percent", type=click.IntRange(0, 100), default=30, show_default=True),
+    ]
+
+
+def _report_options() -> list[Callable[[Any], Any]]:
+    """Where status reports go, and how often when nothing changes."""
+    return [
         click.option("--status-branch", default="nova-status", show_default=True),
         click.option("--status-repo", default="", help="A repository of its own for status reports."),
         click.option("--heartbeat-interval", type=Duration(), default="5m", show_default=True),
+    ]
+
+
+def _apply_options() -> list[Callable[[Any], Any]]:
+    """What a pass applies, and how."""
+    return [
         click.option(
             "--verify-signatures",
             "allowed_signers",
@@ -154,6 +174,12 @@ def common_options(function: Any) -> Any:
             f"(per object: annotation {DRIFT_ANNOTATION}: correct|warn|ignore).",
         ),
         click.option("--autoscaled/--no-autoscaled", default=None, help="Default: detect an autoscaler."),
+    ]
+
+
+def _identity_options() -> list[Callable[[Any], Any]]:
+    """What the report says of the cluster, and the agent's own files and output."""
+    return [
         click.option("--provider", default=""),
         click.option("--region", default=""),
         click.option("--zone", default=""),
@@ -167,6 +193,16 @@ def common_options(function: Any) -> Any:
         ),
         click.option("--no-report", is_flag=True, help="Do not write a status report."),
         click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors."),
+    ]
+
+
+def common_options(function: Any) -> Any:
+    options = [
+        *_where_options(),
+        *_pass_options(),
+        *_report_options(),
+        *_apply_options(),
+        *_identity_options(),
     ]
     for option in reversed(options):
         function = option(function)

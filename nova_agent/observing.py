@@ -108,6 +108,25 @@ def _listed(kube: KubePort, resource: Resource, agent_namespace: str) -> Sequenc
         return kube.list(resource)
 
 
+def _managed(
+    settings: AgentSettings, bodies: Sequence[Body], deployments: Sequence[Body], owned: Sequence[Body]
+) -> set[str]:
+    """The uids of what Nova manages here (``capacity.managed_uids``): this agent's objects (only those
+    labelled for Nova, when it does not orchestrate) and the Deployments that name a target cluster, with
+    the ReplicaSets and Jobs they own."""
+    if settings.orchestration_enabled:
+        labelled = bodies
+    else:
+        labelled = [b for b in bodies if nova_labels.SCHEDULE in (b.get("metadata") or {}).get("labels", {})]
+    return capacity.managed_uids(
+        [
+            *labelled,
+            *(d for d in deployments if nova_labels.TARGET_CLUSTER in (d["metadata"].get("labels") or {})),
+        ],
+        owned,
+    )
+
+
 def observe(
     kube: KubePort,
     settings: AgentSettings,
@@ -137,17 +156,7 @@ def observe(
         problem = error
         nodes, pods, replicasets, owned, deployments, version = [], [], [], [], [], ""
         last_error = "; ".join(filter(None, [last_error, f"capacity not measured: {error}"]))
-    if settings.orchestration_enabled:
-        labelled = bodies
-    else:
-        labelled = [b for b in bodies if nova_labels.SCHEDULE in (b.get("metadata") or {}).get("labels", {})]
-    managed = capacity.managed_uids(
-        [
-            *labelled,
-            *(d for d in deployments if nova_labels.TARGET_CLUSTER in (d["metadata"].get("labels") or {})),
-        ],
-        owned,
-    )
+    managed = _managed(settings, bodies, deployments, owned)
     autoscaled = (
         settings.autoscaled if settings.autoscaled is not None else capacity.detect_autoscaler(deployments)
     )
