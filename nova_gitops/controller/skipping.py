@@ -1,12 +1,12 @@
 """When a reconcile may skip planning, rendering and publishing: nothing that determines them has changed.
 
 Most reconciles are polls that find nothing new, and a full one costs the whole fleet (read and parse every
-source file, plan, render every object, hash the tree against the branch head: seconds at the reference
-fleet). A plan is a pure function of the source, the cluster inventory (the agents' reports), the settings,
-the previous placement (the branch head), the reschedule exclusions and, through the failback hold, the
-clock. So when the last reconcile found the branch already holding its render (outcome ``unchanged``) and
-every one of those is what it was then, this reconcile would render the same bytes and find them on the
-same head again: it is skipped. Each input is compared by a digest of its bytes, taken before it is read:
+source file, plan, render every object, hash the tree against the branch head). A plan is a pure function of
+the source, the cluster inventory (the agents' reports), the settings, the previous placement (the branch
+head), the reschedule exclusions and, through the failback hold, the clock. So when the last reconcile found
+the branch already holding its render (outcome ``unchanged``) and every one of those is what it was then, this
+reconcile would render the same bytes and find them on the same head again: it is skipped. Each input is
+compared by a digest of its bytes, taken before it is read:
 
 - the source: its ``SourceSnapshot.digest`` (the commit of a git source; the bytes of every file of a
   directory; the listed documents of a control plane) and its recorded ``SourceInfo``; no digest, no skip;
