@@ -11,6 +11,7 @@ from nova_gitops import errors
 from nova_gitops.cli import notices, options
 
 if TYPE_CHECKING:
+    from nova_gitops.rendering.diffs import RenderDiff
     from nova_gitops.scheduling.plans import PlanSettings
 
 EXIT_NO_CHANGES, EXIT_CHANGES = errors.EXIT_OK, errors.EXIT_FOUND
@@ -68,6 +69,50 @@ def diff_command(
       nova-gitops diff --source . --base origin/main --format markdown > comment.md
       nova-gitops diff --source https://git.example.com/fleet.git --base v1 --head v2 --format json
     """
+    _check_arguments(context, directories, source=source, base=base, head=head, settings=settings)
+
+    def action() -> int:
+        import os
+
+        from nova_gitops.cli import terminal
+        from nova_gitops.scheduling import findings
+        from nova_gitops.workflows import diffing
+
+        with terminal.progress(quiet=quiet) as progress:
+            if source:
+                found = diffing.diff_source(
+                    source,
+                    base or "",
+                    head,
+                    settings=settings,
+                    clusters_path=clusters_path,
+                    cache_dir=cache_dir,
+                    environ=os.environ,
+                    timeout=git_timeout,
+                    progress=progress,
+                )
+            else:
+                compared = diffing.diff_directories(*directories, progress=progress)
+                found = diffing.SourceDiff(compared, findings.NONE)
+        if found.findings.warnings:  # on stderr: stdout is the diff, as scripts read it
+            notices.show(found.findings)
+            click.echo(f"{head or 'the work tree'}: {notices.counted(found.findings)}", err=True)
+        _echo(found.diff, output_format, color)
+        return EXIT_NO_CHANGES if found.diff.is_empty else EXIT_CHANGES
+
+    options.finish(context, action)
+
+
+def _check_arguments(
+    context: click.Context,
+    directories: tuple[Path, ...],
+    *,
+    source: str | None,
+    base: str | None,
+    head: str | None,
+    settings: PlanSettings,
+) -> None:
+    """``UsageError`` for a combination of arguments that names no diff."""
     if directories and source:
         raise click.UsageError("give either OLD_DIR NEW_DIR or --source, not both")
     if not source and len(directories) != 2:
@@ -80,48 +125,18 @@ def diff_command(
     if settings.namespace and given and not source:
         raise click.UsageError("--namespace only applies with --source (OLD_DIR NEW_DIR are renders already)")
 
-    def action() -> int:
-        import os
-        import sys
 
-        from nova_gitops.api import progress as phases
-        from nova_gitops.cli import output as printing
-        from nova_gitops.cli import terminal
-        from nova_gitops.rendering import diffformats
-        from nova_gitops.scheduling import findings
-        from nova_gitops.sources import gitsources
-        from nova_gitops.workflows import diffing, renderers
+def _echo(result: RenderDiff, output_format: str, color: bool | None) -> None:
+    """The diff on stdout in ``output_format`` (text coloured on a terminal, or as ``--color`` says)."""
+    import sys
 
-        told = findings.NONE
-        with terminal.progress(quiet=quiet) as progress:
-            if source:
-                caches = cache_dir or gitsources.default_cache_dir(os.environ)
-                renderer = renderers.default_render(
-                    settings, clusters_path, cache_dir=caches, progress=progress
-                )
-                result = diffing.diff_revisions(
-                    source,
-                    base or "",
-                    head,
-                    render=renderer,
-                    cache_dir=caches,
-                    timeout=git_timeout,
-                    progress=progress,
-                )
-                told = renderer.findings  # the head's, rendered last
-            else:
-                progress.phase(phases.DIFF, f"{directories[0]} → {directories[1]}")
-                result = diffing.diff_directories(directories[0], directories[1])
-        if told.warnings:  # on stderr: stdout is the diff, as scripts read it
-            notices.show(told)
-            click.echo(f"{head or 'the work tree'}: {notices.counted(told)}", err=True)
-        if output_format == "text":
-            colour = sys.stdout.isatty() if color is None else color
-            printing.styled(diffformats.to_text(result, colour=colour), colour=colour)
-        elif output_format == "markdown":
-            click.echo(diffformats.to_markdown(result), nl=False)
-        else:
-            click.echo(diffformats.to_json(result), nl=False)
-        return EXIT_NO_CHANGES if result.is_empty else EXIT_CHANGES
+    from nova_gitops.cli import output as printing
+    from nova_gitops.rendering import diffformats
 
-    options.finish(context, action)
+    if output_format == "text":
+        colour = sys.stdout.isatty() if color is None else color
+        printing.styled(diffformats.to_text(result, colour=colour), colour=colour)
+    elif output_format == "markdown":
+        click.echo(diffformats.to_markdown(result), nl=False)
+    else:
+        click.echo(diffformats.to_json(result), nl=False)

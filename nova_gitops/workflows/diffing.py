@@ -14,8 +14,9 @@ differs. Two directories carry no plan: a render records neither the strategy no
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from nova_gitops import errors
@@ -24,14 +25,47 @@ from nova_gitops.publishing import treecomparing
 from nova_gitops.rendering import diffs, schedulegroups
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import plans
-from nova_gitops.scheduling.plans import PreviousPlacement
+from nova_gitops.scheduling.findings import Findings
+from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import gitsources
+from nova_gitops.workflows import renderers
 from nova_gitops.workflows.renderers import RenderedFiles, RenderFiles
 
 
-def diff_directories(old: Path, new: Path) -> diffs.RenderDiff:
+def diff_directories(
+    old: Path, new: Path, *, progress: phases.Progress = phases.NO_PROGRESS
+) -> diffs.RenderDiff:
     """Compare two renders on disk (``diff OLD_DIR NEW_DIR``)."""
+    progress.phase(phases.DIFF, f"{old} → {new}")
     return diffs.diff_renders(treecomparing.directory_changes(old, new))
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDiff:
+    diff: diffs.RenderDiff
+    findings: Findings  # what the head's plan has to tell (``cli.notices``)
+
+
+def diff_source(
+    source: str,
+    base: str,
+    head: str | None,
+    *,
+    settings: PlanSettings,
+    clusters_path: Path | None,
+    cache_dir: Path | None,
+    environ: Mapping[str, str],
+    timeout: float = 120.0,
+    progress: phases.Progress = phases.NO_PROGRESS,
+) -> SourceDiff:
+    """``diff --source``: ``diff_revisions`` with the real renderer (``renderers.default_render``), git
+    sources cached in ``cache_dir`` (default: ``gitsources.default_cache_dir``)."""
+    caches = cache_dir or gitsources.default_cache_dir(environ)
+    renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
+    result = diff_revisions(
+        source, base, head, render=renderer, cache_dir=caches, timeout=timeout, progress=progress
+    )
+    return SourceDiff(result, renderer.findings)  # the head's findings: it is rendered last
 
 
 @contextmanager
