@@ -11,6 +11,7 @@ from nova_gitops.cli import notices, options
 
 if TYPE_CHECKING:
     from nova_gitops.scheduling.plans import PlanSettings
+    from nova_gitops.workflows.publishing import SourcePublication
 
 
 @click.command("publish")
@@ -83,17 +84,15 @@ def publish_command(
         import os
 
         from nova_gitops.cli import terminal
-        from nova_gitops.sources import gitsources
-        from nova_gitops.workflows import publishing, renderers
+        from nova_gitops.workflows import publishing
 
-        caches = cache_dir or gitsources.default_cache_dir(os.environ)
         with terminal.progress(quiet=quiet) as progress:
-            renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
-            result = publishing.publish(
+            published = publishing.publish_source(
                 source,
                 repo_url,
-                render=renderer,
-                cache_dir=caches,
+                settings=settings,
+                clusters_path=clusters_path,
+                cache_dir=cache_dir,
                 options=publishing.PublishOptions(
                     branch=branch,
                     pull_request=pull_request,
@@ -102,23 +101,28 @@ def publish_command(
                     attempts=attempts,
                     timeout=git_timeout,
                 ),
+                environ=os.environ,
                 progress=progress,
             )
-        notices.show(renderer.findings)
-        told = (
-            ""
-            if result.outcome is publishing.Outcome.SUPERSEDED
-            else f" ({notices.counted(renderer.findings)})"
-        )
-        click.echo(summary(result) + told, err=True)
-        if result.pull_request_body is not None:
-            if body_file is not None:
-                body_file.write_text(result.pull_request_body, encoding="utf-8")
-            else:
-                click.echo(result.pull_request_body, nl=False)
+        _tell(published, body_file)
         return 0
 
     options.finish(context, action)
+
+
+def _tell(published: SourcePublication, body_file: Path | None) -> None:
+    """The render's notices and a one-line summary on stderr; the PR body in ``body_file`` or on stdout."""
+    from nova_gitops.workflows.publishing import Outcome
+
+    result = published.result
+    notices.show(published.findings)
+    told = "" if result.outcome is Outcome.SUPERSEDED else f" ({notices.counted(published.findings)})"
+    click.echo(summary(result) + told, err=True)
+    if result.pull_request_body is not None:
+        if body_file is not None:
+            body_file.write_text(result.pull_request_body, encoding="utf-8")
+        else:
+            click.echo(result.pull_request_body, nl=False)
 
 
 def summary(result: object) -> str:

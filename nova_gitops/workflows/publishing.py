@@ -37,6 +37,8 @@ from nova_gitops.publishing import (
 from nova_gitops.publishing.gitwriting import PushOutcome, RenderedRepo
 from nova_gitops.rendering import diffs
 from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.scheduling.findings import Findings
+from nova_gitops.scheduling.plans import PlanSettings
 from nova_gitops.sources import gitsources
 from nova_gitops.workflows import committing, renderers
 from nova_gitops.workflows.gitprogress import git_progress
@@ -161,6 +163,39 @@ def publish(
         f"publishers kept moving the branch (or a stale ref lock on the remote kept it locked); try again, "
         f"or run one publisher per branch"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePublication:
+    result: PublishResult
+    findings: Findings  # what the published render's plan has to tell (``cli.notices``)
+
+
+def publish_source(
+    source_spec: str,
+    repo_url: str,
+    *,
+    settings: PlanSettings,
+    clusters_path: Path | None,
+    cache_dir: Path | None,
+    options: PublishOptions,
+    environ: Mapping[str, str],
+    progress: phases.Progress = phases.NO_PROGRESS,
+) -> SourcePublication:
+    """``nova-gitops publish``: ``publish`` with the real renderer (``renderers.default_render``), clones
+    cached in ``cache_dir`` (default: ``gitsources.default_cache_dir``)."""
+    caches = cache_dir or gitsources.default_cache_dir(environ)
+    renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
+    result = publish(
+        source_spec,
+        repo_url,
+        render=renderer,
+        cache_dir=caches,
+        options=options,
+        environ=environ,
+        progress=progress,
+    )
+    return SourcePublication(result, renderer.findings)
 
 
 @contextmanager
