@@ -4,8 +4,8 @@ Parsing is the biggest part of loading a source (libyaml: ~300 µs per manifest,
 fleet's 6,000 documents), and validating what was parsed the next (``inputs.build_source_set``: ~60 µs per
 document); between two publishes almost every file is unchanged. A cache entry is keyed by the file's name
 *and* the SHA-256 of its bytes, so it can only ever return what parsing those bytes gives; it also keeps each
-document's ``inputs.Classified`` (``memo``), which ``build_source_set`` takes only while what it depends on
-(the default namespace, the CRD scope of its kind) is unchanged. The whole cache is one file per source,
+document's ``classifying.Classified`` (``memo``), which ``build_source_set`` takes only while what it depends
+on (the default namespace, the CRD scope of its kind) is unchanged. The whole cache is one file per source,
 holding only the entries the last run used (no unbounded growth).
 
 A file exported from git (``sources.gitsources``) or that a work tree's index vouches for
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from nova_gitops import api
-from nova_gitops.api.inputs import OBJECT_CLAIM, Classified, Role
+from nova_gitops.api.classifying import OBJECT_CLAIM, Classified, Role
 from nova_gitops.api.objects import Document, Manifest
 from nova_gitops.api.problems import Problem, SourceLocation
 from nova_gitops.clients import codedigests, collection
@@ -220,8 +220,8 @@ class ParseCache:
 
 
 class _Memo:
-    """``inputs.ClassifiedMemo`` over the cache's entries: a document of a cached or newly put file gets its
-    kept classification, and a new one is kept with its file; other documents (a kustomize build's, an
+    """``classifying.ClassifiedMemo`` over the cache's entries: a document of a cached or newly put file gets
+    its kept classification, and a new one is kept with its file; other documents (a kustomize build's, an
     agent's report) are neither."""
 
     __slots__ = ("_cache",)

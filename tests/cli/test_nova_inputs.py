@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from nova_gitops.api.inputs import UNMATCHED_POLICY
 from nova_gitops.api.problems import UNKNOWN_FIELD_REJECTED
+from nova_gitops.api.unmatchedpolicies import UNMATCHED_POLICY
 from nova_gitops.cli.main import cli
 from tests.builders import deployment, policy
 

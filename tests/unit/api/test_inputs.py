@@ -23,9 +23,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.api import inputs, loading
+from nova_gitops.api import inputs, loading, placementannotations
 from nova_gitops.api.objects import Document, ObjectKey
 from nova_gitops.api.problems import SourceLocation
+from nova_gitops.api.unmatchedpolicies import UNMATCHED_POLICY
 from nova_gitops.errors import InputError
 
 
@@ -134,7 +135,7 @@ def test_documents_are_classified_scoped_and_sorted() -> None:
         "Widget is cluster-scoped; the namespace is ignored",
         "app.yaml:33: warning: "
         "ScheduleGroup objects are made by the scheduler, not read from the source; ignored",
-        f"policies.yaml:1: warning: SchedulePolicy spread: {inputs.UNMATCHED_POLICY}",
+        f"policies.yaml:1: warning: SchedulePolicy spread: {UNMATCHED_POLICY}",
     ]
 
 
@@ -295,8 +296,8 @@ def test_placement_annotations_are_read(annotations: dict[str, str], pinned: str
     )
     source = build({"c.yaml": text})
     (manifest,) = source.workloads
-    assert inputs.pinned_cluster(manifest) == pinned
-    assert inputs.spread_onto(manifest) == spread
+    assert placementannotations.pinned_cluster(manifest) == pinned
+    assert placementannotations.spread_onto(manifest) == spread
 
 
 def test_a_repeated_spread_cluster_and_a_pin_beside_a_spread_are_warnings() -> None:

@@ -26,9 +26,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nova_gitops.api import inputs, policies
+from nova_gitops.api import policies
 from nova_gitops.api.objects import Document, Manifest
 from nova_gitops.api.problems import UNKNOWN_FIELD_REJECTED, Problem, SourceLocation
+from nova_gitops.api.unmatchedpolicies import UNMATCHED_POLICY, unmatched_policy_warnings
 from nova_gitops.scheduling import matching
 
 
@@ -293,11 +294,11 @@ def test_only_policies_that_select_nothing_are_warned_about() -> None:
     )
     assert used is not None and unused is not None
     namespaces = {"shop": {"team": "web"}}
-    warnings = inputs.unmatched_policy_warnings([used, unused], OBJECTS, namespaces)
+    warnings = unmatched_policy_warnings([used, unused], OBJECTS, namespaces)
     assert [str(warning) for warning in warnings] == [
-        f"policy.yaml:1: warning: SchedulePolicy unused: {inputs.UNMATCHED_POLICY}"
+        f"policy.yaml:1: warning: SchedulePolicy unused: {UNMATCHED_POLICY}"
     ]
-    assert inputs.unmatched_policy_warnings([used], [], namespaces)[0].subject == "SchedulePolicy bad-split"
+    assert unmatched_policy_warnings([used], [], namespaces)[0].subject == "SchedulePolicy bad-split"
 
 
 TUTORIAL_SHAPED = {
@@ -399,7 +400,7 @@ def test_the_unmatched_warning_tries_one_object_per_signature_and_decides_as_try
     found = [policy for spec in SELECTING for policy in [parse(HEAD + spec)[0]] if policy is not None]
     for chosen in ([*found], found[:1], found[1:]):
         for objects in (OBJECTS, OBJECTS[:2], OBJECTS[1:] * 3):
-            warned = {p.subject for p in inputs.unmatched_policy_warnings(chosen, objects, namespaces)}
+            warned = {p.subject for p in unmatched_policy_warnings(chosen, objects, namespaces)}
             expected = {
                 f"SchedulePolicy {policy.name}"
                 for policy in chosen
