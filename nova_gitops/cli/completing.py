@@ -20,7 +20,6 @@ import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
@@ -63,67 +62,34 @@ def small_enough(root: Path, limit: int | None = None) -> bool:
     return True
 
 
-def _documents(root: Path) -> list[dict[str, Any]]:
-    from nova_gitops.sources import directory
-
-    if not small_enough(root):
-        return []
-    files = directory.read_source(root)
-    return [document.body for document in files.documents if isinstance(document.body, dict)]
-
-
-def _kind_name(body: dict[str, Any]) -> tuple[str, str, str, str]:
-    """(apiVersion group, kind, namespace, name) of a raw document, "" where missing."""
-    metadata = body.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
-    api_version = str(body.get("apiVersion") or "")
-    group = api_version.rpartition("/")[0]
-    return (
-        group,
-        str(body.get("kind") or ""),
-        str(metadata.get("namespace") or ""),
-        str(metadata.get("name") or ""),
-    )
+# Each reads the source only when ``small_enough``, and imports the workflows module it asks when Tab is
+# pressed: the names from documents need only the reader; ScheduleGroups need the planner.
 
 
 def policy_names(root: Path) -> list[str]:
-    return sorted(
-        {
-            name
-            for group, kind, _, name in map(_kind_name, _documents(root))
-            if kind == "SchedulePolicy" and group == "policy.elotl.co" and name
-        }
-    )
+    from nova_gitops.workflows import sourcenames
+
+    return sourcenames.policy_names(root) if small_enough(root) else []
 
 
 def cluster_names(root: Path) -> list[str]:
-    return sorted(
-        {
-            name
-            for group, kind, _, name in map(_kind_name, _documents(root))
-            if kind == "Cluster" and group == "cluster.elotl.co" and name
-        }
-    )
+    from nova_gitops.workflows import sourcenames
+
+    return sourcenames.cluster_names(root) if small_enough(root) else []
 
 
 def group_names(root: Path) -> list[str]:
-    from nova_gitops.workflows import rendering
+    from nova_gitops.workflows import inspecting
 
-    if not small_enough(root):
-        return []
-    plan = rendering.plan_source(rendering.load_source(root))
-    return [group.name for group in plan.groups]
+    return inspecting.group_names(root) if small_enough(root) else []
 
 
 def object_references(root: Path) -> list[str]:
     """``kind/namespace/name`` (``kind/name`` when cluster-scoped or unnamespaced), kind lower-cased, as
     ``explain`` and ``pin`` take them."""
-    inputs = {("policy.elotl.co", "SchedulePolicy"), ("cluster.elotl.co", "Cluster")}
-    references = set()
-    for group, kind, namespace, name in map(_kind_name, _documents(root)):
-        if kind and name and (group, kind) not in inputs:
-            references.add("/".join(part for part in (kind.lower(), namespace, name) if part))
-    return sorted(references)
+    from nova_gitops.workflows import sourcenames
+
+    return sourcenames.object_references(root) if small_enough(root) else []
 
 
 def _quietly(names: Callable[[Path], list[str]]) -> Completer:

@@ -1,5 +1,5 @@
-"""What ``get`` and ``explain`` show: a source loaded (with the cluster reports) and planned, never rendered
-or written."""
+"""What ``get`` and ``explain`` show, and the ScheduleGroups completion offers: a source loaded (with the
+cluster reports) and planned, never rendered or written."""
 
 from __future__ import annotations
 
@@ -55,3 +55,10 @@ def explain(
     )
     assert found.plan is not None
     return explaining.explain(found.source_set, found.plan, reference)
+
+
+def group_names(root: Path) -> list[str]:
+    """The ScheduleGroups of the source directory ``root``, planned afresh with the default settings;
+    ``InputError`` when it does not validate."""
+    plan = rendering.plan_source(rendering.load_source(root))
+    return [group.name for group in plan.groups]
