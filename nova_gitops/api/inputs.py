@@ -7,9 +7,9 @@ from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
 from nova_gitops.api import (
+    fieldlines,
     kinds,
     labels,
-    loading,
     placeholders,
     podshapes,
     rollouts,
@@ -249,7 +249,7 @@ def _namespace_labels(workloads: Sequence[Manifest]) -> dict[str, Mapping[str, s
 
 def _point_at_fields(problems: list[Problem], texts: Mapping[str, str]) -> list[Problem]:
     """Problems that name a field, moved to that field's line (each file composed once, only if needed)."""
-    locators: dict[str, loading.FieldLocator] = {}
+    locators: dict[str, fieldlines.FieldLocator] = {}
     lines: dict[str, list[str] | None] = {}
     pointed: list[Problem] = []
     for problem in problems:
@@ -259,7 +259,7 @@ def _point_at_fields(problems: list[Problem], texts: Mapping[str, str]) -> list[
             continue
         locator = locators.get(problem.location.file)
         if locator is None:
-            locator = locators[problem.location.file] = loading.FieldLocator(text)
+            locator = locators[problem.location.file] = fieldlines.FieldLocator(text)
         line, column = locator.position_of(problem.location.line, problem.field)
         if problem.location.file not in lines:
             lines[problem.location.file] = quotable_lines(text)

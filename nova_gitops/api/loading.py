@@ -12,20 +12,6 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
   line of a field (``spec.percentageSplit[1].percentage``) is found only on the error path, by
   ``locate_field``, which composes the file again and walks its nodes.
 
-- Only Kubernetes data (DESIGN §9): what the API server sees is JSON, so a value YAML can type but JSON
-  cannot (``!!binary``, ``!!set``, ``!!omap``, ``!!pairs``, an explicit ``!!timestamp``, ``!!python/...``, any
-  custom tag) is a Problem at its line rather than bytes or a set that would crash the render later. And an
-  unquoted ``2024-01-01T00:00:00Z`` stays that string, as kube's YAML → JSON keeps it; PyYAML would read a
-  datetime and write it back as ``2024-01-01 00:00:00+00:00``. So is a bare ``=`` (PyYAML's ``!!value``).
-  Numbers JSON cannot carry are Problems too: ``.nan``, ``.inf`` and floats that overflow to them, and
-  integers beyond float64's range (kube's JSON decoder refuses them). Integer literals over
-  ``MAX_INTEGER_DIGITS`` characters are refused before they are parsed: Python's ``int()`` limits decimal
-  conversions to 4,300 digits (it raises ValueError, not a YAML error) because they cost quadratic time.
-- Duplicate keys are Problems, at the line of the repeated key, in every mapping at any depth: PyYAML keeps
-  the last value silently (``replicas: 3`` then ``replicas: 0`` would render 0), and kubectl refuses such a
-  file. Keys that a ``<<`` merge brings in may be overridden, as YAML's merge-key spec says. The check costs
-  one length comparison per mapping; the search for the repeated key runs only when the lengths differ.
-
 - Nesting is bounded before libyaml sees the text (``nesting_problem``): libyaml's composer recurses in C once
   per level, so some 30,000 nested ``[`` (60 KB) or ``- `` overflow the stack and kill the process with a
   segmentation fault that no exception handler can catch (and deep flow nesting parses in quadratic time).
@@ -34,13 +20,8 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
   search for lines that start with more than the limit: ordinary manifests pay two ``str.count`` calls and
   one search.
 
-- Depth is bounded after libyaml composed a document and while it is constructed (``MAX_DEPTH``): the
-  renderer's emitter, ``repr``, pickle, ``json`` and ``deepcopy`` go down one or two levels of Python's stack
-  per level of the data, and a Widget nested 985 levels in block style (within the text bounds above:
-  libyaml itself stops at 1,000) crashed ``render`` with RecursionError. PyYAML's constructor builds a
-  nested collection empty and fills it in the next round of ``construct_document``'s loop, so counting the
-  rounds counts the levels exactly, for one addition a level; aliases, which construct a shared collection
-  once, are measured where they are refused (``_alias_refusal``), so the bound holds for the expanded data.
+- Only Kubernetes data, no duplicate keys, and depth bounded while a document is constructed: see
+  ``yamlconstructing``.
 
 - What another party writes (an agent's status report) is also bounded in how much it holds, while it is
   read (``Bounds``, ``bounds_problem``): libyaml's events are counted before anything is composed, so a
@@ -55,16 +36,15 @@ A ``kind: List`` (``v1``) document is unwrapped into its items, as ``kubectl app
 
 from __future__ import annotations
 
-import math
 import re
 import sys
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
-from nova_gitops.api import fieldpaths, placeholders
+from nova_gitops.api import fieldpaths, placeholders, yamlconstructing
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import (
     Problem,
@@ -75,6 +55,7 @@ from nova_gitops.api.problems import (
     quoted_line,
     shortened,
 )
+from nova_gitops.api.yamlconstructing import MAX_DEPTH, Node
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_ALIASES = 64
@@ -83,153 +64,6 @@ MAX_FLOW_DEPTH = 512
 """Nested ``[``/``{`` levels allowed in a file (generated CRD schemas nest some 40 levels in all)."""
 MAX_LINE_PREFIX = 1024
 """Columns of indentation plus leading block indicators allowed on a line (4-space-indented schemas: ~200)."""
-MAX_DEPTH = 256
-"""Nested mappings and lists allowed in one document, the root being 1 (generated CRD schemas: ~40-60).
-Whatever reads the data recursively must go down this far within Python's default recursion limit of 1,000
-frames, on top of the stack of whoever calls it (a render needs ~100 frames before the data, the controller
-some more): the emitter, ``repr``, pickle and ``json`` take one frame a level, ``copy.deepcopy`` two, so 256
-levels need at most ~512 frames and leave the caller some 400; 512 would leave a one-frame reader that much
-and overflow a two-frame one."""
-MAX_INTEGER_DIGITS = 400
-"""Longer integer literals are refused unparsed: float64 (what kube's JSON holds) ends at 309 digits."""
-
-_Node = yaml.Node
-
-_YAML_TAG = "tag:yaml.org,2002:"
-_JSON_TAGS = tuple(_YAML_TAG + name for name in ("str", "int", "float", "bool", "null", "map", "seq"))
-_NOT_JSON_RESOLVED = (_YAML_TAG + "timestamp", _YAML_TAG + "value")
-
-
-class _KubernetesLoader(yaml.CSafeLoader):
-    """``CSafeLoader`` that reads only JSON-compatible data: plain scalars never resolve to timestamps
-    (they stay strings), and a node with any other tag is recorded in ``foreign_nodes`` and read as None;
-    ``load_documents`` turns each into a Problem and drops the document."""
-
-    yaml_implicit_resolvers: dict[Any, Any] = {  # noqa: RUF012 (the stubs declare an instance variable)
-        first: [(tag, pattern) for tag, pattern in resolvers if tag not in _NOT_JSON_RESOLVED]
-        for first, resolvers in yaml.CSafeLoader.yaml_implicit_resolvers.items()
-    }
-    yaml_constructors: ClassVar[dict[Any, Any]] = {
-        tag: yaml.CSafeLoader.yaml_constructors[tag] for tag in _JSON_TAGS
-    }
-    yaml_multi_constructors: ClassVar[dict[Any, Any]] = {}
-
-    def __init__(self, stream: str, max_depth: int = MAX_DEPTH) -> None:
-        super().__init__(stream)
-        self.max_depth = max_depth
-        self.foreign_nodes: list[_Node] = []
-        self.refusals: list[tuple[_Node, str]] = []  # (node, why): values that are not Kubernetes data
-
-    def construct_document(self, node: _Node) -> Any:
-        """``BaseConstructor.construct_document``, refusing a document nested more than ``max_depth`` deep
-        (then None, with a refusal at the first collection past it). A collection is built empty where it
-        is met and filled by its generator in the next round of this loop, so round N fills the collections
-        of level N: the rounds count the depth exactly. Nothing here constructs deep (``deep=True`` would
-        fill a collection in the round that met it)."""
-        data = self.construct_object(node)
-        depth = 0
-        while self.state_generators:
-            depth += 1
-            if depth > self.max_depth:
-                self.state_generators = []
-                self.refusals.append((_past_depth(node, self.max_depth), _too_deep(self.max_depth)))
-                data = None
-                break
-            generators, self.state_generators = self.state_generators, []
-            for generator in generators:
-                for _ in generator:
-                    pass
-        self.constructed_objects = {}
-        self.recursive_objects = {}
-        self.deep_construct = False
-        return data
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """``SafeConstructor.construct_mapping``, refusing duplicate keys. Fast path: a mapping without merge
-        keys (its pair list neither replaced nor shortened by ``flatten_mapping``) has duplicates exactly when
-        the dict is shorter than the node's pairs. ``flatten_mapping`` deletes the ``<<`` pairs from the
-        node's own list and then assigns a new one (merged + own), so ``pairs`` ends up holding exactly the
-        keys written in this mapping: the ones that must be unique."""
-        pairs = node.value
-        count = len(pairs)
-        mapping: dict[Any, Any] = _construct_mapping(self, node, deep)
-        if not (node.value is pairs and len(pairs) == count == len(mapping)):
-            self._note_duplicates(pairs)
-        return mapping
-
-    def _note_duplicates(self, pairs: list[tuple[_Node, _Node]]) -> None:
-        first: dict[Any, _Node] = {}
-        for key_node, _ in pairs:
-            key = self.construct_object(key_node)
-            if not isinstance(key, Hashable):
-                continue  # construct_mapping has raised "found unhashable key" already
-            earlier = first.setdefault(key, key_node)
-            if earlier is not key_node:
-                why = (
-                    f"duplicate key {excerpt(key)} (first at line {earlier.start_mark.line + 1}): "
-                    "a mapping may hold each key once; kubectl refuses the file"
-                )
-                self.refusals.append((key_node, why))
-
-    def construct_json_int(self, node: yaml.ScalarNode) -> int | None:
-        """An int, or None with a refusal when it is too long to parse or beyond float64."""
-        text = node.value if isinstance(node.value, str) else ""
-        if len(text) > MAX_INTEGER_DIGITS:
-            self.refusals.append((node, f"integer of {len(text)} characters: {_TOO_LARGE}"))
-            return None
-        value: int = _construct_int(self, node)
-        if abs(value) > sys.float_info.max:
-            self.refusals.append((node, f"integer of {len(str(value))} digits: {_TOO_LARGE}"))
-            return None
-        return value
-
-    def construct_json_float(self, node: yaml.ScalarNode) -> float | None:
-        """A float, or None with a refusal for NaN and the infinities."""
-        value: float = _construct_float(self, node)
-        if not math.isfinite(value):
-            why = "NaN and infinities are not JSON numbers (Kubernetes data is JSON); quote it if it is text"
-            self.refusals.append((node, why))  # the value is not quoted: it may be a Secret's
-            return None
-        return value
-
-
-_construct_mapping = yaml.constructor.SafeConstructor.construct_mapping
-_construct_int = yaml.constructor.SafeConstructor.construct_yaml_int
-_construct_float = yaml.constructor.SafeConstructor.construct_yaml_float
-_TOO_LARGE = "too large for Kubernetes data (a JSON number ends near 1.8e308); quote it if it is text"
-
-
-def _construct_foreign(loader: _KubernetesLoader, node: _Node) -> None:
-    loader.foreign_nodes.append(node)
-
-
-_KubernetesLoader.yaml_constructors[None] = _construct_foreign
-_KubernetesLoader.yaml_constructors[_YAML_TAG + "int"] = _KubernetesLoader.construct_json_int
-_KubernetesLoader.yaml_constructors[_YAML_TAG + "float"] = _KubernetesLoader.construct_json_float
-
-
-def _too_deep(max_depth: int) -> str:
-    return f"nests mappings and lists more than {max_depth} levels deep; refused"
-
-
-def _past_depth(root: _Node, max_depth: int) -> _Node:
-    """The first collection (in document order) more than ``max_depth`` levels deep under ``root``; the
-    error path only (the document was composed, so it is finite; aliases were bounded before)."""
-    stack: list[tuple[_Node, int]] = [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, yaml.CollectionNode):
-            continue
-        if depth > max_depth:
-            return node
-        stack.extend((child, depth + 1) for child in reversed(_children(node)))
-    return root
-
-
-def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
-
-
 _FLOW_BRACKETS = re.compile(r"[\[\]{}]")
 _LINE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*")
 
@@ -375,7 +209,7 @@ def load_one(
     )
     if too_deep is not None:
         raise YamlRefused(f"line {too_deep[0]}: {too_deep[1]}")
-    loader = _KubernetesLoader(text, max_depth)
+    loader = yamlconstructing.KubernetesLoader(text, max_depth)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -419,17 +253,13 @@ def load_documents(
     With ``bounds`` (a file another party writes), a text holding more than they allow is refused whole,
     before it is composed (``bounds_problem``, which then stands for the nesting check).
     """
+    refused = _refused_whole(file_name, text, bounds)
+    if refused is not None:
+        return [], [refused]
     problems: list[Problem] = []
-    size = len(text) if len(text) * 4 <= MAX_FILE_BYTES else len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_FILE_BYTES:
-        message = f"file is {size} bytes, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; split it"
-        return [], [Problem(SourceLocation(file_name, 1), message)]
-    too_deep = nesting_problem(text) if bounds is None else bounds_problem(text, bounds)
-    if too_deep is not None:
-        return [], [Problem(SourceLocation(file_name, too_deep[0]), too_deep[1])]
     documents: list[Document] = []
     may_alias = "*" in text
-    loader = _KubernetesLoader(text, max_depth)
+    loader = yamlconstructing.KubernetesLoader(text, max_depth)
     try:
         while True:
             try:
@@ -447,32 +277,63 @@ def load_documents(
                 if refusal is not None:
                     problems.append(Problem(location, refusal))
                     continue
-            try:
-                body = loader.construct_document(node)
-            except yaml.YAMLError as error:
-                problems.append(
-                    _marked(file_name, text, _error_mark(error), _error_text(error), location.line)
-                )
-                loader.foreign_nodes.clear()  # this document's, not the next one's
-                loader.refusals.clear()
-                continue
-            if loader.foreign_nodes or loader.refusals:
-                refused = [
-                    (foreign, f"{_short_tag(foreign.tag)} is not Kubernetes data (use a string)")
-                    for foreign in loader.foreign_nodes
-                ] + loader.refusals
-                problems += [
-                    _marked(file_name, text, refused_node.start_mark, why)
-                    for refused_node, why in sorted(refused, key=lambda pair: pair[0].start_mark.index)
-                ]
-                loader.foreign_nodes.clear()
-                loader.refusals.clear()
+            body = _constructed(loader, node, location, text, problems)
+            if body is _REFUSED:
                 continue
             for item_body, item_line in _unwrap_list(body, node):
                 _append_document(documents, problems, item_body, SourceLocation(file_name, item_line))
     finally:
         loader.dispose()
     return documents, problems
+
+
+def _refused_whole(file_name: str, text: str, bounds: Bounds | None) -> Problem | None:
+    """The problem of a file refused before it is composed: too large, or nested too deep (or past
+    ``bounds``)."""
+    size = len(text) if len(text) * 4 <= MAX_FILE_BYTES else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        message = f"file is {size} bytes, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; split it"
+        return Problem(SourceLocation(file_name, 1), message)
+    too_deep = nesting_problem(text) if bounds is None else bounds_problem(text, bounds)
+    if too_deep is not None:
+        return Problem(SourceLocation(file_name, too_deep[0]), too_deep[1])
+    return None
+
+
+_REFUSED = object()
+"""What ``_constructed`` gives for a document that is not Kubernetes data (its problems said why)."""
+
+
+def _constructed(
+    loader: yamlconstructing.KubernetesLoader,
+    node: Node,
+    location: SourceLocation,
+    text: str,
+    problems: list[Problem],
+) -> Any:
+    """The data of a composed document, or ``_REFUSED`` with a problem at each value that is not
+    Kubernetes data."""
+    file_name = location.file
+    try:
+        body = loader.construct_document(node)
+    except yaml.YAMLError as error:
+        problems.append(_marked(file_name, text, _error_mark(error), _error_text(error), location.line))
+        loader.foreign_nodes.clear()  # this document's, not the next one's
+        loader.refusals.clear()
+        return _REFUSED
+    if loader.foreign_nodes or loader.refusals:
+        refused = [
+            (foreign, f"{yamlconstructing.short_tag(foreign.tag)} is not Kubernetes data (use a string)")
+            for foreign in loader.foreign_nodes
+        ] + loader.refusals
+        problems += [
+            _marked(file_name, text, refused_node.start_mark, why)
+            for refused_node, why in sorted(refused, key=lambda pair: pair[0].start_mark.index)
+        ]
+        loader.foreign_nodes.clear()
+        loader.refusals.clear()
+        return _REFUSED
+    return body
 
 
 def _append_document(
@@ -494,7 +355,7 @@ def _append_document(
     documents.append(Document(body, location))
 
 
-def _unwrap_list(body: Any, node: _Node) -> Iterator[tuple[Any, int]]:
+def _unwrap_list(body: Any, node: Node) -> Iterator[tuple[Any, int]]:
     """``(body, line)`` of each object: the document itself, or each item of a ``v1`` ``List``."""
     line = node.start_mark.line + 1
     items = body.get("items") if isinstance(body, dict) else None
@@ -506,7 +367,7 @@ def _unwrap_list(body: Any, node: _Node) -> Iterator[tuple[Any, int]]:
     ):
         yield body, line
         return
-    item_nodes = _mapping_value(node, "items")
+    item_nodes = yamlconstructing.mapping_value(node, "items")
     lines = (
         [item.start_mark.line + 1 for item in item_nodes.value]
         if isinstance(item_nodes, yaml.SequenceNode)
@@ -516,22 +377,6 @@ def _unwrap_list(body: Any, node: _Node) -> Iterator[tuple[Any, int]]:
         yield item, lines[index] if index < len(lines) else line
 
 
-def _mapping_value(node: _Node, key: str) -> _Node | None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                return value_node  # type: ignore[no-any-return]
-    return None
-
-
-def _children(node: _Node) -> list[_Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [child for pair in node.value for child in pair]
-    return []
-
-
 def _expanded(bounds: Bounds | None) -> int:
     """How many nodes a document may expand to through its aliases: with ``bounds``, no more values than
     they allow (an alias counts one value where it is written, and its expansion is what readers walk)."""
@@ -539,7 +384,9 @@ def _expanded(bounds: Bounds | None) -> int:
 
 
 def _alias_refusal(
-    root: _Node, max_nodes: int = MAX_EXPANDED_NODES, max_depth: int = MAX_DEPTH
+    root: Node,
+    max_nodes: int = MAX_EXPANDED_NODES,
+    max_depth: int = MAX_DEPTH,
 ) -> str | None:
     """Why a document's aliases are refused, or None. Counts alias references (a node met again), detects
     recursion, and measures the size and the depth the document would have with every alias expanded (the
@@ -548,13 +395,13 @@ def _alias_refusal(
     depths: dict[int, int] = {}
     on_path: set[int] = set()
     aliases = 0
-    stack: list[tuple[_Node, bool]] = [(root, False)]
+    stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, finished = stack.pop()
         key = id(node)
         if finished:
             on_path.discard(key)
-            children = _children(node)
+            children = yamlconstructing.children(node)
             sizes[key] = min(1 + sum(sizes[id(child)] for child in children), max_nodes + 1)
             if isinstance(node, yaml.CollectionNode):
                 depths[key] = 1 + max((depths[id(child)] for child in children), default=0)
@@ -572,7 +419,7 @@ def _alias_refusal(
             return "document has a recursive YAML alias; refused"
         on_path.add(key)
         stack.append((node, True))
-        stack.extend((child, False) for child in _children(node))
+        stack.extend((child, False) for child in yamlconstructing.children(node))
     if sizes[id(root)] > max_nodes:
         return f"document's YAML aliases expand to more than {max_nodes} nodes; refused"
     if depths[id(root)] > max_depth:
@@ -606,99 +453,3 @@ def _error_text(error: yaml.YAMLError) -> str:
 
 
 # --- error path: find the line of a field -------------------------------------------------------------------
-
-_TOKEN = re.compile(r"""\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^\]]*))\]|([^.\[]+)|(\.)""")
-
-
-def locate_field(file_text: str, document_line: int, field: str) -> int:
-    """The 1-based line of ``field`` (``spec.groupBy.labelKey``, ``spec.percentageSplit[1].percentage``,
-    ``metadata.labels['a.io/b']``) in the document that starts at ``document_line``.
-
-    A field that is absent resolves to its deepest present parent; an unknown document to ``document_line``.
-    Composes the whole file, so it belongs on the error path only; use ``FieldLocator`` for many lookups.
-    """
-    return FieldLocator(file_text).line_of(document_line, field)
-
-
-class FieldLocator:
-    """Finds field lines in one file, composing it once (with the C loader) for any number of lookups."""
-
-    def __init__(self, file_text: str) -> None:
-        self._roots: dict[int, _Node] = {}
-        loader = yaml.CSafeLoader(file_text)
-        try:
-            while loader.check_node():
-                node = loader.get_node()
-                if node is None:
-                    continue
-                self._roots.setdefault(node.start_mark.line + 1, node)
-                items = _mapping_value(node, "items")
-                if isinstance(items, yaml.SequenceNode):
-                    for item in items.value:
-                        self._roots.setdefault(item.start_mark.line + 1, item)
-        except yaml.YAMLError:
-            pass  # keep the documents before the error
-        finally:
-            loader.dispose()
-
-    def line_of(self, document_line: int, field: str) -> int:
-        return self.position_of(document_line, field)[0]
-
-    def position_of(self, document_line: int, field: str) -> tuple[int, int | None]:
-        """(line, 1-based column) of ``field``'s key (of its item, in a list); no column when the field
-        resolves to no node of the document (an unknown document)."""
-        node = self._roots.get(document_line)
-        if node is None:
-            return document_line, None
-        mark = node.start_mark
-        tokens = _tokens(field)
-        index = 0
-        while index < len(tokens):
-            found = _step(node, tokens, index)
-            if found is None:
-                break
-            node, mark, index = found
-        return mark.line + 1, mark.column + 1
-
-
-def _tokens(field: str) -> list[tuple[str | int, bool]]:
-    """``(key or index, is_dotted_word)``; dotted words may be rejoined to match keys that contain dots."""
-    tokens: list[tuple[str | int, bool]] = []
-    for match in _TOKEN.finditer(field):
-        single, double, bare, word, _dot = match.groups()
-        if word is not None:
-            tokens.append((word, True))
-        elif single is not None or double is not None:
-            quoted = single if single is not None else double
-            tokens.append((re.sub(r"\\(.)", r"\1", quoted or ""), False))
-        elif bare is not None:
-            tokens.append((int(bare) if bare.isdigit() else bare, False))
-    return tokens
-
-
-def _step(
-    node: _Node, tokens: list[tuple[str | int, bool]], index: int
-) -> tuple[_Node, yaml.Mark, int] | None:
-    """Follow ``tokens[index]`` (or dotted words joined) from ``node``: (child, where its key or item starts,
-    next index)."""
-    token, dotted = tokens[index]
-    if isinstance(node, yaml.SequenceNode):
-        if isinstance(token, int) and 0 <= token < len(node.value):
-            child = node.value[token]
-            return child, child.start_mark, index + 1
-        return None
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    candidates = [(str(token), index + 1)]
-    if dotted:
-        joined = str(token)
-        end = index + 1
-        while end < len(tokens) and tokens[end][1]:
-            joined = f"{joined}.{tokens[end][0]}"
-            end += 1
-            candidates.append((joined, end))
-    for key, next_index in candidates:
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                return value_node, key_node.start_mark, next_index
-    return None

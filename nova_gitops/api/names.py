@@ -1,7 +1,7 @@
 """Names of things in problems and in Kubernetes, and the small checker every parser here reports through.
 
-Every Problem names the field it is about with a path a user can read and ``loading.locate_field`` can follow
-back to a line: dotted keys, ``[n]`` for list items, and brackets for keys that are not plain words
+Every Problem names the field it is about with a path a user can read and ``fieldlines.locate_field`` can
+follow back to a line: dotted keys, ``[n]`` for list items, and brackets for keys that are not plain words
 (``labels[app.kubernetes.io/name]``, quoted only when needed: ``['odd]key']``). This is the Kubernetes
 field-path syntax of DESIGN §3, so one grammar serves overrides and error messages alike.
 

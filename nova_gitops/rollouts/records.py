@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from nova_gitops.api import loading
+from nova_gitops.api import fieldlines, loading
 from nova_gitops.api.names import suggestion
 from nova_gitops.api.problems import excerpt
 from nova_gitops.api.times import parse_rfc3339, rfc3339
@@ -217,7 +217,7 @@ def read_requests(text: bytes | str | None) -> Requests:
     found = requests_problems(document.body)
     if found:
         field, message = found[0]
-        line = loading.locate_field(decoded, document.location.line, field)
+        line = fieldlines.locate_field(decoded, document.location.line, field)
         return unreadable_requests(_first(f"{REQUESTS_PATH}:{line}: {field}: {message}", len(found)))
     return requests_from_data(document.body)
 

@@ -58,7 +58,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from nova_gitops.api import loading
+from nova_gitops.api import fieldlines, loading
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation, shortened
 from nova_gitops.errors import UserError
@@ -182,7 +182,7 @@ class _Sources:
 
     def line(self, directory: str, field_name: str) -> int:
         text = self.texts.get(directory)
-        return loading.FieldLocator(text).line_of(1, field_name) if text and field_name else 1
+        return fieldlines.FieldLocator(text).line_of(1, field_name) if text and field_name else 1
 
     def _refuse(self, kustomization: Kustomization, unsafe: kustomizations.Unsafe) -> None:
         at = SourceLocation(kustomization.file, self.line(kustomization.directory, unsafe.field_name))

@@ -25,7 +25,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.api import loading
+from nova_gitops.api import fieldlines, loading
 
 
 def messages(text: str) -> list[str]:
@@ -258,12 +258,12 @@ spec:
     ],
 )
 def test_locate_field_finds_the_line_of_a_field(field: str, line: int) -> None:
-    assert loading.locate_field(POLICY, 5, field) == line
+    assert fieldlines.locate_field(POLICY, 5, field) == line
 
 
 def test_locate_field_falls_back_to_the_document_line() -> None:
-    assert loading.locate_field(POLICY, 3, "spec.groupBy") == 3
-    assert loading.locate_field("a: [b\n", 1, "a") == 1
+    assert fieldlines.locate_field(POLICY, 3, "spec.groupBy") == 3
+    assert fieldlines.locate_field("a: [b\n", 1, "a") == 1
 
 
 @st.composite
@@ -295,7 +295,8 @@ def test_property_documents_come_back_in_order_at_their_lines(
     assert [(d.body["metadata"]["name"], d.location.line) for d in documents] == expected
     for document in documents:
         assert (
-            loading.locate_field(text, document.location.line, "metadata.name") == document.location.line + 3
+            fieldlines.locate_field(text, document.location.line, "metadata.name")
+            == document.location.line + 3
         )
 
 
