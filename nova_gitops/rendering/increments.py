@@ -21,25 +21,23 @@ The rules, which make the result byte-identical to ``renders.render`` (a propert
   ones the index has, since no layout around it changed);
 - every other file is the index's: same inputs, same bytes.
 
-Soundness rests on the fingerprints covering every input of the bytes. Source objects are fingerprinted by
-their file's digest (``digests``: file → digest of its text, from the caller, which read the files) and
-line, so an object whose file is not in ``digests`` is always re-emitted. ``salt`` stands for what is not in
-the plan (the renderer's own code: the caller passes a digest of it); the plan's settings are added here.
-Fingerprints are blake2b digests of ``marshal`` version 2 encodings (no back-references, so equal values
-encode equally in every process).
+Soundness rests on the fingerprints (``rendering.fingerprinting``) covering every input of the bytes.
+Source objects are fingerprinted by their file's digest (``digests``: file → digest of its text, from the
+caller, which read the files) and line, so an object whose file is not in ``digests`` is always re-emitted.
+``salt`` stands for what is not in the plan (the renderer's own code: the caller passes a digest of it); the
+plan's settings are added here. Fingerprints are blake2b digests of ``marshal`` version 2 encodings (no
+back-references, so equal values encode equally in every process).
 """
 
 from __future__ import annotations
 
 import marshal
-import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from nova_gitops.api.objects import Manifest
 from nova_gitops.api.problems import SourceLocation
-from nova_gitops.rendering import layout, manifests, placementfiles, reports
+from nova_gitops.rendering import fingerprinting, layout, placementfiles, reports
+from nova_gitops.rendering.fingerprinting import GroupFingerprints
 from nova_gitops.rendering.placementfiles import blob_id as blob_id
 from nova_gitops.rendering.renders import (
     Entry,
@@ -47,11 +45,10 @@ from nova_gitops.rendering.renders import (
     cluster_files,
     namespace_entries,
     object_entries,
-    overrides_key,
 )
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.planparts import GroupPlan
-from nova_gitops.scheduling.plans import FollowedNamespace, Plan
+from nova_gitops.scheduling.plans import Plan
 
 FORMAT = 4
 """Version of the index's layout; an index of another version is not used (4: the per-group placement files'
@@ -254,49 +251,18 @@ def _render_delta(
 ) -> RenderDelta:
     problems = Problems(policy_locations)
     groups = {group.name: group for group in plan.groups}
-    fingerprints = {name: _fingerprints(group, digests) for name, group in groups.items()}
-    followed = _followed_fingerprints(plan, digests)
+    fingerprints = {name: fingerprinting.of_group(group, digests) for name, group in groups.items()}
+    followed = fingerprinting.followed(plan, digests)
     clusters = _all_clusters(plan, fingerprints.values())
     dirty, kept, changed = _dirty_clusters(clusters, groups, fingerprints, followed, previous)
     fresh: dict[str, bytes] = {}
     emitted = _re_emitted(plan, changed, dirty, previous, problems, fresh)
-    dirty_files: dict[str, dict[str, list[tuple[str, str]]]] = {}  # group → cluster → files (dirty ones)
-    cluster_index: dict[str, ClusterFiles] = {}
-    if dirty:
-        keep = dirty.__contains__
-        entries: dict[str, list[Entry]] = {cluster: [] for cluster in dirty}
-        for cluster, found in object_entries(plan.groups, plan.settings, problems, keep).items():
-            entries[cluster].extend(found)
-        for cluster, found in namespace_entries(plan, problems, keep).items():
-            entries[cluster].extend(found)
-        for cluster in sorted(dirty):
-            own: list[tuple[str, str]] = []
-            for path, (data, owner) in cluster_files(cluster, entries[cluster], problems).items():
-                fresh[path] = data
-                pair = (path, blob_id(data))
-                if owner is None:
-                    own.append(pair)
-                else:
-                    dirty_files.setdefault(owner, {}).setdefault(cluster, []).append(pair)
-            cluster_index[cluster] = ClusterFiles(followed.get(cluster, b""), tuple(own))
+    dirty_files, cluster_index = _render_dirty(plan, dirty, followed, problems, fresh)
     problems.raise_if_any()
     if previous is not None:
         for cluster in clusters - dirty:
             cluster_index[cluster] = previous.clusters[cluster]
-    group_index: dict[str, GroupFiles] = {}
-    for name in groups:
-        shape, content, where = fingerprints[name]
-        old = previous.groups.get(name) if previous is not None else None
-        if old is not None and name in kept and dirty.isdisjoint(where):
-            group_index[name] = GroupFiles(shape, content, old.packed)  # carried over, never decoded
-            continue
-        files: dict[str, Files] = {}
-        if old is not None and name in kept:
-            files = {cluster: pairs for cluster, pairs in old.files.items() if cluster not in dirty}
-        elif name in changed:
-            files = {c: tuple(pairs) for c, pairs in emitted.get(name, {}).items() if c not in dirty}
-        files.update((cluster, tuple(pairs)) for cluster, pairs in dirty_files.get(name, {}).items())
-        group_index[name] = GroupFiles(shape, content, pack_files(files))
+    group_index = _group_index(fingerprints, previous, kept, changed, dirty, dirty_files, emitted)
     outside = placementfiles.delta(
         plan,
         source,
@@ -318,10 +284,65 @@ def _render_delta(
     return RenderDelta(fresh, index, len(dirty), len(changed), changes)
 
 
+def _render_dirty(
+    plan: Plan, dirty: set[str], followed: Mapping[str, bytes], problems: Problems, fresh: dict[str, bytes]
+) -> tuple[dict[str, dict[str, list[tuple[str, str]]]], dict[str, ClusterFiles]]:
+    """Render the ``dirty`` clusters whole, their bytes into ``fresh``: (group → cluster → its files there,
+    cluster → its own files)."""
+    dirty_files: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    cluster_index: dict[str, ClusterFiles] = {}
+    if not dirty:
+        return dirty_files, cluster_index
+    keep = dirty.__contains__
+    entries: dict[str, list[Entry]] = {cluster: [] for cluster in dirty}
+    for cluster, found in object_entries(plan.groups, plan.settings, problems, keep).items():
+        entries[cluster].extend(found)
+    for cluster, found in namespace_entries(plan, problems, keep).items():
+        entries[cluster].extend(found)
+    for cluster in sorted(dirty):
+        own: list[tuple[str, str]] = []
+        for path, (data, owner) in cluster_files(cluster, entries[cluster], problems).items():
+            fresh[path] = data
+            pair = (path, blob_id(data))
+            if owner is None:
+                own.append(pair)
+            else:
+                dirty_files.setdefault(owner, {}).setdefault(cluster, []).append(pair)
+        cluster_index[cluster] = ClusterFiles(followed.get(cluster, b""), tuple(own))
+    return dirty_files, cluster_index
+
+
+def _group_index(
+    fingerprints: Mapping[str, GroupFingerprints],
+    previous: RenderIndex | None,
+    kept: set[str],
+    changed: set[str],
+    dirty: set[str],
+    dirty_files: Mapping[str, Mapping[str, list[tuple[str, str]]]],
+    emitted: Mapping[str, Mapping[str, list[tuple[str, str]]]],
+) -> dict[str, GroupFiles]:
+    """Each group's entry of the new index: an unchanged group on clean clusters carries its packed files
+    over undecoded; the others' are the index's on clean clusters, re-emitted or rendered anew."""
+    group_index: dict[str, GroupFiles] = {}
+    for name, (shape, content, where) in fingerprints.items():
+        old = previous.groups.get(name) if previous is not None else None
+        if old is not None and name in kept and dirty.isdisjoint(where):
+            group_index[name] = GroupFiles(shape, content, old.packed)  # carried over, never decoded
+            continue
+        files: dict[str, Files] = {}
+        if old is not None and name in kept:
+            files = {cluster: pairs for cluster, pairs in old.files.items() if cluster not in dirty}
+        elif name in changed:
+            files = {c: tuple(pairs) for c, pairs in emitted.get(name, {}).items() if c not in dirty}
+        files.update((cluster, tuple(pairs)) for cluster, pairs in dirty_files.get(name, {}).items())
+        group_index[name] = GroupFiles(shape, content, pack_files(files))
+    return group_index
+
+
 def _changes(
     previous: RenderIndex,
     index: RenderIndex,
-    fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
+    fingerprints: Mapping[str, GroupFingerprints],
     touched: set[str],
     dirty: set[str],
     dirty_files: Mapping[str, Mapping[str, list[tuple[str, str]]]],
@@ -370,99 +391,9 @@ def _with_outside(
     return IndexChanges(written, deleted, before, after)
 
 
-_fingerprint = placementfiles.fingerprint
-
-
-def _fingerprints(group: GroupPlan, digests: Mapping[str, str]) -> tuple[bytes, bytes | None, frozenset[str]]:
-    """(layout, content) fingerprints of a group's files (the module doc says what each covers), and the
-    clusters it has copies on. This runs for every copy of every object (~100k at the reference size): it
-    reads each field of the copies in one C-level pass (``map``) rather than building a tuple per copy.
-    Copies are in the plan's order (sorted by cluster, ``ObjectPlan``): another order would only make a
-    fingerprint differ, which re-renders, never reuses wrongly."""
-    identities = []
-    for object_plan in group.objects:
-        manifest = object_plan.manifest
-        group_name = manifest.api_version.rpartition("/")[0]
-        identities.append(((group_name, manifest.kind, manifest.namespace, manifest.name), object_plan))
-    identities.sort(key=_first)
-    placed: list[tuple[tuple[str, str, str, str], tuple[str, ...]]] = []
-    parts: list[object] = []
-    where: set[str] = set()
-    known = True
-    for identity, object_plan in identities:
-        copies = object_plan.copies
-        on = tuple(map(_cluster_of, copies))
-        where.update(on)
-        placed.append((identity, on))
-        if not known:
-            continue
-        source = _source_of(object_plan.manifest, digests)
-        if source is None:
-            known = False
-            continue
-        overrides: tuple[object, ...] = ()
-        if any(map(_overrides_of, copies)):
-            overrides = tuple(
-                (index, overrides_key(copy.overrides)) for index, copy in enumerate(copies) if copy.overrides
-            )
-        replicas = tuple(map(_replicas_of, copies))
-        parts.append((source, replicas, tuple(map(_completions_of, copies)), overrides))
-    layout = _fingerprint((group.name, manifests.placed_by(group), tuple(placed)))
-    return layout, _fingerprint((layout, tuple(parts))) if known else None, frozenset(where)
-
-
-_first = operator.itemgetter(0)
-_cluster_of = operator.attrgetter("cluster")
-_replicas_of = operator.attrgetter("replicas")
-_completions_of = operator.attrgetter("completions")
-_overrides_of = operator.attrgetter("overrides")
-
-
-def _source_of(manifest: Manifest, digests: Mapping[str, str]) -> tuple[Any, ...] | None:
-    """What an object's bytes come from: its file's digest and line, and how the source set read it
-    (identity, scope); None when the file has no digest."""
-    digest = digests.get(manifest.location.file)
-    if digest is None:
-        return None
-    return (
-        digest,
-        manifest.location.file,
-        manifest.location.line,
-        manifest.api_version,
-        manifest.kind,
-        manifest.namespace,
-        manifest.name,
-        manifest.namespaced,
-    )
-
-
-def _followed_fingerprints(plan: Plan, digests: Mapping[str, str]) -> dict[str, bytes]:
-    """Per cluster, a fingerprint of everything its followed Namespaces' bytes depend on."""
-    placers = {group.name: manifests.placed_by(group) for group in plan.groups}
-    by_cluster: dict[str, list[FollowedNamespace]] = {}
-    for item in plan.followed_namespaces:
-        by_cluster.setdefault(item.cluster, []).append(item)
-    fingerprints: dict[str, bytes] = {}
-    for cluster, items in by_cluster.items():
-        parts = []
-        for item in sorted(items, key=lambda item: (item.manifest.key, item.group)):
-            where = _source_of(item.manifest, digests)
-            parts.append(
-                (
-                    where if where is not None else repr(item.manifest.body),
-                    item.group,
-                    item.policy,
-                    placers.get(item.group),
-                    overrides_key(item.overrides),
-                )
-            )
-        fingerprints[cluster] = _fingerprint(tuple(parts))
-    return fingerprints
-
-
-def _all_clusters(plan: Plan, fingerprints: Iterable[tuple[bytes, bytes | None, frozenset[str]]]) -> set[str]:
+def _all_clusters(plan: Plan, fingerprints: Iterable[GroupFingerprints]) -> set[str]:
     """Every cluster directory the render has: the plan's clusters and any a copy (the groups' clusters
-    ``_fingerprints`` found) or a Namespace names."""
+    ``fingerprinting.of_group`` found) or a Namespace names."""
     clusters = {usage.cluster for usage in plan.clusters}
     for _, _, where in fingerprints:
         clusters.update(where)
@@ -473,7 +404,7 @@ def _all_clusters(plan: Plan, fingerprints: Iterable[tuple[bytes, bytes | None, 
 def _dirty_clusters(
     clusters: set[str],
     groups: Mapping[str, GroupPlan],
-    fingerprints: Mapping[str, tuple[bytes, bytes | None, frozenset[str]]],
+    fingerprints: Mapping[str, GroupFingerprints],
     followed: Mapping[str, bytes],
     previous: RenderIndex | None,
 ) -> tuple[set[str], set[str], set[str]]:
