@@ -11,6 +11,7 @@ from nova_gitops.cli import notices, options
 
 if TYPE_CHECKING:
     from nova_gitops.scheduling.plans import PlanSettings
+    from nova_gitops.workflows.rendering import DirectoryRender
 
 
 @click.command("render")
@@ -82,18 +83,23 @@ def render_command(
                 source_info=source_info,
                 progress=progress,
             )
-        notices.show(result.findings)
-        plan = result.tree.plan
-        objects = sum(len(copy_plan.copies) for group in plan.groups for copy_plan in group.objects)
-        objects += len(plan.followed_namespaces)
-        clusters = len({cluster for group in plan.groups for cluster in group.clusters})
-        stats = result.stats
-        click.echo(
-            f"rendered {objects} objects in {len(plan.groups)} groups onto {clusters} clusters "
-            f"({notices.counted(result.findings)}) into {output}: "
-            f"{stats.written} written, {stats.unchanged} unchanged, {stats.removed} removed",
-            err=True,
-        )
+        _tell(result, output)
         return 0
 
     options.finish(context, action)
+
+
+def _tell(result: DirectoryRender, output: Path) -> None:
+    """The plan's notices and what was rendered and written, on stderr."""
+    notices.show(result.findings)
+    plan = result.tree.plan
+    objects = sum(len(copy_plan.copies) for group in plan.groups for copy_plan in group.objects)
+    objects += len(plan.followed_namespaces)
+    clusters = len({cluster for group in plan.groups for cluster in group.clusters})
+    stats = result.stats
+    click.echo(
+        f"rendered {objects} objects in {len(plan.groups)} groups onto {clusters} clusters "
+        f"({notices.counted(result.findings)}) into {output}: "
+        f"{stats.written} written, {stats.unchanged} unchanged, {stats.removed} removed",
+        err=True,
+    )
