@@ -17,6 +17,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Protocol
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -164,3 +165,10 @@ class SourceReader:
             os.close(self._directory)
         self._directory_name, self._directory = folder, descriptor
         return descriptor
+
+
+class Reader(Protocol):
+    """What is read of the source (``reading.SourceReader``): the bytes of a
+    file below the root, by its ``/``-separated relative path, under the source's rules."""
+
+    def read(self, relative: str, limit: int = ...) -> bytes: ...

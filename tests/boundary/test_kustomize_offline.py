@@ -1,9 +1,9 @@
 """kustomize cannot reach a network or a git remote, whatever its kustomization names (issue 21).
 
 Our checks refuse remote entries before kustomize runs (test_kustomize_refusals.py); these tests bypass
-them, handing kustomizations straight to the function that runs kustomize (``kustomizing.run_kustomize``),
-so what is proven is the construction: the seccomp filter of ``sources.isolating`` (no socket can be
-opened) and a PATH that holds no ``git``.
+them, handing kustomizations straight to the function that runs kustomize
+(``kustomizerunning.run_kustomize``), so what is proven is the construction: the seccomp filter of
+``sources.isolating`` (no socket can be opened) and a PATH that holds no ``git``.
 
 Behaviours covered:
 - a kustomization naming ``http://127.0.0.1:PORT/...`` (kustomize's own HTTP client) and a git repository
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from nova_gitops.sources import isolating, kustomizing, reading
+from nova_gitops.sources import isolating, kustomizerunning, kustomizing, reading
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the socket filter is Linux's seccomp"),
@@ -113,9 +113,9 @@ def as_before(tmp_path: Path) -> dict[str, str]:
 
 
 def test_kustomize_reaches_no_local_http_server_nor_git_remote(tmp_path: Path, server: Recorder) -> None:
-    command = kustomizing.builder(os.environ)
+    command = kustomizerunning.builder(os.environ)
     target = kustomization(tmp_path, f"{server.url}/cm.yaml", f"{server.url}/org/fleet.git//base?ref=main")
-    done = kustomizing.run_kustomize(command, target, tmp_path / "scratch", timeout=60)
+    done = kustomizerunning.run_kustomize(command, target, tmp_path / "scratch", timeout=60)
     assert done.returncode != 0
     assert server.seen == []
     # the controls, which make the assertion above mean something: kustomize's HTTP request to 127.0.0.1
@@ -141,9 +141,9 @@ def test_kustomize_clones_no_repository_of_the_machine(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main", str(repository)], check=True)
     subprocess.run(["git", "-C", str(repository), "add", "."], check=True)
     subprocess.run(["git", "-C", str(repository), *identity, "commit", "-qm", "host"], check=True)
-    command = kustomizing.builder(os.environ)
+    command = kustomizerunning.builder(os.environ)
     target = kustomization(tmp_path, f"file://{repository}//base?ref=main")
-    done = kustomizing.run_kustomize(command, target, tmp_path / "scratch", timeout=60)
+    done = kustomizerunning.run_kustomize(command, target, tmp_path / "scratch", timeout=60)
     assert done.returncode != 0
     assert MARKER not in done.stdout.decode() + done.stderr.decode()
     assert b"no 'git' program on path" in done.stderr or b"git" in done.stderr
@@ -166,7 +166,7 @@ def test_a_url_inside_a_transformer_configuration_reaches_nothing(tmp_path: Path
     [problem] = built.problems
     assert "kustomize build failed" in problem.message and "permission denied" in problem.message
     assert server.seen == []
-    command = kustomizing.builder(os.environ)  # the control: kustomize alone fetches it
+    command = kustomizerunning.builder(os.environ)  # the control: kustomize alone fetches it
     subprocess.run([*command, str(source / "app")], capture_output=True, timeout=60)
     assert "GET /patch.yaml" in server.seen
 

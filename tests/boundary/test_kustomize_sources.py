@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from nova_gitops.cli.main import cli
 from nova_gitops.errors import InputError, UserError
-from nova_gitops.sources import directory, kustomizing, reading
+from nova_gitops.sources import directory, kustomizeorigins, kustomizerunning, kustomizing, reading
 from nova_gitops.workflows import rendering
 
 pytestmark = pytest.mark.skipif(
@@ -144,7 +144,7 @@ def test_an_overlay_is_built_with_its_namespace_labels_patch_and_generator(tmp_p
     assert web["metadata"]["namespace"] == "shop"
     assert web["metadata"]["labels"]["team"] == "storefront"
     assert web["spec"]["replicas"] == 3
-    assert kustomizing.ORIGIN_ANNOTATION not in web["metadata"].get("annotations", {})
+    assert kustomizeorigins.ORIGIN_ANNOTATION not in web["metadata"].get("annotations", {})
     generated = sorted(path.name for path in (out / "shop").glob("configmap-settings-*.yaml"))
     assert len(generated) == 1
     assert yaml.safe_load((out / "shop" / generated[0]).read_text())["data"] == {"colour": "blue"}
@@ -229,7 +229,7 @@ def test_a_kustomize_error_names_the_kustomization_and_the_message(tmp_path: Pat
 
 def test_neither_binary_on_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="`kustomize` or `kubectl`"):
-        kustomizing.builder({"PATH": str(tmp_path)})
+        kustomizerunning.builder({"PATH": str(tmp_path)})
 
 
 def test_the_namespace_option_does_not_override_the_kustomizations(tmp_path: Path) -> None:
