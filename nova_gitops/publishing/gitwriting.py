@@ -20,9 +20,12 @@ import fcntl
 import functools
 import hashlib
 import os
+import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
@@ -101,6 +104,27 @@ def identity(environ: Mapping[str, str], role: str) -> tuple[str, str]:
     name = environ.get(f"GIT_{role}_NAME") or DEFAULT_IDENTITY[0]
     email = environ.get(f"GIT_{role}_EMAIL") or DEFAULT_IDENTITY[1]
     return name, email
+
+
+def signature_date(environ: Mapping[str, str], role: str, now: float) -> str:
+    """``GIT_AUTHOR_DATE`` / ``GIT_COMMITTER_DATE`` as fast-import's raw date (``<seconds> <zone>``), as
+    ``git commit`` honours them (pinned dates give reproducible commit ids); ``now`` when unset or in a form
+    other than git's raw (``[@]<seconds> <zone>``) or ISO 8601 with a zone."""
+    pinned = (environ.get(f"GIT_{role}_DATE") or "").strip()
+    raw = re.fullmatch(r"@?(\d{1,12}) ([+-]\d{4})", pinned)
+    if raw:
+        return f"{raw.group(1)} {raw.group(2)}"
+    if pinned:
+        try:
+            when = datetime.fromisoformat(pinned)
+        except ValueError:
+            when = None
+        delta = when.utcoffset() if when is not None else None
+        if when is not None and delta is not None and when.timestamp() >= 0:
+            minutes = int(delta.total_seconds() // 60)
+            sign = "-" if minutes < 0 else "+"
+            return f"{int(when.timestamp())} {sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+    return f"{int(now)} +0000"
 
 
 class RenderedRepo:
@@ -216,13 +240,18 @@ class RenderedRepo:
         are."""
         self.tidy()
         author, committer = identity(environ, "AUTHOR"), identity(environ, "COMMITTER")
+        now = time.time()
+        authored, committed = (
+            signature_date(environ, "AUTHOR", now),
+            signature_date(environ, "COMMITTER", now),
+        )
         encoded = message.encode()
         chunks: list[bytes] = [
             b"reset %s\n" % STAGING_REF.encode(),  # forget the tip a previous run left, so `from` decides
             b"commit %s\n" % STAGING_REF.encode(),
             b"mark :1\n",
-            b"author %s <%s> now\n" % (author[0].encode(), author[1].encode()),
-            b"committer %s <%s> now\n" % (committer[0].encode(), committer[1].encode()),
+            b"author %s <%s> %s\n" % (author[0].encode(), author[1].encode(), authored.encode()),
+            b"committer %s <%s> %s\n" % (committer[0].encode(), committer[1].encode(), committed.encode()),
             b"data %d\n%s\n" % (len(encoded), encoded),
         ]
         if parent:
@@ -239,7 +268,7 @@ class RenderedRepo:
         options = [part for name, value in SMALL_COMMIT_CONFIG for part in ("-c", f"{name}={value}")]
         options = options if small else []
         running = self.git.start(
-            [*options, "fast-import", "--quiet", "--done", "--force", "--date-format=now", "--depth=0"]
+            [*options, "fast-import", "--quiet", "--done", "--force", "--date-format=raw", "--depth=0"]
         )
         stdin = running.stdin()
         try:
