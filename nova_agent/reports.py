@@ -24,9 +24,6 @@ from nova_agent.capacity import NodeCapacity
 from nova_agent.drifting import DriftedObject
 from nova_agent.health import Health
 from nova_agent.reportfiles import StatusReport, keep_update_time, report_changed
-
-# re-exported for bench/agent.py, which calls reports.dump_status (the report's bytes live in reportfiles)
-from nova_agent.reportfiles import dump_status as dump_status
 from nova_agent.resources import Body, ObjectRef
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import quantities
