@@ -16,6 +16,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from nova_gitops.api import loading
 from nova_gitops.api.objects import Document
@@ -211,74 +212,94 @@ def read_source(
     includes) are not read one by one."""
     if not root.exists():
         raise UserError(f"source {root} does not exist: give a directory of YAML manifests")
-    documents: list[Document] = []
-    texts: dict[str, str] = {}
-    unread: dict[str, str] = {}
-    digests: dict[str, str] = {}
-    problems: list[Problem] = []
+    loaded = _Loaded(prefix)
     walked = _walk(root)
-    relatives, kustomization_files = walked.files, walked.kustomizations
-    problems += [
-        replace(p, location=replace(p.location, file=prefix + p.location.file)) for p in walked.problems
-    ]
+    relatives = walked.files
+    loaded.problems += [_prefixed(problem, prefix) for problem in walked.problems]
     built_files: frozenset[str] = frozenset()
     reader_root = root if root.is_dir() else root.parent
     with SourceReader(reader_root) as reader:
-        if kustomization_files:
-            built = kustomizing.build_all(root, kustomization_files, reader)
+        if walked.kustomizations:
+            built = kustomizing.build_all(root, walked.kustomizations, reader)
             relatives = [relative for relative in relatives if not built.covers(relative)]
-            documents += [
-                replace(doc, location=replace(doc.location, file=prefix + doc.location.file))
-                for doc in built.documents
-            ]
-            texts.update({prefix + name: text for name, text in built.texts.items()})
-            problems += [
-                replace(problem, location=replace(problem.location, file=prefix + problem.location.file))
-                for problem in built.problems
-            ]
+            loaded.add_built(built)
             built_files = frozenset(prefix + name for name in built.built_files)
         for relative in relatives:
-            name = prefix + relative
             blob = blobs.get(relative) if blobs is not None else None
-            if blob is not None and cache is not None:
-                known = cache.get_blob(name, blob)
-                if known is not None:
-                    (found_documents, found_problems), digests[name] = known
-                    unread[name] = relative
-                    documents += found_documents
-                    problems += found_problems
-                    continue
-            try:
-                data = reader.read(relative)
-                # a blob id is kept with the file's entry only when the bytes read are that blob's
-                checked = blob is not None and cache is not None and exporting.blob_id(data, blob) == blob
-                verified = blob if checked else None
-                cached = cache.get(name, data, verified) if cache is not None else None
-                text = data.decode("utf-8")
-            except Refused as refused:
-                problems.append(Problem(SourceLocation(name, 1), refused.reason))
-                continue
-            except UnicodeDecodeError as error:
-                problems.append(Problem(SourceLocation(name, 1), f"not UTF-8 text: {error.reason}"))
-                continue
-            except OSError as error:
-                problems.append(Problem(SourceLocation(name, 1), f"cannot read: {error.strerror}"))
-                continue
-            texts[name] = text
-            digests[name] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
-            if cached is not None:
-                documents += cached[0]
-                problems += cached[1]
-                continue
-            found, file_problems = loading.load_documents(name, text)
-            if cache is not None:  # the same documents, their bodies' texts shared
-                documents += cache.put(name, data, found, file_problems, verified)[0]
-            else:
-                documents += found
-            problems += file_problems
+            loaded.read(reader, relative, blob, cache)
     if cache is not None and save_cache:
         cache.save()
+    digests = loaded.digests
     if built_files:  # a file a build read too is digested as built: its objects depend on more than it
         digests = {name: digest for name, digest in digests.items() if name not in built_files}
-    all_texts: Mapping[str, str] = SourceTexts(texts, unread, reader_root) if unread else texts
-    return SourceFiles(tuple(documents), all_texts, tuple(problems), built_files, digests)
+    texts = loaded.texts
+    all_texts: Mapping[str, str] = SourceTexts(texts, loaded.unread, reader_root) if loaded.unread else texts
+    return SourceFiles(tuple(loaded.documents), all_texts, tuple(loaded.problems), built_files, digests)
+
+
+_Located = TypeVar("_Located", Document, Problem)
+
+
+def _prefixed(found: _Located, prefix: str) -> _Located:
+    """``found`` (a Document or a Problem) with ``prefix`` before its file name."""
+    return replace(found, location=replace(found.location, file=prefix + found.location.file))
+
+
+@dataclass(slots=True)
+class _Loaded:
+    """What ``read_source`` has read so far: file names in it are ``prefix`` + the path below the root."""
+
+    prefix: str
+    documents: list[Document] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)  # taken from the cache by blob id: name → path
+    digests: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def add_built(self, built: kustomizing.Built) -> None:
+        """The objects, texts and problems of the source's kustomize builds."""
+        prefix = self.prefix
+        self.documents += [_prefixed(document, prefix) for document in built.documents]
+        self.texts.update({prefix + name: text for name, text in built.texts.items()})
+        self.problems += [_prefixed(problem, prefix) for problem in built.problems]
+
+    def read(self, reader: SourceReader, relative: str, blob: str | None, cache: ParseCache | None) -> None:
+        """One file's documents and problems: from ``cache`` by its blob id without reading it, else read
+        (and parsed, unless the cache has its bytes)."""
+        name = self.prefix + relative
+        if blob is not None and cache is not None:
+            known = cache.get_blob(name, blob)
+            if known is not None:
+                (found_documents, found_problems), self.digests[name] = known
+                self.unread[name] = relative
+                self.documents += found_documents
+                self.problems += found_problems
+                return
+        try:
+            data = reader.read(relative)
+            # a blob id is kept with the file's entry only when the bytes read are that blob's
+            checked = blob is not None and cache is not None and exporting.blob_id(data, blob) == blob
+            verified = blob if checked else None
+            cached = cache.get(name, data, verified) if cache is not None else None
+            text = data.decode("utf-8")
+        except Refused as refused:
+            self.problems.append(Problem(SourceLocation(name, 1), refused.reason))
+            return
+        except UnicodeDecodeError as error:
+            self.problems.append(Problem(SourceLocation(name, 1), f"not UTF-8 text: {error.reason}"))
+            return
+        except OSError as error:
+            self.problems.append(Problem(SourceLocation(name, 1), f"cannot read: {error.strerror}"))
+            return
+        self.texts[name] = text
+        self.digests[name] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+        if cached is not None:
+            self.documents += cached[0]
+            self.problems += cached[1]
+            return
+        found, file_problems = loading.load_documents(name, text)
+        if cache is not None:  # the same documents, their bodies' texts shared
+            self.documents += cache.put(name, data, found, file_problems, verified)[0]
+        else:
+            self.documents += found
+        self.problems += file_problems
