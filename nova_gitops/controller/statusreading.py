@@ -11,11 +11,11 @@ Whatever a report holds, it is either used or refused naming its cluster (issue 
   on libyaml's events): nesting, since libyaml composes nested collections by C recursion, so ``[[[[…`` or
   ``- - - …`` a hundred thousand deep (200 KB, well under the size limit) overflows the C stack and kills
   the process (no exception handler can catch a segfault; an agent's report is 6 levels deep); and how
-  much it holds (issue 21 item 9): 1.3 million empty ``workloads`` entries in 3.9 MB took 9-11 s to compose
+  much it holds (issue 21 item 9): 1.3 million empty ``workloads`` entries in 3.9 MB took seconds to compose
   and construct, on every reconcile and ``rollout status``, before the 20,000-entry cap cut the list. Now
   a list or mapping of more than 20,000 items, or more than 400,000 values in all, is refused at the line
   where it passes the bound, after reading only that far: a refusal costs at most the events up to the
-  bound (about 0.5 µs each); a used report costs what a legitimate one of its size does.
+  bound; a used report costs what a legitimate one of its size does.
 - Each report's interpretation is guarded (``parse_report``, ``report_from_document``): an exception from
   any parser on hostile values (an unhashable condition status, a 5,000-digit integer, mixed-type keys)
   becomes a refusal of that report, logged with its traceback, never a failed reconcile.
