@@ -8,7 +8,7 @@ Kubernetes API wants strings in labels and annotations; a value replacing a quot
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -127,22 +127,32 @@ def _set_split(part: Part, target: DocumentRef, split: Sequence[tuple[str, int]]
             spread["percentageSplit"] = made
         return
     if isinstance(current, CommentedMap):
-        for domain in [domain for domain in current if domain not in wanted]:
-            route.owns(current, domain, f"{name}.{domain}")
-            route.child(current, domain, f"{name}.{domain}")
-            _delete(current, domain)
-        for domain, percent in wanted.items():
-            if current.get(domain) == percent:
-                continue
-            if domain in current:
-                route.child(current, domain, f"{name}.{domain}")
-                current[domain] = percent
-            else:
-                with _appending(current):
-                    current[domain] = percent
+        _set_split_map(route, current, wanted, name)
         return
     if not isinstance(current, CommentedSeq):
         raise EditError(f"SchedulePolicy {target.name}: percentageSplit is neither a list nor a map")
+    _set_split_list(route, current, wanted, name)
+
+
+def _set_split_map(route: Route, current: CommentedMap, wanted: Mapping[str, int], name: str) -> None:
+    """v1.5's map ``{domain: percent}`` set to ``wanted``, its kept entries changed in place."""
+    for domain in [domain for domain in current if domain not in wanted]:
+        route.owns(current, domain, f"{name}.{domain}")
+        route.child(current, domain, f"{name}.{domain}")
+        _delete(current, domain)
+    for domain, percent in wanted.items():
+        if current.get(domain) == percent:
+            continue
+        if domain in current:
+            route.child(current, domain, f"{name}.{domain}")
+            current[domain] = percent
+        else:
+            with _appending(current):
+                current[domain] = percent
+
+
+def _set_split_list(route: Route, current: CommentedSeq, wanted: Mapping[str, int], name: str) -> None:
+    """v0.9's list of ``{topologyValue, percentage}`` set to ``wanted``, its kept entries changed in place."""
     seen: set[str] = set()
     for index in reversed(range(len(current))):
         entry = (
@@ -151,7 +161,7 @@ def _set_split(part: Part, target: DocumentRef, split: Sequence[tuple[str, int]]
             else current[index]
         )
         domain = entry.get("topologyValue") if isinstance(entry, CommentedMap) else None
-        if domain not in wanted or domain in seen:
+        if not isinstance(domain, str) or domain not in wanted or domain in seen:
             _delete(current, index)
             continue
         seen.add(domain)

@@ -268,18 +268,7 @@ def spread_group(
         names = tuple(cluster.name for cluster in clusters)
         detail = "Duplicate"
     else:
-        domains = _domains(spread, clusters, warnings)
-        names = tuple(sorted(name for _, _, domain in domains for name in domain))
-        for index, manifest in enumerate(members):
-            total = replica_count(manifest)
-            split_domains = [(value, weight, tuple(domain)) for value, weight, domain in domains]
-            if total is not None and names:
-                shares[index] = spreading.split_replicas(total, split_domains)
-                completions = completion_count(manifest)
-                if completions is not None:
-                    completion_shares[index] = spreading.split_replicas(completions, split_domains)
-        weights = ", ".join(f"{value} {weight}" for value, weight, _ in domains)
-        detail = f"Divide by {spread.topology_key}: {weights}"
+        names, detail = _divide(spread, clusters, members, shares, completion_shares, warnings)
     if not names:
         return None
     objects = tuple(
@@ -316,6 +305,30 @@ def spread_group(
     return Spread(
         "duplicate" if spread.mode == "Duplicate" else "divide", names, objects, reason, tuple(warnings)
     )
+
+
+def _divide(
+    spread: SpreadConstraints,
+    clusters: Sequence[Cluster],
+    members: Sequence[Manifest],
+    shares: dict[int, dict[str, int]],
+    completion_shares: dict[int, dict[str, int]],
+    warnings: list[str],
+) -> tuple[tuple[str, ...], str]:
+    """A Divide: each member's replicas (and completions) split over the topology domains, into ``shares``
+    (and ``completion_shares``) by the member's index; the clusters spread onto, and the reason's detail."""
+    domains = _domains(spread, clusters, warnings)
+    names = tuple(sorted(name for _, _, domain in domains for name in domain))
+    for index, manifest in enumerate(members):
+        total = replica_count(manifest)
+        split_domains = [(value, weight, tuple(domain)) for value, weight, domain in domains]
+        if total is not None and names:
+            shares[index] = spreading.split_replicas(total, split_domains)
+            completions = completion_count(manifest)
+            if completions is not None:
+                completion_shares[index] = spreading.split_replicas(completions, split_domains)
+    weights = ", ".join(f"{value} {weight}" for value, weight, _ in domains)
+    return names, f"Divide by {spread.topology_key}: {weights}"
 
 
 def _copies(

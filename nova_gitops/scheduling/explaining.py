@@ -5,13 +5,16 @@ Pure, like the rest of ``scheduling``: it reads a loaded ``SourceSet`` and a ``P
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from nova_gitops.api import policies, quantities
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.api.objects import Manifest
+from nova_gitops.api.policies import SchedulePolicy
 from nova_gitops.errors import UserError
 from nova_gitops.scheduling import candidates, demand, matching
+from nova_gitops.scheduling.planparts import GroupPlan
 from nova_gitops.scheduling.plans import Plan
 
 SHORT_KINDS = {
@@ -89,36 +92,7 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
         },
     }
     if group is not None:
-        object_plan = next(item for item in group.objects if item.manifest.key == manifest.key)
-        policy = next((p for p in ordered if p.name == group.policy), None)
-        if policy is not None:
-            chosen = candidates.candidates(policy, source_set.clusters)
-            result["candidates"] = {
-                "selection": chosen.description,
-                "tiers": [[cluster.name for cluster in tier] for tier in chosen.tiers],
-                "notReady": list(chosen.not_ready),
-            }
-        result["group"] = {
-            "name": group.name,
-            "groupBy": f"{group.group_by[0]}={group.group_by[1]}" if group.group_by else None,
-            "objects": len(group.objects),
-            "mode": group.mode,
-            "status": group.status,
-        }
-        result["decision"] = [line.strip() + ";" for line in group.reason.split(";") if line.strip()]
-        if unknown is not None:  # fit counted what it could read: do not claim the cluster has room
-            result["decision"] = [
-                line.replace("because it has enough resources", "but demand unknown")
-                for line in result["decision"]
-            ]
-        result["clusters"] = {
-            copy.cluster: {
-                "replicas": copy.replicas,
-                "overrides": [f"{field.path} = {field.value!r}" for field in copy.overrides],
-            }
-            for copy in object_plan.copies
-        }
-        result["warnings"] = list(group.warnings)
+        result.update(_placed(source_set, group, manifest, ordered, unknown))
     if unscheduled is not None:
         result["unscheduled"] = unscheduled.reason
     usage = {entry.cluster: entry for entry in plan.clusters}
@@ -131,6 +105,49 @@ def explain(source_set: SourceSet, plan: Plan, reference: str) -> dict[str, Any]
         if group is not None and name in group.clusters
     }
     return result
+
+
+def _placed(
+    source_set: SourceSet,
+    group: GroupPlan,
+    manifest: Manifest,
+    ordered: Sequence[SchedulePolicy],
+    unknown: str | None,
+) -> dict[str, Any]:
+    """What ``explain`` says of a placed object's group: its policy's candidates, the group, the decision,
+    the object's copies and the group's warnings."""
+    placed: dict[str, Any] = {}
+    object_plan = next(item for item in group.objects if item.manifest.key == manifest.key)
+    policy = next((p for p in ordered if p.name == group.policy), None)
+    if policy is not None:
+        chosen = candidates.candidates(policy, source_set.clusters)
+        placed["candidates"] = {
+            "selection": chosen.description,
+            "tiers": [[cluster.name for cluster in tier] for tier in chosen.tiers],
+            "notReady": list(chosen.not_ready),
+        }
+    placed["group"] = {
+        "name": group.name,
+        "groupBy": f"{group.group_by[0]}={group.group_by[1]}" if group.group_by else None,
+        "objects": len(group.objects),
+        "mode": group.mode,
+        "status": group.status,
+    }
+    placed["decision"] = [line.strip() + ";" for line in group.reason.split(";") if line.strip()]
+    if unknown is not None:  # fit counted what it could read: do not claim the cluster has room
+        placed["decision"] = [
+            line.replace("because it has enough resources", "but demand unknown")
+            for line in placed["decision"]
+        ]
+    placed["clusters"] = {
+        copy.cluster: {
+            "replicas": copy.replicas,
+            "overrides": [f"{field.path} = {field.value!r}" for field in copy.overrides],
+        }
+        for copy in object_plan.copies
+    }
+    placed["warnings"] = list(group.warnings)
+    return placed
 
 
 def as_text(explanation: dict[str, Any]) -> str:
