@@ -58,7 +58,6 @@ from nova_gitops.controller.rolloutstep import RolloutDriver, StepResult
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.publishing.releases import MoveOutcome
 from nova_gitops.publishing.rolloutrecords import WriteOutcome
-from nova_gitops.rendering import increments
 from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import rollout_events
@@ -66,9 +65,8 @@ from nova_gitops.scheduling import memory, planning
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources.parsecache import ParseCache
-from nova_gitops.workflows import rendering
+from nova_gitops.workflows import renderers
 from nova_gitops.workflows.publishing import Outcome
-from nova_gitops.workflows.renderers import renderer_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,15 +273,7 @@ class Reconciler:
 
         def render(previous: PreviousPlacement, base: RenderIndex | None) -> Rendered:
             plan = self._plan(inputs_set, previous, memory, started, attempt)
-            delta = increments.render_delta(
-                plan,
-                source,
-                base,
-                digests=loaded.digests,
-                salt=renderer_digest(),
-                policy_locations=rendering.policy_locations(inputs_set),
-                waves=rendering.rollout_waves(inputs_set),
-            )
+            delta = renderers.render_changes(plan, inputs_set, source, base, loaded.digests)
             notes = _notes(previous, plan, memory, attempt)
             rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back
             vacated = _vacated(previous, plan, attempt)

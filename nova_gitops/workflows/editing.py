@@ -285,12 +285,7 @@ def placement_diff(
 def _rendered(
     source_set: inputs.SourceSet, source: SourceInfo, previous: PreviousPlacement
 ) -> renders.RenderedTree:
-    return renders.render(
-        planning.plan(source_set, previous=previous),
-        source,
-        policy_locations=rendering.policy_locations(source_set),
-        waves=rendering.rollout_waves(source_set),
-    )
+    return rendering.render_plan(planning.plan(source_set, previous=previous), source_set, source)
 
 
 def write_all(root: Path, edits: Sequence[FileEdit]) -> None:

@@ -2,7 +2,8 @@
 
 ``SourceRenderer`` renders every file (``RenderFiles``) or, for an incremental publish, only what changed
 since the render an index describes (``rendering.increments``); ``renderer_digest`` says which code made an
-index, so that one made by other code is not trusted.
+index, so that one made by other code is not trusted. ``render_changes`` is how that render is made, for the
+renderer and the controller's reconcile alike.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from nova_gitops import api
 from nova_gitops import rendering as rendering_package
+from nova_gitops.api import inputs
 from nova_gitops.api import progress as phases
 from nova_gitops.clients import codedigests, collection
 from nova_gitops.publishing import planmemory
@@ -22,7 +24,7 @@ from nova_gitops.rendering import increments, reports
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling import findings
-from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
+from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.sources.parsecache import ParseCache
 from nova_gitops.workflows import rendering
 
@@ -124,15 +126,7 @@ class SourceRenderer:
         )
         self.findings = findings.findings_of(source_set, plan)
         self.progress.phase(phases.RENDER)
-        delta = increments.render_delta(
-            plan,
-            source,
-            base,
-            digests=digests,
-            salt=renderer_digest(),
-            policy_locations=rendering.policy_locations(source_set),
-            waves=rendering.rollout_waves(source_set),
-        )
+        delta = render_changes(plan, source_set, source, base, digests)
         if self.cache_dir is not None and plan.memory is not None:  # kept while git commits and pushes
             self._keeping = threading.Thread(
                 target=planmemory.store,
@@ -163,6 +157,27 @@ def default_render(
 ) -> SourceRenderer:
     """The real renderer (``SourceRenderer``), telling ``progress`` of its load, plan and render phases."""
     return SourceRenderer(settings, clusters_path, cache_dir=cache_dir, progress=progress)
+
+
+def render_changes(
+    plan: Plan,
+    source_set: inputs.SourceSet,
+    source: SourceInfo,
+    base: increments.RenderIndex | None,
+    digests: Mapping[str, str],
+) -> increments.RenderDelta:
+    """``plan``'s render as changes to the render ``base`` describes (``rendering.increments``; everything
+    when None), known by this code's digest: how publish and the controller's reconcile both render, the
+    same bytes as ``rendering.render_plan``."""
+    return increments.render_delta(
+        plan,
+        source,
+        base,
+        digests=digests,
+        salt=renderer_digest(),
+        policy_locations=rendering.policy_locations(source_set),
+        waves=rendering.rollout_waves(source_set),
+    )
 
 
 @functools.cache

@@ -129,10 +129,17 @@ def render_source(
     progress.phase(phases.PLAN)
     plan = plan_source(source_set, previous=previous, settings=settings)
     progress.phase(phases.RENDER)
-    tree = renders.render(
+    tree = render_plan(plan, source_set, source)
+    return tree, findings.findings_of(source_set, plan)
+
+
+def render_plan(plan: Plan, source_set: inputs.SourceSet, source: SourceInfo) -> RenderedTree:
+    """Every file of ``plan``'s render in memory (``renders.render``), with the policies' locations for its
+    problems and the source's rollout waves for PLACEMENT.md: how each command renders a plan whole
+    (``renderers.render_changes`` renders what changed since an earlier render the same way)."""
+    return renders.render(
         plan, source, policy_locations=policy_locations(source_set), waves=rollout_waves(source_set)
     )
-    return tree, findings.findings_of(source_set, plan)
 
 
 def rollout_waves(source_set: inputs.SourceSet) -> tuple[waves.Wave, ...]:
@@ -323,12 +330,7 @@ def render_to_directory(
     progress.phase(phases.PLAN)
     plan = plan_source(source_set, previous=before, settings=settings)
     progress.phase(phases.RENDER)
-    tree = renders.render(
-        plan,
-        source_info or local_source_info(root, source_name),
-        policy_locations=policy_locations(source_set),
-        waves=rollout_waves(source_set),
-    )
+    tree = render_plan(plan, source_set, source_info or local_source_info(root, source_name))
     progress.phase(phases.WRITE, f"{len(tree.files)} files into {output}")
     stats = directories.write_tree(output, tree.files)
     return DirectoryRender(tree, stats, source_set.warnings, findings.findings_of(source_set, plan))
