@@ -2,8 +2,8 @@
 
 Why this module exists rather than ``yaml.safe_load_all`` everywhere:
 
-- Speed (DESIGN §11): a source can hold 100k manifests, and PyYAML's pure-Python loader is 8× slower than
-  libyaml. Only ``yaml.CSafeLoader`` is used here; there is no fallback to the Python path.
+- Speed (DESIGN §11): a source can hold 100k manifests, and PyYAML's pure-Python loader is several times
+  slower than libyaml. Only ``yaml.CSafeLoader`` is used here; there is no fallback to the Python path.
 - Safety (DESIGN §9): files over 8 MiB are refused, and so are documents whose aliases could expand without
   bound (more than 64 aliases, a recursive alias, or more than a million nodes once expanded: the
   "billion laughs"). The check walks the node tree only when the file contains an alias token at all, so
@@ -26,9 +26,9 @@ Why this module exists rather than ``yaml.safe_load_all`` everywhere:
 - What another party writes (an agent's status report) is also bounded in how much it holds, while it is
   read (``Bounds``, ``bounds_problem``): libyaml's events are counted before anything is composed, so a
   collection with too many items, a text with too many values, or nesting too deep is refused at the line
-  where it passes the bound, after reading no more than the bound allows. Composing and constructing cost
-  some 3-5 µs a value in Python (1.3 million ``{}`` items in 3.9 MB took 9-11 s), an event about 0.5 µs:
-  the cost of a hostile text is set by the bound, not by its size. Sources are not bounded this way (a
+  where it passes the bound, after reading no more than the bound allows. Composing and constructing
+  a value in Python costs several times what counting its event does: the cost of a hostile text is set by
+  the bound, not by its size. Sources are not bounded this way (a
   source's size is its author's choice; its files are bounded by bytes and nesting).
 
 A ``kind: List`` (``v1``) document is unwrapped into its items, as ``kubectl apply -f`` does.

@@ -1,10 +1,10 @@
 """Pure: which lines of two versions of a text are the same line, in time about linear in their length.
 
-``splicing`` aligns a file with ruamel.yaml's dump of it, and that dump with the edited dump. The two sides
-of each are mostly the same lines in the same order, with a few places that differ (a re-indented block, a
+``splicing`` aligns a file with ruamel.yaml's dump of it, and that dump with the edited dump. The two sides of
+each are mostly the same lines in the same order, with a few places that differ (a re-indented block, a
 dropped ``...``, the edit itself). ``difflib.SequenceMatcher`` over whole files costs about the product of
-their lengths when lines repeat, as YAML's do (19 s for a 467 KB file, issue 21), so the alignment is built
-in steps that each cost about the length of what is left:
+their lengths when lines repeat, as YAML's do (issue 21: a large file took many seconds), so the alignment is
+built in steps that each cost about the length of what is left:
 
 1. the common first and last lines are matched as they are;
 2. what remains, when small, is matched by ``difflib`` (the result it always gave);

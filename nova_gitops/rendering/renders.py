@@ -1,15 +1,15 @@
 """A plan becomes every byte of the rendered repository, in memory.
 
-Why it is built this way: a reference render is ~100,000 rendered objects from ~6,000 source objects over
-100 clusters, because Duplicate policies copy a group to every cluster. Emitting YAML costs ~300–500 µs per
-object even with libyaml, so emitting each rendered object would take most of a minute. But most copies of
-an object differ only in the target-cluster label. So each object is prepared once with
-``manifests.SENTINEL_CLUSTER`` as its cluster, each *distinct* variant (its replicas, completions and
-overrides) is emitted once, and each cluster's file is the emitted text with the cluster name spliced in where
-the sentinel was (``emitting.scalar`` gives the name exactly as the emitter would write it). A variant whose
-text holds the sentinel other than exactly once is handled without splicing: none (an override replaced
-the label) means the text is the same for every cluster; several (the sentinel text occurs in user data)
-means each cluster's copy is rendered on its own. Either way the bytes equal a per-cluster render.
+Why it is built this way: a reference render is ~100,000 rendered objects from ~6,000 source objects over 100
+clusters, because Duplicate policies copy a group to every cluster. Emitting YAML is costly per object even
+with libyaml, so emitting each rendered object would be most of a render's time. But most copies of an object
+differ only in the target-cluster label. So each object is prepared once with ``manifests.SENTINEL_CLUSTER``
+as its cluster, each *distinct* variant (its replicas, completions and overrides) is emitted once, and each
+cluster's file is the emitted text with the cluster name spliced in where the sentinel was
+(``emitting.scalar`` gives the name exactly as the emitter would write it). A variant whose text holds the
+sentinel other than exactly once is handled without splicing: none (an override replaced the label) means the
+text is the same for every cluster; several (the sentinel text occurs in user data) means each cluster's copy
+is rendered on its own. Either way the bytes equal a per-cluster render.
 
 Determinism: every collection is sorted here, whatever order the plan holds, so equivalent plans give
 byte-identical trees; files are UTF-8, LF, with a trailing newline.

@@ -2,10 +2,9 @@
 
 The controller skips a reconcile whose inputs are the ones it last rendered (``controller.skipping``); for a
 directory source "the same input" must mean the same bytes, since the directory is read with its uncommitted
-changes. Hashing every file each poll costs as much as reading the source (~0.1–0.2 s at the reference
-fleet), so the digest remembers, per file, its ``lstat`` and the hash of its bytes, and reads again only the
-files whose ``lstat`` changed — git's index does the same, and has the same trap, which is handled the same
-way ("racily clean" files):
+changes. Hashing every file each poll costs as much as reading the source, so the digest remembers, per file,
+its ``lstat`` and the hash of its bytes, and reads again only the files whose ``lstat`` changed — git's index
+does the same, and has the same trap, which is handled the same way ("racily clean" files):
 
 - A file is trusted by its ``lstat`` only when its ``ctime`` and ``mtime`` are older than the moment its
   hash was taken by more than ``RACY_MARGIN_NS``. File times come from a coarse clock (one scheduler tick,

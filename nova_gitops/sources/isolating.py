@@ -17,7 +17,7 @@ Unix socket: no HTTP request and no git transport can leave the process, whateve
 
 It is a script run by its own interpreter, not a ``preexec_fn``: the controller has threads, and code run
 between ``fork`` and ``exec`` in a threaded process can deadlock. ``-I -S`` keeps the environment and the
-site packages out of that interpreter; the script imports only the standard library (~11 ms in all).
+site packages out of that interpreter; the script imports only the standard library, so it starts fast.
 
 Where no filter can be installed (not Linux, a machine without seccomp, an architecture not in the table)
 the script exits with status ``UNAVAILABLE`` and says why, and PROGRAM is not run: kustomize sources are

@@ -1,12 +1,11 @@
 """Parsed and classified source files, cached by file name and content hash across runs.
 
-Parsing is the biggest part of loading a source (libyaml: ~300 µs per manifest, ~1.9 s for the reference
-fleet's 6,000 documents), and validating what was parsed the next (``inputs.build_source_set``: ~60 µs per
-document); between two publishes almost every file is unchanged. A cache entry is keyed by the file's name
-*and* the SHA-256 of its bytes, so it can only ever return what parsing those bytes gives; it also keeps each
-document's ``classifying.Classified`` (``memo``), which ``build_source_set`` takes only while what it depends
-on (the default namespace, the CRD scope of its kind) is unchanged. The whole cache is one file per source,
-holding only the entries the last run used (no unbounded growth).
+Parsing is the biggest part of loading a source (libyaml), and validating what was parsed the next
+(``inputs.build_source_set``); between two publishes almost every file is unchanged. A cache entry is keyed by
+the file's name *and* the SHA-256 of its bytes, so it can only ever return what parsing those bytes gives; it
+also keeps each document's ``classifying.Classified`` (``memo``), which ``build_source_set`` takes only while
+what it depends on (the default namespace, the CRD scope of its kind) is unchanged. The whole cache is one
+file per source, holding only the entries the last run used (no unbounded growth).
 
 A file exported from git (``sources.gitsources``) or that a work tree's index vouches for
 (``sources.worktree``) is also known by its blob id: a load that is told the blob ids
@@ -17,8 +16,8 @@ records a blob id only when the bytes read had exactly that id.
 
 The stored form is what loads fastest: ``marshal`` for the bulk (bodies, and each workload's validated fields
 as a tuple), ``pickle`` only for the few entries with problems or a non-workload classification, read with
-the garbage collector paused (it would otherwise walk the growing heap many times over while ~1 million
-containers are made: 1.8 s instead of 0.35 s for five times the reference fleet). Each key and short text is
+the garbage collector paused (it would otherwise walk the growing heap many times over while about a million
+containers are made, for a large fleet). Each key and short text is
 stored once however many documents hold it (``_shared``), and the pickled dataclasses are rebuilt by their
 own constructors (``_pickled``). Nothing is built from an entry until a load asks for it.
 
@@ -60,8 +59,8 @@ SHARED_TEXT = 64
 """Texts up to this many characters are stored once however many documents hold them (``_shared``)."""
 UNSAVED_CHANGES = 32
 """Files parsed or documents classified anew (or files no longer used) that a load may leave unsaved:
-rewriting the whole cache (~0.1 s at the reference size) to record one changed file costs more than parsing
-and classifying it again next time (~1 ms)."""
+rewriting the whole cache to record one changed file costs more than parsing and classifying it again next
+time."""
 
 
 @functools.cache
@@ -284,8 +283,8 @@ def _stored(entry: _Entry) -> tuple[tuple[Any, ...], Extra | None]:
 def _pickled(extras: dict[str, Any]) -> bytes:
     """``extras`` pickled so that each of our dataclasses (a cluster's nodes, a policy's selectors) is
     rebuilt by calling its class with its fields, rather than by the generic ``__setstate__`` of
-    ``dataclass(slots=True)``, which looks up the fields again for every object (~5× slower to load: 10 ms of
-    the reference fleet's 100 clusters, 50 ms at five times that)."""
+    ``dataclass(slots=True)``, which looks up the fields again for every object and loads several times
+    slower."""
     buffer = io.BytesIO()
     _FieldsPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(extras)
     return buffer.getvalue()
@@ -369,7 +368,7 @@ def _is_plain(document: Document, classified: Classified) -> bool:
 
 def _entry(name: str, stored: Any, extra: Any) -> _Entry:
     """The entry ``stored`` describes, built in one pass over its documents: what a load of an unchanged
-    file costs (~6 µs a document, most of it the five objects each one is)."""
+    file costs (most of it the five objects each document is)."""
     sha256, blob, digest, bodies, workloads = stored
     problems, others = extra if extra is not None else ((), {})
     documents = []
