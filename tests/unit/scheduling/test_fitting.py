@@ -22,12 +22,11 @@ Behaviours covered:
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from nova_gitops.api import clusters
@@ -351,34 +350,59 @@ def test_several_untolerated_taints_are_all_named() -> None:
     )
 
 
+def first_fit(
+    rooms: list[fitting.NodeRoom], ordered: list[tuple[demand.PodShape, int]]
+) -> dict[str, dict[str, int]] | None:
+    """First fit, one pod at a time in ``ordered``'s order, each onto the first node by name that takes it
+    (the module docstring's definition); each node's free room after, or None when a pod finds no node."""
+    by_name = sorted(rooms, key=lambda room: room.name)
+    free = {room.name: dict(room.free) for room in by_name}
+    for pod, count in ordered:
+        for _ in range(count):
+            room = next(
+                (
+                    room
+                    for room in by_name
+                    if fitting.eligible(room, pod) and fitting.within(pod.requests, free[room.name])
+                ),
+                None,
+            )
+            if room is None:
+                return None
+            for resource, milli in pod.requests.items():
+                free[room.name][resource] = free[room.name].get(resource, 0) - milli
+    return {name: {key: value for key, value in room.items() if value} for name, room in free.items()}
+
+
+def free_after(result: fitting.Fit) -> dict[str, dict[str, int]]:
+    return {room.name: {key: value for key, value in room.free.items() if value} for room in result.after}
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.data())
-def test_first_node_shortcut_gives_what_packing_gives(data: st.DataObject) -> None:
-    """The shortcut for groups that fit whole on the first node that takes any of them must equal first-fit
-    decreasing's result."""
+def test_fit_packs_pods_largest_first_each_onto_the_first_node_with_room(data: st.DataObject) -> None:
+    """With one resource, "largest first" has one meaning: ``fit`` packs as first fit does in that order,
+    whether the group fits whole on the first node that takes any of it or has to be spread over nodes."""
     nodes = [
         fitting.NodeRoom(
             f"n{i}", {"cpu": data.draw(st.integers(0, 4000)), "memory": 8 * 2**30 * 1000}, {}, ()
         )
         for i in range(data.draw(st.integers(1, 4)))
     ]
-    shapes = [
-        demand.PodShape({"cpu": data.draw(st.integers(1, 1500))}, {}, (), ())
-        for _ in range(data.draw(st.integers(1, 3)))
+    counts = Counter[int]()
+    for _ in range(data.draw(st.integers(1, 3))):
+        counts[data.draw(st.integers(1, 1500))] += data.draw(st.integers(0, 3))
+    demands = [
+        demand.PodDemand(demand.PodShape({"cpu": cpu}, {}, (), ()), count) for cpu, count in counts.items()
     ]
-    demands = [demand.PodDemand(shape, data.draw(st.integers(0, 3))) for shape in shapes]
-    shortcut = fitting._all_on_first_node(nodes, range(len(nodes)), fitting.prepare(demands))
-    if shortcut is None:
-        return
-    packed = fitting._pack(
+    expected = first_fit(
         nodes,
-        [(str(i), d.shape, d.count) for i, d in enumerate(demands)],
-        {str(i): list(range(len(nodes))) for i in range(len(demands))},
+        [(item.shape, item.count) for item in sorted(demands, key=lambda item: -item.shape.requests["cpu"])],
     )
-    assert not isinstance(packed, tuple)
-    assert [dict(room.free) for room in shortcut.after] == [
-        {key: value for key, value in free.items()} for free in packed
-    ]
+    result = fitting.fit(nodes, demands)
+    assert result.ok == (expected is not None)
+    if expected is not None:
+        assert free_after(result) == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -423,7 +447,11 @@ def test_a_node_too_small_for_every_pod_is_passed_by_whatever_the_constraints() 
 def test_shortfall_names_the_node_closest_to_holding_a_pod(
     rooms: list[fitting.NodeRoom], pod: demand.PodShape
 ) -> None:
-    """Closest: fewest short resources, then the greatest sum over them of free / need, then the name."""
+    """Closest, of the nodes the pod may go to: fewest short resources, then the greatest sum over them of
+    free / need, then the name. The shortfall is the one that node alone gives."""
+    allowed = [room for room in rooms if fitting.eligible(room, pod)]
+    result = fitting.fit(rooms, [pods(1, pod)])
+    assume(allowed and not result.ok)
 
     def exact(room: fitting.NodeRoom) -> tuple[int, Fraction, str]:
         short = [name for name, milli in pod.requests.items() if room.free.get(name, 0) < milli]
@@ -431,37 +459,52 @@ def test_shortfall_names_the_node_closest_to_holding_a_pod(
         closeness = sum(parts, Fraction(0))
         return (len(short), -closeness, room.name)
 
-    scale = math.lcm(*pod.requests.values())
-    weights = {name: scale // milli for name, milli in pod.requests.items()}
-    assert min(rooms, key=lambda room: fitting._closeness(room, pod, weights)) == min(rooms, key=exact)
+    closest = min(allowed, key=exact)
+    assert result.shortfall == fitting.fit([closest], [pods(1, pod)]).shortfall
 
 
 @settings(max_examples=150, deadline=None)
 @given(rooms=rooms_strategy, demands=demands_strategy)
-def test_size_orders_rank_shares_exactly(
+def test_fit_tries_the_dominant_share_order_then_the_sum_of_shares(
     rooms: list[fitting.NodeRoom], demands: list[demand.PodDemand]
 ) -> None:
-    """The dominant-share and sum-of-shares orders are those of exact fractions of the free room."""
-    shapes = fitting._merged(demands)
-    orders = list(fitting._size_orders(rooms, shapes))
-    if len(shapes) <= 1:
-        assert orders == [tuple(shapes)]
-        return
-    names = {resource for shape, _ in shapes.values() for resource in shape.requests}
+    """``fit`` packs first fit largest first by the dominant share (the largest exact fraction a pod takes
+    of the nodes' free room in any resource); when that fails, by the sum of those fractions. Shapes are
+    told apart by what they ask, so that no tie between them is broken by anything else."""
+    shapes: dict[object, tuple[demand.PodShape, int]] = {}
+    for item in demands:
+        if item.count:
+            key = (
+                sorted(item.shape.requests.items()),
+                sorted(item.shape.node_selector.items()),
+                item.shape.tolerations,
+            )
+            found, count = shapes.get(repr(key), (item.shape, 0))
+            shapes[repr(key)] = (found, count + item.count)
+    names = {resource for pod, _ in shapes.values() for resource in pod.requests}
     resources = [name for name in ("cpu", "memory") if name in names] + sorted(names - {"cpu", "memory"})
     totals = {name: sum(max(0, room.free.get(name, 0)) for room in rooms) or 1 for name in resources}
 
-    def exact(key: str) -> list[Fraction]:
-        return [Fraction(shapes[key][0].requests.get(name, 0), totals[name]) for name in resources]
+    def amounts(pod: demand.PodShape) -> tuple[int, ...]:
+        return tuple(pod.requests.get(name, 0) for name in resources)
 
-    def amounts(key: str) -> tuple[int, ...]:
-        return tuple(shapes[key][0].requests.get(name, 0) for name in resources)
+    assume(len({amounts(pod) for pod, _ in shapes.values()}) == len(shapes))
 
-    def dominant(key: str) -> tuple[object, ...]:
-        return (max(exact(key), default=0), amounts(key), key)
+    def exact(pod: demand.PodShape) -> list[Fraction]:
+        return [Fraction(pod.requests.get(name, 0), totals[name]) for name in resources]
 
-    def summed(key: str) -> tuple[object, ...]:
-        return (sum(exact(key), Fraction(0)), amounts(key), key)
+    def dominant(found: tuple[demand.PodShape, int]) -> tuple[object, ...]:
+        return (max(exact(found[0]), default=0), amounts(found[0]))
 
-    expected = [tuple(sorted(shapes, key=size, reverse=True)) for size in (dominant, summed)]
-    assert orders[:2] == expected
+    def summed(found: tuple[demand.PodShape, int]) -> tuple[object, ...]:
+        return (sum(exact(found[0]), Fraction(0)), amounts(found[0]))
+
+    result = fitting.fit(rooms, demands)
+    for size in (dominant, summed):
+        expected = first_fit(rooms, sorted(shapes.values(), key=size, reverse=True))
+        if expected is not None:
+            assert result.ok
+            assert free_after(result) == {
+                name: free for name, free in expected.items() if name in {room.name for room in rooms}
+            }
+            return
