@@ -127,6 +127,38 @@ def signature_date(environ: Mapping[str, str], role: str, now: float) -> str:
     return f"{int(now)} +0000"
 
 
+def _fast_import_stream(
+    parent: str | None, changes: TreeChanges, message: str, environ: Mapping[str, str], *, now: float
+) -> list[bytes]:
+    """The commands that have ``git fast-import`` write one commit of ``changes`` on ``parent`` (onto
+    ``STAGING_REF``) and print its id: the person and dates from ``environ`` as ``git commit`` takes them."""
+    author, committer = identity(environ, "AUTHOR"), identity(environ, "COMMITTER")
+    authored, committed = (
+        signature_date(environ, "AUTHOR", now),
+        signature_date(environ, "COMMITTER", now),
+    )
+    encoded = message.encode()
+    chunks: list[bytes] = [
+        b"reset %s\n" % STAGING_REF.encode(),  # forget the tip a previous run left, so `from` decides
+        b"commit %s\n" % STAGING_REF.encode(),
+        b"mark :1\n",
+        b"author %s <%s> %s\n" % (author[0].encode(), author[1].encode(), authored.encode()),
+        b"committer %s <%s> %s\n" % (committer[0].encode(), committer[1].encode(), committed.encode()),
+        b"data %d\n%s\n" % (len(encoded), encoded),
+    ]
+    if parent:
+        chunks.append(b"from %s\n" % parent.encode())
+    chunks += [b"D %s\n" % quote_path(path) for path in changes.deleted]
+    for path in sorted(changes.written):
+        data = changes.written[path]
+        chunks.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), quote_path(path), len(data)))
+        chunks.append(data)
+        chunks.append(b"\n")
+    chunks.append(b"get-mark :1\n")  # the commit's id on stdout: no rev-parse afterwards
+    chunks.append(b"done\n")
+    return chunks
+
+
 class RenderedRepo:
     """A bare clone of the rendered repository kept under the cache directory, one per URL."""
 
@@ -239,31 +271,7 @@ class RenderedRepo:
         commits (a first publish) keep level-6 compression, since a push sends the stored bytes as they
         are."""
         self.tidy()
-        author, committer = identity(environ, "AUTHOR"), identity(environ, "COMMITTER")
-        now = time.time()
-        authored, committed = (
-            signature_date(environ, "AUTHOR", now),
-            signature_date(environ, "COMMITTER", now),
-        )
-        encoded = message.encode()
-        chunks: list[bytes] = [
-            b"reset %s\n" % STAGING_REF.encode(),  # forget the tip a previous run left, so `from` decides
-            b"commit %s\n" % STAGING_REF.encode(),
-            b"mark :1\n",
-            b"author %s <%s> %s\n" % (author[0].encode(), author[1].encode(), authored.encode()),
-            b"committer %s <%s> %s\n" % (committer[0].encode(), committer[1].encode(), committed.encode()),
-            b"data %d\n%s\n" % (len(encoded), encoded),
-        ]
-        if parent:
-            chunks.append(b"from %s\n" % parent.encode())
-        chunks += [b"D %s\n" % quote_path(path) for path in changes.deleted]
-        for path in sorted(changes.written):
-            data = changes.written[path]
-            chunks.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), quote_path(path), len(data)))
-            chunks.append(data)
-            chunks.append(b"\n")
-        chunks.append(b"get-mark :1\n")  # the commit's id on stdout: no rev-parse afterwards
-        chunks.append(b"done\n")
+        chunks = _fast_import_stream(parent, changes, message, environ, now=time.time())
         small = len(changes.written) <= BIG_COMMIT_FILES
         options = [part for name, value in SMALL_COMMIT_CONFIG for part in ("-c", f"{name}={value}")]
         options = options if small else []
