@@ -25,8 +25,7 @@ from nova_gitops.api.objects import Manifest, ObjectKey
 from nova_gitops.api.policies import SchedulePolicy
 from nova_gitops.api.problems import Problem
 from nova_gitops.scheduling import matching
-from nova_gitops.scheduling.planning import NO_POLICY
-from nova_gitops.scheduling.plans import Plan, Unscheduled
+from nova_gitops.scheduling.plans import NO_POLICY, Plan, Unscheduled
 
 MAX_HINT_NAMESPACES = 5
 """At most this many namespaces are named in one hint (a selector can name hundreds)."""

@@ -30,10 +30,15 @@ from nova_gitops.scheduling.componentplanning import place_components
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.namespacefollowing import follow_namespaces
 from nova_gitops.scheduling.planparts import Status
-from nova_gitops.scheduling.plans import FollowedNamespace, Plan, PlanSettings, PreviousPlacement, Unscheduled
+from nova_gitops.scheduling.plans import (
+    NO_POLICY,
+    FollowedNamespace,
+    Plan,
+    PlanSettings,
+    PreviousPlacement,
+    Unscheduled,
+)
 from nova_gitops.scheduling.recalling import Recall, Work
-
-NO_POLICY = "no SchedulePolicy matches"
 
 
 def plan(

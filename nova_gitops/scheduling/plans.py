@@ -22,6 +22,10 @@ class PlanSettings:
     namespace: str | None = None  # -n: of namespaced objects that name none (None: "default"), as kubectl
 
 
+NO_POLICY = "no SchedulePolicy matches"
+"""The reason of an object that no policy selects and no annotation places (``Unscheduled.reason``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Unscheduled:
     key: ObjectKey
