@@ -159,12 +159,12 @@ def hostile_diff(name: str, reason: str, patch: str) -> diffs.RenderDiff:
 def test_diff_shows_data_and_does_nothing_of_it(name: str, reason: str, patch: str) -> None:
     diff = hostile_diff(name, reason, patch)
     plain = diffformats.to_text(diff)
-    assert clean(plain), plain
+    assert clean(plain, keep=texts.TERMINAL_KEEPS), plain  # a patch's tabs are the file's, kept
     assert f"  warning: {texts.one_line(reason)}\n" in plain  # one line: a newline in data is an escape
     coloured = diffformats.to_text(diff, colour=True)
-    assert clean(SGR.sub("", coloured)), coloured
+    assert clean(SGR.sub("", coloured), keep=texts.TERMINAL_KEEPS), coloured
     markdown = diffformats.to_markdown(diff)
-    assert clean(markdown), markdown
+    assert clean(markdown, keep=texts.TERMINAL_KEEPS), markdown
     assert markdowncheck.active_parts(markdown) == [], markdown
     table_rows_keep_their_columns(markdown)
     as_json = diffformats.to_json(diff)
