@@ -97,8 +97,8 @@ class SourceRenderer:
         blobs: Mapping[str, str] | None = None,
     ) -> IncrementalRender:
         """Read and validate in full, plan what changed (``scheduling.memory``), render only what changed
-        since ``base`` (all when None). ``blobs`` (a git export's, ``git.Checkout.blobs``) spares reading
-        files the parse cache holds."""
+        since ``base`` (all when None). ``blobs`` (a git export's, ``gitsources.Checkout.blobs``) spares
+        reading files the parse cache holds."""
         with collection.paused():
             return self._render_delta(root, source, previous, base, blobs)
 

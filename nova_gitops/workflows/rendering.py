@@ -58,11 +58,11 @@ def load_source_with_digests(
     an incremental render uses to know which objects' sources changed.
 
     With ``parse_cache``, the load costs what changed: a file whose bytes the cache holds is not parsed, and
-    its documents are not validated again either (the cache keeps each one's ``inputs.Classified``); only
-    the checks across files (CRD scopes, duplicates, namespaces, unmatched policies) run over everything.
-    ``blobs`` (a git export's or a work tree's path → blob id, ``git.Checkout.blobs``) also spares reading
-    the files the cache holds with the same blob id. Whatever the cache holds, the result, its warnings and
-    its problems are those of a load without it.
+    its documents are not validated again either (the cache keeps each one's ``classifying.Classified``);
+    only the checks across files (CRD scopes, duplicates, namespaces, unmatched policies) run over
+    everything. ``blobs`` (a git export's or a work tree's path → blob id, ``gitsources.Checkout.blobs``)
+    also spares reading the files the cache holds with the same blob id. Whatever the cache holds, the
+    result, its warnings and its problems are those of a load without it.
 
     The garbage collector is paused meanwhile: the load makes ~100 containers per document and no cycles,
     and a collection run every few hundred of them walks the growing heap (most of a load's time).
