@@ -11,7 +11,7 @@ compare the ratio. Two sources:
   loaded with the blob ids of the files git finds unchanged (``open_directory(with_blobs=True)``, not
   timed), so those are not even read; code without that reads and hashes every file, and parses and
   validates only the changed ones;
-- ``git``: each change committed and the revision exported (``git.checkout_local``; the export is not
+- ``git``: each change committed and the revision exported (``gitsources.checkout_local``; the export is not
   timed), loaded with the export's blob ids, so unchanged files are not even read (the other code loads the
   same export without them when it does not take ``blobs``).
 
