@@ -263,13 +263,18 @@ def _render_delta(
         for cluster in clusters - dirty:
             cluster_index[cluster] = previous.clusters[cluster]
     group_index = _group_index(fingerprints, previous, kept, changed, dirty, dirty_files, emitted)
-    outside = placementfiles.delta(
-        plan,
-        source,
-        waves,
-        {name: content for name, (_, content, _) in fingerprints.items()},
-        previous.outside if previous is not None else None,
-    )
+    try:
+        outside = placementfiles.delta(
+            plan,
+            source,
+            waves,
+            {name: content for name, (_, content, _) in fingerprints.items()},
+            previous.outside if previous is not None else None,
+        )
+    except ValueError as error:  # as renders.render: a name that cannot be a path, two groups for one file
+        problems.add_plain(SourceLocation("<plan>", 0), str(error))
+        problems.raise_if_any()
+        raise  # not reached: raise_if_any raises the problem just added
     fresh.update(outside.fresh)
     records = outside.kept
     clusters_index = dict(sorted(cluster_index.items()))

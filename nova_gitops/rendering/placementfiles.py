@@ -75,12 +75,13 @@ class Delta:
 
 
 def files(plan: Plan, source: reports.SourceInfo, waves: Sequence[Wave] = ()) -> dict[str, bytes]:
-    """Every file outside ``clusters/`` (``ValueError`` for a group or policy name that cannot be a path)."""
+    """Every file outside ``clusters/`` (``ValueError`` for a group or policy name that cannot be a path,
+    or for two groups whose names give one file)."""
     table = table_of(plan)
     out: dict[str, bytes] = {}
     for policy, groups in by_policy(plan.groups).items():
-        for group in groups:
-            out[layout.group_file(policy, group.name)] = group_text(group)
+        for group, path in group_files(policy, groups):
+            out[path] = group_text(group)
         out[page_path(policy)] = policypages.page(policy, groups, table).encode()
     out.update(root_files(plan, source, waves))
     return out
@@ -94,7 +95,8 @@ def delta(
     previous: Kept | None,
 ) -> Delta:
     """The files outside ``clusters/`` as changes to ``previous`` (everything when None). ``contents``:
-    each group's content fingerprint (``increments``), None where a source is unknown."""
+    each group's content fingerprint (``increments``), None where a source is unknown. ``ValueError`` as
+    ``files``."""
     previous = previous or Kept()
     table = table_of(plan)
     table_key = fingerprint((table.matrix, table.clusters))
@@ -104,9 +106,8 @@ def delta(
     rows: dict[bytes, str] = {}
     for policy, groups in by_policy(plan.groups).items():
         keys: list[tuple[str, bytes]] = []
-        for group in groups:
+        for group, path in group_files(policy, groups):
             key = entry_key(group, contents.get(group.name))
-            path = layout.group_file(policy, group.name)
             old = previous.records.get(group.name)
             if old is None or old[0] != key or old[1] != path:
                 data = fresh[path] = group_text(group)
@@ -162,6 +163,21 @@ def by_policy(groups: Iterable[GroupPlan]) -> dict[str | None, list[GroupPlan]]:
     for group in sorted(groups, key=lambda group: group.name):
         found.setdefault(group.policy, []).append(group)
     return dict(sorted(found.items(), key=lambda item: layout.placement_folder(item[0])))
+
+
+def group_files(policy: str | None, groups: Iterable[GroupPlan]) -> list[tuple[GroupPlan, str]]:
+    """Each of a policy's groups with its file's path; ``ValueError`` naming both groups when two would be
+    written to one file (a shortened name's digest colliding: never expected, never a silent overwrite)."""
+    owners: dict[str, str] = {}
+    found: list[tuple[GroupPlan, str]] = []
+    for group in groups:
+        path = layout.group_file(policy, group.name)
+        other = owners.setdefault(path, group.name)
+        if other != group.name:
+            first, second = sorted((other, group.name))
+            raise ValueError(f"ScheduleGroups {first} and {second} would both be written to {path}")
+        found.append((group, path))
+    return found
 
 
 def page_path(policy: str | None) -> str:

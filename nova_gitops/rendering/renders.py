@@ -109,7 +109,7 @@ def render(
         )
     try:
         files.update(placementfiles.files(plan, source, waves))
-    except ValueError as error:  # a group or policy name that cannot be a path (validated before: a bug)
+    except ValueError as error:  # a name that cannot be a path, two groups for one file (not expected: a bug)
         problems.add_plain(SourceLocation("<plan>", 0), str(error))
     problems.raise_if_any()
     return RenderedTree(files=dict(sorted(files.items())), plan=plan, waves=tuple(waves))

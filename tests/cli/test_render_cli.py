@@ -70,6 +70,20 @@ def test_rerender_writes_nothing_and_removed_objects_lose_their_files(tmp_path: 
     assert not (out / "clusters/c1/demo/deployment-api.yaml").exists()
 
 
+def test_every_group_of_a_longest_policy_name_keeps_its_own_file(tmp_path: Path) -> None:
+    name = ("p" * 63 + ".") * 3 + "q" * 61  # 253 characters: each group's file name is shortened
+    teams = ("v51707", "v132617")  # their files shared one name when 32 bits of a digest told them apart
+    workloads = (deployment(f"w{team}", labels={"app": "demo", "team": team}) for team in teams)
+    grouped = policy(name, groupBy={"labelKey": "team"})
+    source = write_source(tmp_path / "src", cluster("c1"), grouped, *workloads)
+    out = tmp_path / "out"
+    code, _, stderr = run("render", str(source), "-o", str(out))
+    assert code == 0, stderr
+    files = sorted((out / "placement" / name).glob("*.yaml"))
+    documents = [yaml.load(path.read_text(), Loader=yaml.CSafeLoader) for path in files]
+    assert sorted(document["groupBy"]["value"] for document in documents) == sorted(teams)
+
+
 def test_invalid_input_lists_every_problem_and_writes_nothing(tmp_path: Path) -> None:
     source = tmp_path / "src"
     source.mkdir()

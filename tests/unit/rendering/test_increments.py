@@ -42,6 +42,7 @@ from tests.unit.rendering.test_renders import (
     manifest,
     override,
     plans,
+    two_groups_for_one_placement_file,
     usages,
 )
 
@@ -243,6 +244,18 @@ def test_an_override_failing_in_a_changed_group_is_the_full_renders_error() -> N
     with pytest.raises(errors.InputError) as incremental:
         delta(broken, first.index, {"src/objects.yaml": "d2"})
     assert incremental.value.problems == full.value.problems
+
+
+def test_two_groups_for_one_placement_file_are_the_full_renders_error() -> None:
+    plan = two_groups_for_one_placement_file()
+    with pytest.raises(errors.InputError) as full:
+        renders.render(plan, SOURCE)
+    with pytest.raises(errors.InputError) as incremental:
+        delta(plan, None)
+    assert incremental.value.problems == full.value.problems
+    with pytest.raises(errors.InputError) as after_a_render:
+        delta(plan, delta(two_groups(2), None).index)
+    assert after_a_render.value.problems == full.value.problems
 
 
 def test_an_index_with_damaged_group_files_is_not_used() -> None:

@@ -6,17 +6,21 @@ Behaviours covered:
 - a clash of kind+name between API groups in one directory adds the group to the non-core file names, and
   only inside that directory;
 - names that could escape the output directory ('..', '/', NUL, empty) raise ValueError;
-- file names longer than the file system allows are shortened deterministically and stay distinct;
+- file names longer than the file system allows are shortened deterministically and stay distinct; a
+  group's file keeps 16 hex digits of the SHA-256 of the whole group name;
 - the kustomization lists every file below the cluster directory, relative, sorted, never itself.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nova_gitops.rendering import layout
+from nova_gitops.scheduling import grouping
 
 
 @pytest.mark.parametrize(
@@ -125,3 +129,20 @@ def test_paths_stay_inside_the_cluster_directory(cluster: str, namespace: str, k
     assert ".." not in parts
     assert parts[2] == (namespace or "_cluster")
     assert parts[3] == f"{kind.lower()}-{name}.yaml"
+
+
+LONGEST_POLICY = ("p" * 63 + ".") * 3 + "q" * 61  # 253 characters, the longest a Kubernetes name may be
+
+
+def test_a_long_group_name_keeps_a_digest_of_the_whole_name() -> None:
+    group = f"{LONGEST_POLICY}-0a1b2c3d"
+    file_name = layout.group_file_name(group)
+    assert len(file_name.encode()) == 255
+    assert file_name == f"{group[:233]}-{hashlib.sha256(group.encode()).hexdigest()[:16]}.yaml"
+    assert layout.group_file_name("p-0a1b2c3d") == "p-0a1b2c3d.yaml"  # a name that fits is kept whole
+
+
+def test_groups_of_a_longest_policy_name_get_files_of_their_own() -> None:
+    # Two label values whose groups' files shared one name when 32 bits told them apart (found by search).
+    first, second = (f"{LONGEST_POLICY}-{grouping.fnv1_32(value)}" for value in ("v51707", "v132617"))
+    assert layout.group_file(LONGEST_POLICY, first) != layout.group_file(LONGEST_POLICY, second)

@@ -300,6 +300,27 @@ def test_two_objects_for_one_file_are_an_input_error() -> None:
         renders.render(Plan(groups, (), (), usages("c1"), ()), SOURCE)
 
 
+def two_groups_for_one_placement_file() -> Plan:
+    """Two groups whose files would share a name: a long name's shortened form is another group's name."""
+    long_name = "g" * 300
+    other = layout.group_file_name(long_name).removesuffix(".yaml")
+    groups = tuple(
+        make_group(name, ("c1",), ObjectPlan(manifest(deployment(f"w{index}")), (ClusterCopy("c1"),)))
+        for index, name in enumerate((long_name, other))
+    )
+    return Plan(groups, (), (), usages("c1"), ())
+
+
+def test_two_groups_for_one_placement_file_are_an_input_error() -> None:
+    plan = two_groups_for_one_placement_file()
+    with pytest.raises(errors.InputError) as raised:
+        renders.render(plan, SOURCE)
+    (problem,) = raised.value.problems
+    first, second = sorted(group.name for group in plan.groups)
+    path = layout.group_file("p", first)
+    assert str(problem) == f"<plan>:0: ScheduleGroups {first} and {second} would both be written to {path}"
+
+
 def test_override_failures_are_collected_into_one_input_error() -> None:
     bad = override("spec.template.spec.containers[4].image", "x")
     web = manifest(deployment("web"), 10)
