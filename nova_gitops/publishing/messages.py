@@ -48,6 +48,8 @@ def body_lines(diff: RenderDiff) -> list[str]:
     lines = [f"- {diffformats.group_line(group)}" for group in diff.moved]
     lines += [f"- {diffformats.replica_line(change)}" for change in diff.replicas]
     lines += [f"- newly unscheduled: {texts.one_line(item)}" for item in diff.newly_unscheduled]
+    lines += [f"- warning cleared: {texts.one_line(item)}" for item in diff.cleared_warnings]
+    lines += [f"- {diffformats.record_line(record)}" for record in diff.records_changed]
     if len(lines) > BODY_LINE_LIMIT:
         lines = [*lines[:BODY_LINE_LIMIT], f"- … and {len(lines) - BODY_LINE_LIMIT} more (see PLACEMENT.md)"]
     return lines or ["No group moved and no replica count changed."]

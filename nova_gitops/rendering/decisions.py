@@ -24,6 +24,7 @@ from nova_gitops.rendering import oldlayout, schedulegroups
 Sides = tuple[bytes | None, bytes | None]
 """A file's old and new bytes (None where it does not exist)."""
 
+INDEX_FILE = schedulegroups.INDEX_FILE
 VOLATILE_SECTIONS = ("source", "clusters")
 """placement.yaml sections that describe rather than decide: the source revision, and each cluster's
 capacity (which agents report as it moves, so it alone must not make a commit every few minutes)."""
@@ -60,7 +61,27 @@ class Decisions:
     newly_unscheduled: tuple[str, ...] = ()
     newly_scheduled: tuple[str, ...] = ()
     new_warnings: tuple[str, ...] = ()
-    other_sections_changed: bool = False  # records differ but not in the decisions above nor the volatile
+    cleared_warnings: tuple[str, ...] = ()
+    records_changed: tuple[RecordChange, ...] = ()  # groups whose decision changed in no way above
+    other_sections_changed: bool = False  # the index differs outside the decisions above and the volatile
+
+
+@dataclass(frozen=True, slots=True)
+class RecordChange:
+    """A group still on the same clusters, with the same replicas and warnings, whose recorded decision
+    changed otherwise: which of its fields (``reason``, ``requests``, ``mode``, ``phase``, ...)."""
+
+    name: str
+    fields: tuple[str, ...]
+
+
+class UnreadablePlacement(ValueError):
+    """A placement file of one of the two renders compared that records no decision: which render
+    (``old``/``new``), which file, and why."""
+
+    def __init__(self, side: str, path: str, reason: str) -> None:
+        super().__init__(f"the {side} render's {path}: {reason}")
+        self.side, self.path, self.reason = side, path, reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,30 +95,36 @@ class Group:
     record: Any  # the whole record, to tell any other difference
 
 
-def compare(index: Sides | None, groups: Sequence[Sides]) -> Decisions:
-    """The decisions ``groups`` (the group files that differ) and ``index`` (placement.yaml, when it
-    differs) change."""
+def compare(index: Sides | None, groups: Sequence[tuple[str, Sides]]) -> Decisions:
+    """The decisions ``groups`` (path and sides of each group file that differs) and ``index``
+    (placement.yaml, when it differs) change. ``UnreadablePlacement`` for a file that records no decision."""
     if index is not None and same_decisive_text(*index):
         index = None  # only its source and capacity differ: it decides nothing new, and is not parsed
-    old_index, new_index = (sections(side) for side in index or (None, None))
+    old_index, new_index = (
+        sections(data, side) for data, side in zip(index or (None, None), SIDES, strict=True)
+    )
     before: dict[str, Group] = {}
     after: dict[str, Group] = {}
-    for side, found in ((0, before), (1, after)):
-        legacy = (old_index, new_index)[side].get("groups")
+    for position, found in ((0, before), (1, after)):
+        legacy = (old_index, new_index)[position].get("groups")
         for record in legacy if isinstance(legacy, list) else ():
             _add(found, group_of(record))
-        for sides in groups:
-            _add(found, group_of(loading.load_or_none(sides[side])))
+        for path, sides in groups:
+            data = sides[position]
+            if data is not None:
+                _add(found, group_file(data, SIDES[position], path))
     changes, replicas = group_changes(before, after)
     old_unscheduled = _titled(old_index.get("unscheduled"))
     new_unscheduled = _titled(new_index.get("unscheduled"))
-    seen = set(_warnings(old_index, before.values()))
+    old_warnings = list(dict.fromkeys(_warnings(old_index, before.values())))
+    new_warnings = list(dict.fromkeys(_warnings(new_index, after.values())))
     ignored = {*VOLATILE_SECTIONS, *DECISION_SECTIONS}
     others = {key for key in old_index.keys() | new_index.keys() if key not in ignored}
     shown = {change.name for change in changes} | {change.group for change in replicas}
-    unexplained = any(
-        name not in shown and _unexplained(before.get(name), after.get(name))
-        for name in before.keys() | after.keys()
+    records = tuple(
+        RecordChange(name, fields)
+        for name in sorted(before.keys() & after.keys() - shown)
+        if (fields := changed_fields(before[name], after[name]))
     )
     return Decisions(
         groups=changes,
@@ -108,20 +135,71 @@ def compare(index: Sides | None, groups: Sequence[Sides]) -> Decisions:
             if title not in old_unscheduled
         ),
         newly_scheduled=tuple(sorted(title for title in old_unscheduled if title not in new_unscheduled)),
-        new_warnings=tuple(w for w in dict.fromkeys(_warnings(new_index, after.values())) if w not in seen),
-        other_sections_changed=unexplained or any(old_index.get(key) != new_index.get(key) for key in others),
+        new_warnings=tuple(w for w in new_warnings if w not in set(old_warnings)),
+        cleared_warnings=tuple(w for w in old_warnings if w not in set(new_warnings)),
+        records_changed=records,
+        other_sections_changed=any(old_index.get(key) != new_index.get(key) for key in others),
     )
 
 
-def sections(data: bytes | None) -> dict[str, Any]:
-    """A placement.yaml as a mapping (empty when absent or unreadable), either layout."""
+SIDES = ("old", "new")
+
+
+def group_file(data: bytes, side: str, path: str) -> Group:
+    """A group file's decision; ``UnreadablePlacement`` naming it when it records none."""
+    try:
+        record = loading.load_one(data)
+    except loading.YamlRefused as error:
+        raise UnreadablePlacement(side, path, f"not valid YAML: {error}") from None
+    group = (
+        group_of(record) if isinstance(record, dict) and record.get("kind") == schedulegroups.KIND else None
+    )
+    if group is None:
+        kind = record.get("kind") if isinstance(record, dict) else None
+        raise UnreadablePlacement(side, path, f"not a {schedulegroups.KIND} with a name (kind {kind!r})")
+    return group
+
+
+def changed_fields(old: Group, new: Group) -> tuple[str, ...]:
+    """What differs between two records of a group besides what other lines show (its clusters, replicas,
+    warnings, and its objects, whose files are the objects' changes): a group file's ``status`` fields
+    (``reason``, ``requests``, ``mode``, ``phase``) and other top-level fields (``groupBy``, ``policy``,
+    ``scheduled``); an entry of a single-file placement.yaml's fields."""
+    if old.record == new.record:
+        return ()
+    before, after = _fields(old.record), _fields(new.record)
+    return tuple(sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key)))
+
+
+_SHOWN_ELSEWHERE = frozenset({"metadata", "name", "clusters", "warnings", "objectRefs", "objects"})
+
+
+def _fields(record: Any) -> dict[str, Any]:
+    fields = {key: value for key, value in _mapping(record).items() if key not in _SHOWN_ELSEWHERE}
+    status = fields.pop("status", None)
+    if isinstance(status, dict):  # a group file's
+        fields.update((key, value) for key, value in status.items() if key not in _SHOWN_ELSEWHERE)
+    elif status is not None:  # a single-file entry's phase
+        fields["status"] = status
+    return fields
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sections(data: bytes | None, side: str = "old") -> dict[str, Any]:
+    """A placement.yaml as a mapping (empty when absent), either layout; ``UnreadablePlacement`` when it
+    is not one: a render that cannot be read back is said, never taken for one that decides nothing."""
     if data is None:
         return {}
     try:
         found = oldlayout.load(data.decode("utf-8", errors="replace"))
-    except loading.YamlRefused:
-        return {}
-    return found if isinstance(found, dict) else {}
+    except loading.YamlRefused as error:
+        raise UnreadablePlacement(side, INDEX_FILE, f"not valid YAML: {error}") from None
+    if not isinstance(found, dict):
+        raise UnreadablePlacement(side, INDEX_FILE, "not a mapping")
+    return found
 
 
 def same_apart_from_source(old: bytes | None, new: bytes | None) -> bool:
@@ -129,7 +207,7 @@ def same_apart_from_source(old: bytes | None, new: bytes | None) -> bool:
     the clusters' capacity figures: then no decision changed and nothing is committed."""
     if same_decisive_text(old, new):
         return True
-    old_sections, new_sections = sections(old), sections(new)
+    old_sections, new_sections = sections(old, "old"), sections(new, "new")
     for section in VOLATILE_SECTIONS:
         old_sections.pop(section, None)
         new_sections.pop(section, None)
@@ -221,14 +299,6 @@ def group_changes(
                 if was.get(cluster) != now.get(cluster):
                     replicas.append(ReplicaChange(name, title, cluster, was.get(cluster), now.get(cluster)))
     return tuple(changes), tuple(replicas)
-
-
-def _unexplained(old: Group | None, new: Group | None) -> bool:
-    """Whether a group's record changed in a way no group, replica or warning line shows (its reason, its
-    requests): the records differ, yet not in their clusters, replicas or warnings."""
-    if old is None or new is None:
-        return True
-    return old.record != new.record and old.warnings == new.warnings
 
 
 def _add(found: dict[str, Group], group: Group | None) -> None:

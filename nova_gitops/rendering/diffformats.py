@@ -20,7 +20,7 @@ from typing import Any
 
 from nova_gitops.api import texts
 from nova_gitops.rendering import waveplans
-from nova_gitops.rendering.diffs import GroupChange, ObjectChange, RenderDiff, ReplicaChange
+from nova_gitops.rendering.diffs import GroupChange, ObjectChange, RecordChange, RenderDiff, ReplicaChange
 
 MARKDOWN_DIFF_BUDGET = 50_000
 MARKDOWN_LIST_LIMIT = 30
@@ -62,7 +62,16 @@ def placement_lines(diff: RenderDiff) -> list[str]:
     lines += [f"newly unscheduled: {texts.one_line(item)}" for item in diff.newly_unscheduled]
     lines += [f"now scheduled: {texts.one_line(item)}" for item in diff.newly_scheduled]
     lines += [f"warning: {texts.one_line(warning)}" for warning in diff.new_warnings]
+    lines += [f"warning cleared: {texts.one_line(warning)}" for warning in diff.cleared_warnings]
+    lines += [record_line(record) for record in diff.records_changed]
     return lines
+
+
+def record_line(record: RecordChange) -> str:
+    """A group that stays where it was whose recorded decision changed otherwise (its reason, requests)."""
+    return (
+        f"group {texts.one_line(record.name)} decided anew, same clusters: {', '.join(record.fields)} changed"
+    )
 
 
 def hidden_note(change: ObjectChange) -> str:
@@ -156,6 +165,11 @@ def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") 
         ("Newly unscheduled", [f"- :x: {md_escape(item)}" for item in diff.newly_unscheduled]),
         ("Now scheduled", [f"- {md_escape(item)}" for item in diff.newly_scheduled]),
         ("Warnings", [f"- :warning: {md_escape(item)}" for item in diff.new_warnings]),
+        ("Warnings cleared", [f"- {md_escape(item)}" for item in diff.cleared_warnings]),
+        (
+            "Decisions recorded anew",
+            [f"- {md_escape(record_line(record))}" for record in diff.records_changed],
+        ),
         ("Secrets", [f"- {texts.md_code(c.path)}: {hidden_note(c)}" for c in diff.objects if c.hidden_keys]),
     ]
     for name, lines in sections:
@@ -214,6 +228,8 @@ def to_json(diff: RenderDiff) -> str:
         "newlyUnscheduled": list(diff.newly_unscheduled),
         "newlyScheduled": list(diff.newly_scheduled),
         "newWarnings": list(diff.new_warnings),
+        "clearedWarnings": list(diff.cleared_warnings),
+        "groupsRecordedAnew": [{"name": r.name, "fields": list(r.fields)} for r in diff.records_changed],
         "files": [
             {
                 "path": c.path,

@@ -23,7 +23,9 @@ import yaml
 from nova_gitops.api import loading
 from nova_gitops.rendering import decisions, layout, schedulegroups
 from nova_gitops.rendering.decisions import GroupChange as GroupChange
+from nova_gitops.rendering.decisions import RecordChange as RecordChange
 from nova_gitops.rendering.decisions import ReplicaChange as ReplicaChange
+from nova_gitops.rendering.decisions import UnreadablePlacement as UnreadablePlacement
 from nova_gitops.rollouts.plans import ChangePlan
 
 PLACEMENT_FILE = schedulegroups.INDEX_FILE
@@ -78,7 +80,9 @@ class RenderDiff:
     newly_unscheduled: tuple[str, ...] = ()  # "Deployment shop/web: reason"
     newly_scheduled: tuple[str, ...] = ()
     new_warnings: tuple[str, ...] = ()
-    summary_changed: bool = False  # the placement records differ outside decisions and VOLATILE_SECTIONS
+    cleared_warnings: tuple[str, ...] = ()
+    records_changed: tuple[RecordChange, ...] = ()  # a group's reason, requests, mode... and nothing else
+    summary_changed: bool = False  # the index differs outside the decisions and its VOLATILE_SECTIONS
     other_files: tuple[FileChange, ...] = field(default=(), repr=False)  # README.md, .gitattributes, ...
     rollout: ChangePlan | None = None  # the wave plan, when the new side's source has a RolloutStrategy
 
@@ -100,8 +104,14 @@ class RenderDiff:
 
     @property
     def placement_changed(self) -> bool:
-        return bool(self.groups or self.replicas or self.newly_unscheduled or self.newly_scheduled) or bool(
-            self.new_warnings
+        return bool(
+            self.groups
+            or self.replicas
+            or self.newly_unscheduled
+            or self.newly_scheduled
+            or self.new_warnings
+            or self.cleared_warnings
+            or self.records_changed
         )
 
     @property
@@ -129,7 +139,7 @@ def diff_renders(changes: Iterable[FileChange], *, patch_limit: int | None = Non
     counts: dict[str, dict[Change, int]] = {}
     others: list[FileChange] = []
     index: tuple[bytes | None, bytes | None] | None = None
-    groups: list[tuple[bytes | None, bytes | None]] = []
+    groups: list[tuple[str, tuple[bytes | None, bytes | None]]] = []
     for change in sorted(changes, key=lambda item: item.path):
         cluster = cluster_of(change.path)
         if cluster is not None and not change.path.endswith("/kustomization.yaml"):
@@ -140,7 +150,7 @@ def diff_renders(changes: Iterable[FileChange], *, patch_limit: int | None = Non
         elif change.path == PLACEMENT_FILE:
             index = (change.old, change.new)
         elif layout.is_group_file(change.path):
-            groups.append((change.old, change.new))
+            groups.append((change.path, (change.old, change.new)))
         elif cluster is None and not is_summary(change.path):
             others.append(change)
     cluster_counts = tuple(
@@ -156,6 +166,8 @@ def diff_renders(changes: Iterable[FileChange], *, patch_limit: int | None = Non
         newly_unscheduled=decided.newly_unscheduled,
         newly_scheduled=decided.newly_scheduled,
         new_warnings=decided.new_warnings,
+        cleared_warnings=decided.cleared_warnings,
+        records_changed=decided.records_changed,
         summary_changed=decided.other_sections_changed,
         other_files=tuple(others),
     )

@@ -107,8 +107,10 @@ def list_item_lines(lines: list[str]) -> list[str] | None:
 
 
 def load(text: str) -> Any:
-    """The document of a single-file placement.yaml, its ``groups`` loaded entry by entry when the text is
-    cut as rendered (see the module doc), else loaded whole; ``loading.YamlRefused`` saying what is wrong."""
+    """The document of a placement.yaml of either layout, each top-level list (a single file's ``groups``,
+    the index's ``unscheduled`` and ``clusters``) loaded entry by entry when the text is cut as rendered
+    (see the module doc), else loaded whole; ``loading.YamlRefused`` saying what is wrong. The index lists
+    every unscheduled object, so it too can pass the loader's limit."""
     if len(text) > MAX_TEXT:
         raise loading.YamlRefused(f"{len(text)} characters, over the {MAX_TEXT // (1024 * 1024)} MiB limit")
     if len(text) <= loading.MAX_FILE_BYTES:
@@ -118,7 +120,7 @@ def load(text: str) -> Any:
         return loading.load_one(text)
     document: dict[str, Any] = {}
     for key, section in sections.items():
-        items = list_items(section) if key == "groups" else None
+        items = list_items(section)
         if items is None:
             part = loading.load_one(section)
             if not isinstance(part, dict) or len(part) != 1 or key in document:
@@ -181,6 +183,13 @@ def parse_previous(text: str) -> PreviousPlacement:
             except quantities.QuantityError as error:
                 raise ValueError(f"{where}.requests: {error}") from None
     return PreviousPlacement(groups=decided, reasons=reasons, requests=requests)
+
+
+def is_index(data: bytes) -> bool:
+    """Whether a ``placement.yaml`` is the per-group layout's index (a top-level ``format``, before any
+    list): it records no group's decision, so it is never read for one."""
+    head = data[:1024]
+    return head.startswith(b"apiVersion: " + _PLACEMENT_GROUP.encode()) and b"\nformat: " in head
 
 
 def is_single_file(data: bytes) -> bool:

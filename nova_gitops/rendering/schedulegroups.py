@@ -112,7 +112,7 @@ def previous_from_files(files: Mapping[str, bytes]) -> PreviousPlacement:
     group_files = {path: data for path, data in files.items() if layout.is_group_file(path)}
     if not group_files:
         index = files.get(INDEX_FILE)
-        if index is None:
+        if index is None or oldlayout.is_index(index):  # no group: an index decides nothing
             return PreviousPlacement.empty()
         try:
             return oldlayout.parse_previous(index.decode("utf-8"))

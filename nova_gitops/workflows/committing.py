@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nova_gitops import errors
 from nova_gitops.api import progress as phases
 from nova_gitops.publishing import gitwriting, guard, messages, placementcache, renderindex
 from nova_gitops.publishing.gitwriting import RenderedRepo
@@ -129,8 +130,15 @@ def commit_onto_head(
     (the controller checks it still leads there)."""
     comparison = comparison_of(repo, update.listing, update.changes)
     changes, file_changes = comparison.changes, comparison.file_changes
-    if comparison.unchanged:
-        return None
+    try:
+        if comparison.unchanged:
+            return None
+        diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
+    except diffs.UnreadablePlacement as error:  # the head's: ours are always readable
+        raise errors.RepoError(
+            f"the branch head {head} of {repo.url} has an unreadable {error.path} ({error.reason}); fix or "
+            "remove it there, then publish again"
+        ) from None
     allowed: list[guard.MassDeletion] = []
     if changes.deleted:  # the guard reads every path: only worth it when something is deleted
         allowed = check_deletions(
@@ -140,7 +148,6 @@ def commit_onto_head(
             allow=allow_mass_delete,
             vacated=vacated,
         )
-    diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
     message = messages.commit_message(
         diff,
         source_repo=source.repo,

@@ -37,7 +37,13 @@ def diff_directories(
 ) -> diffs.RenderDiff:
     """Compare two renders on disk (``diff OLD_DIR NEW_DIR``)."""
     progress.phase(phases.DIFF, f"{old} → {new}")
-    return diffs.diff_renders(treecomparing.directory_changes(old, new))
+    try:
+        return diffs.diff_renders(treecomparing.directory_changes(old, new))
+    except diffs.UnreadablePlacement as error:
+        where = old if error.side == "old" else new
+        raise errors.UserError(
+            f"{where / error.path}: {error.reason}; not a render nova-gitops wrote"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
