@@ -215,15 +215,16 @@ class RenderedRepo:
     def has_commit(self, sha: str) -> bool:
         return self.git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).status == 0
 
-    def listing(self, commit: str | None, *, paths: Sequence[str] = ()) -> dict[str, str]:
+    def listing(self, commit: str | None, *, paths: Sequence[str] = (), links: bool = True) -> dict[str, str]:
         """Every file of ``commit`` as path → blob id (empty for no commit); only those under ``paths``
-        (files or directories) when given."""
+        (files or directories) when given; without symbolic links (mode 120000, also a ``blob``) when
+        ``links`` is False."""
         if commit is None:
             return {}
         output = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths).stdout
         listing: dict[str, str] = {}
-        for entry in output.split(b"\0"):
-            if entry[7:12] == b"blob ":  # "100644 blob <40 hex>\t<path>": fixed offsets, no splitting
+        for entry in output.split(b"\0"):  # "100644 blob <40 hex>\t<path>": fixed offsets, no splitting
+            if entry[7:12] == b"blob " and (links or entry[:6] != b"120000"):
                 listing[entry[53:].decode()] = entry[12:52].decode()
         return listing
 

@@ -33,7 +33,9 @@ def read(repo: RenderedRepo, head: str | None, cache_dir: Path) -> PreviousPlace
     cached = placementcache.load(cache_dir, head)
     if cached is not None:
         return cached
-    listing = repo.listing(head, paths=(INDEX, layout.PLACEMENT_DIR))
+    # A symbolic link is no render's (a render writes none): not read, as render --previous reads none, and
+    # removed by the publish as any stray file.
+    listing = repo.listing(head, paths=(INDEX, layout.PLACEMENT_DIR), links=False)
     wanted = {path: blob for path, blob in listing.items() if layout.is_group_file(path)}
     if not wanted and INDEX in listing:  # the single-file layout: every group in placement.yaml
         cached = placementcache.load(cache_dir, listing[INDEX])

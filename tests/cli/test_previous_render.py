@@ -8,6 +8,7 @@ has no placement is a first render; a bad placement.yaml or group file there is 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,23 @@ def test_previous_directory_still_works(tmp_path: Path) -> None:
     assert placed_on(tmp_path / "second") == placed_on(first)
     code, _, stderr = run("render", str(source), "-o", str(tmp_path / "fresh"), "--no-previous")
     assert placed_on(tmp_path / "fresh") != placed_on(first)
+
+
+def test_a_symbolic_link_under_placement_is_not_read(tmp_path: Path, rendered_repository: Path) -> None:
+    # A render writes no links; one under placement/ (its target no placement) is ignored as publish ignores
+    # it, in a directory and at a ref, and the next render into the directory removes it.
+    source, _ = rendered_history(tmp_path, rendered_repository)
+    [(group, before)] = placed_on(rendered_repository).items()
+    (rendered_repository / "placement" / "p" / "linked.yaml").symlink_to("/etc/hostname")
+    git(rendered_repository, "add", "-A")
+    git(rendered_repository, "commit", "-qm", "a link")
+    code, _, stderr = run("render", str(source), "-o", str(rendered_repository), "--previous", "HEAD")
+    assert code == 0, stderr
+    assert placed_on(rendered_repository) == {group: before}
+    assert not (rendered_repository / "placement" / "p" / "linked.yaml").is_symlink()
+    linked = tmp_path / "linked"
+    shutil.copytree(rendered_repository, linked, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    (linked / "placement" / "p" / "linked.yaml").symlink_to("/etc/hostname")
+    code, _, stderr = run("render", str(source), "-o", str(tmp_path / "from-dir"), "--previous", str(linked))
+    assert code == 0, stderr
+    assert placed_on(tmp_path / "from-dir") == {group: before}

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -87,3 +88,26 @@ def test_an_unreadable_group_file_at_the_head_names_it(tmp_path: Path) -> None:
         errors.RepoError, match=r"unreadable placement/p/g.yaml \(has kind 'Deployment'.*fix or remove"
     ):
         previousplacements.read(repo, head, tmp_path / "cache")
+
+
+def test_a_symbolic_link_under_placement_at_the_head_is_not_read(tmp_path: Path) -> None:
+    # A render writes no links, and render/get/explain --previous read none: one under placement/ (here
+    # "group files" whose targets are no placement) is not the head's decision either.
+    source = SourceRepo(tmp_path)
+    documents = (cluster("a"), policy("p"), deployment("web"))
+    source.commit({"source.yaml": yaml.dump_all(documents, Dumper=yaml.CSafeDumper, sort_keys=False)})
+    remote = make_bare(tmp_path / "rendered.git")
+    render = renderers.default_render(PlanSettings())
+    first = publishing.publish(source.url, remote, render=render, cache_dir=tmp_path / "cache")
+    assert first.commit is not None
+    committed = schedulegroups.previous_from_files(committed_files(tmp_path / "rendered.git", first.commit))
+    work = tmp_path / "by-hand"
+    subprocess.run(["git", "clone", "--quiet", remote, str(work)], check=True)
+    (work / "placement" / "p" / "linked.yaml").symlink_to("../../clusters")
+    (work / "placement" / "q").mkdir()
+    (work / "placement" / "q" / "hostname.yaml").symlink_to("/etc/hostname")
+    for command in (["add", "-A"], ["commit", "--quiet", "-m", "links"], ["push", "--quiet"]):
+        subprocess.run(["git", *command], cwd=work, check=True, env={**ENV, "PATH": os.environ["PATH"]})
+    fresh = tmp_path / "fresh-cache"
+    repo = RenderedRepo(cache_path(fresh, remote), remote)
+    assert previousplacements.read(repo, repo.fetch("main"), fresh) == committed
