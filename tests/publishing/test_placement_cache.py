@@ -111,3 +111,16 @@ def test_a_symbolic_link_under_placement_at_the_head_is_not_read(tmp_path: Path)
     fresh = tmp_path / "fresh-cache"
     repo = RenderedRepo(cache_path(fresh, remote), remote)
     assert previousplacements.read(repo, repo.fetch("main"), fresh) == committed
+
+
+def test_an_older_versions_entry_is_found_under_the_blob_id_of_its_placement_yaml(tmp_path: Path) -> None:
+    # Before the per-group layout a publish kept the placement under its placement.yaml's blob id; after the
+    # upgrade, a single-file head is looked up there (docs/upgrading.md), so it is not parsed again.
+    remote = make_bare(tmp_path / "rendered.git")
+    cache_dir = tmp_path / "cache"
+    repo = RenderedRepo(cache_path(cache_dir, remote), remote)
+    unparsable = TreeChanges({"placement.yaml": b"groups: [not parsed\n"}, ())
+    head = repo.commit(None, unparsable, "old", environ=ENV)
+    kept = PreviousPlacement(groups={"p-0a1b2c3d": ("a",)})
+    placementcache.store(cache_dir, repo.listing(head)["placement.yaml"], kept)
+    assert previousplacements.read(repo, head, cache_dir) == kept
