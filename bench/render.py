@@ -83,7 +83,7 @@ def main() -> None:
         sticky_plan_s = time.perf_counter() - sticky_started
 
         # The floor first: it is CPU work, and it also lets the disk settle from any mass deletion of an
-        # earlier run (creating files right after one is ~10x slower for tens of seconds, DESIGN §11).
+        # earlier run (creating files right after one is ~10x slower for tens of seconds, docs/design.md §11).
         bodies = rendered_bodies(plan)
         emit_started = time.perf_counter()
         for body in bodies:

@@ -1,6 +1,7 @@
 """Cluster capacity from nodes and pods: per node allocatable, labels, taints, and what is available.
 
-``available`` = allocatable − the requests of running pods that nova-gitops does **not** manage (DESIGN §7):
+``available`` = allocatable − the requests of running pods that nova-gitops does **not** manage
+(docs/design.md §7):
 the scheduler accounts for its own placements itself, so counting them here would count them twice. A node
 that is not Ready, or is cordoned, has nothing available (its allocatable is still reported).
 

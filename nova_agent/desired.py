@@ -1,6 +1,7 @@
 """The desired state: the objects of one cluster's directory at one commit, parsed and checked.
 
-A directory that does not parse is not applied at all (DESIGN §7: never apply a partial commit): every problem
+A directory that does not parse is not applied at all (docs/design.md §7: never apply a partial commit): every
+problem
 is collected and reported, and the cluster stays as it is. Objects the server later rejects one by one are a
 different matter; they are reported per object while the others are applied.
 

@@ -1,4 +1,5 @@
-"""The status report: a Cluster object (``cluster.elotl.co/v1alpha1``, DESIGN §2) plus the agent's fields.
+"""The status report: a Cluster object (``cluster.elotl.co/v1alpha1``, docs/design.md §2) plus the agent's
+fields.
 
 The scheduler reads these files as its cluster inventory (``nova-gitops render --clusters status/``), so the
 document has exactly the shape its Cluster parser accepts: ``metadata.labels`` and ``spec`` as Nova has them,

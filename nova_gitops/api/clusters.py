@@ -41,7 +41,7 @@ class Node:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     # False when the cluster reports no ``status.nodeLabels`` (Nova's Cluster CR has none): the node's labels
-    # are unknown, so nodeSelector and required node affinity cannot be checked there (DESIGN §3)
+    # are unknown, so nodeSelector and required node affinity cannot be checked there (docs/design.md §3)
     labels_known: bool = True
 
 
@@ -64,13 +64,14 @@ class Cluster:
 
     @property
     def is_candidate(self) -> bool:
-        """Ready is not False, or the cluster is on Standby: DESIGN §3 "a Standby cluster is a candidate
-        (placing there wakes it)", whatever its Ready condition says while it sleeps."""
+        """Ready is not False, or the cluster is on Standby: docs/design.md §3 "a Standby cluster is a
+        candidate (placing there wakes it)", whatever its Ready condition says while it sleeps."""
         return self.ready is not False or self.standby
 
     @property
     def cordoned(self) -> bool:
-        """Labelled ``nova.elotl.co/cordoned: "true"``: no new or moved group goes there (DESIGN §3)."""
+        """Labelled ``nova.elotl.co/cordoned: "true"``: no new or moved group goes there
+        (docs/design.md §3)."""
         return self.labels.get(labels_module.CORDONED) == "true"
 
 

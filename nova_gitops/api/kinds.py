@@ -1,14 +1,14 @@
 """What nova-gitops knows about kinds without asking an API server: their scope, and where pods hide.
 
-An offline render has no discovery API, yet it must know whether ``Role`` lives in a namespace (its file goes
-under ``clusters/<c>/<namespace>/``) or ``ClusterRole`` does not (``clusters/<c>/_cluster/``). DESIGN §3
-"Scope": built-in kinds come from the table below, custom kinds from the CustomResourceDefinitions in the
-source. A kind known to neither (a custom resource whose CRD is installed some other way) is namespaced when
-it names a ``metadata.namespace``, when ``-n`` was given (``kubectl apply -n`` would put it there), or when
-its API group is not one known to serve only cluster-scoped kinds (issue 10): most custom resources are
-namespaced, and an object wrongly taken for cluster-scoped would land in ``_cluster/`` and match no
-policy's ``namespaceSelector``. Which of these decided is kept (``Scope.reason``) so ``explain`` can say
-what was assumed.
+An offline render has no discovery API, yet it must know whether ``Role`` lives in a namespace (its file
+goes under ``clusters/<c>/<namespace>/``) or ``ClusterRole`` does not (``clusters/<c>/_cluster/``).
+docs/design.md §3 "Scope": built-in kinds come from the table below, custom kinds from the
+CustomResourceDefinitions in the source. A kind known to neither (a custom resource whose CRD is installed
+some other way) is namespaced when it names a ``metadata.namespace``, when ``-n`` was given (``kubectl apply
+-n`` would put it there), or when its API group is not one known to serve only cluster-scoped kinds (issue
+10): most custom resources are namespaced, and an object wrongly taken for cluster-scoped would land in
+``_cluster/`` and match no policy's ``namespaceSelector``. Which of these decided is kept (``Scope.reason``)
+so ``explain`` can say what was assumed.
 
 The pod-controller table tells the scheduler where each controller keeps its pod template and its replica
 count, so demand and Divide spreading are computed from data rather than from a chain of ``if kind ==``.

@@ -2,9 +2,11 @@
 
 Why this module exists rather than ``yaml.safe_load_all`` everywhere:
 
-- Speed (DESIGN §11): a source can hold 100k manifests, and PyYAML's pure-Python loader is several times
+- Speed (docs/design.md §11): a source can hold 100k manifests, and PyYAML's pure-Python loader is several
+times
   slower than libyaml. Only ``yaml.CSafeLoader`` is used here; there is no fallback to the Python path.
-- Safety (DESIGN §9): files over 8 MiB are refused, and so are documents whose aliases could expand without
+- Safety (docs/design.md §9): files over 8 MiB are refused, and so are documents whose aliases could expand
+without
   bound (more than 64 aliases, a recursive alias, or more than a million nodes once expanded: the
   "billion laughs"). The check walks the node tree only when the file contains an alias token at all, so
   ordinary manifests pay nothing for it.

@@ -3,7 +3,7 @@
 Every Problem names the field it is about with a path a user can read and ``fieldlines.locate_field`` can
 follow back to a line: dotted keys, ``[n]`` for list items, and brackets for keys that are not plain words
 (``labels[app.kubernetes.io/name]``, quoted only when needed: ``['odd]key']``). This is the Kubernetes
-field-path syntax of DESIGN §3, so one grammar serves overrides and error messages alike.
+field-path syntax of docs/design.md §3, so one grammar serves overrides and error messages alike.
 
 The DNS-1123 and label-syntax checks live in ``selectors``; here are the two rules of kube-apiserver they do
 not cover: DNS-1035 labels (Service names) and path-segment names (RBAC objects, whose names may hold ``:``).

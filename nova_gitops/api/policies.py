@@ -134,8 +134,8 @@ def match_signature(manifest: Manifest, label_keys: Sequence[str]) -> Hashable:
 def selects(
     policy: SchedulePolicy, manifest: Manifest, namespace_labels: Mapping[str, Mapping[str, str]]
 ) -> bool:
-    """True when ``policy``'s selectors pick ``manifest``: DESIGN §3 "Matching" (``namespaceSelector`` on the
-    Namespace's labels, a namespace the source does not define having only its name label; any one of
+    """True when ``policy``'s selectors pick ``manifest``: docs/design.md §3 "Matching" (``namespaceSelector``
+    on the Namespace's labels, a namespace the source does not define having only its name label; any one of
     ``labelSelectors``; ``kinds`` when given). The one rule: validation uses it to say which policies select
     nothing, the planner (``scheduling.matching``) to place."""
     if (

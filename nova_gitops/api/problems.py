@@ -86,8 +86,8 @@ _SECRET_KIND = re.compile(r"^[ \t-]*kind:\s*[\"']?Secret[\"']?\s*(?:#.*)?$", re.
 
 def quotable_lines(text: str) -> list[str] | None:
     """The lines of a file's ``text``, to quote under its problems (``quoted_line``); None when the file
-    holds a Secret: a Secret's values are never printed (DESIGN §9), and a line of its file could be one.
-    Split once per file: a file can have many problems."""
+    holds a Secret: a Secret's values are never printed (docs/design.md §9), and a line of its file could be
+    one. Split once per file: a file can have many problems."""
     return None if _SECRET_KIND.search(text) else text.splitlines()
 
 

@@ -6,8 +6,8 @@ one validation error at file:line, before anything is written: ``data`` and ``st
 Secret keys (``[-._a-zA-Z0-9]+``, at most 253 characters, not ``.``/``..``, as ``IsConfigMapKey`` says) to
 text, and every ``data`` value is standard base64 (line breaks ignored, as Go's decoder ignores them).
 
-A Secret's value must never appear in a message (DESIGN §9: errors are printed, logged and posted to pull
-requests): problems name the key and what is wrong with the value, never the value or a piece of it.
+A Secret's value must never appear in a message (docs/design.md §9: errors are printed, logged and posted to
+pull requests): problems name the key and what is wrong with the value, never the value or a piece of it.
 """
 
 from __future__ import annotations

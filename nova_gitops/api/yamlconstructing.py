@@ -1,6 +1,7 @@
 """The YAML constructor of ``loading``: libyaml's ``CSafeLoader``, building only what Kubernetes data can be.
 
-- Only Kubernetes data (DESIGN §9): what the API server sees is JSON, so a value YAML can type but JSON
+- Only Kubernetes data (docs/design.md §9): what the API server sees is JSON, so a value YAML can type but
+JSON
   cannot (``!!binary``, ``!!set``, ``!!omap``, ``!!pairs``, an explicit ``!!timestamp``, ``!!python/...``, any
   custom tag) is a Problem at its line rather than bytes or a set that would crash the render later. And an
   unquoted ``2024-01-01T00:00:00Z`` stays that string, as kube's YAML → JSON keeps it; PyYAML would read a

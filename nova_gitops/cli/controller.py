@@ -1,4 +1,4 @@
-"""``nova-gitops controller``: the always-on reconcile loop (DESIGN §8), as a thin click command.
+"""``nova-gitops controller``: the always-on reconcile loop (docs/design.md §8), as a thin click command.
 
 Secrets never travel on the command line (``ps`` shows it to every user of the machine): webhook secrets
 come from files (a mounted Secret) or from the environment.

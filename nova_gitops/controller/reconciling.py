@@ -1,6 +1,6 @@
 """One reconcile: one source revision + the agents' reports → plan → render → at most one commit.
 
-Order (DESIGN §8): read the status branch (the cluster inventory and the reschedule requests) and the
+Order (docs/design.md §8): read the status branch (the cluster inventory and the reschedule requests) and the
 source at one revision (the two reads overlap), validate both together (a report's Cluster replaces the
 source's Cluster of the same name), turn reschedule requests into exclusions, then plan against the
 placement on the rendered branch (stickiness), render in memory and publish. Publishing makes no commit

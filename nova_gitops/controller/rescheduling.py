@@ -11,7 +11,8 @@ Exclusion rules (issue 5, item 2):
   request (the agent stops once the group has left C), so G does not bounce back at once.
 - A request whose exclusion ended is not acted on again while the agent keeps reporting that same request
   (same ``since``): only a new episode of Pending pods re-excludes the cluster.
-- Requests for spread groups are reported, not acted on (DESIGN §3): spread is the user's explicit intent.
+- Requests for spread groups are reported, not acted on (docs/design.md §3): spread is the user's explicit
+intent.
 
 Memory stays bounded: exclusions die with their cool-down, and remembered "released" requests are
 forgotten as soon as the agent stops reporting them.

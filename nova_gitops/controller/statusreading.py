@@ -1,6 +1,7 @@
 """Agents' status reports as the cluster inventory: ``status/<cluster>.yaml`` on the status branch.
 
-Status is untrusted input (DESIGN §7): any agent can write its file, so each file is read only as the report
+Status is untrusted input (docs/design.md §7): any agent can write its file, so each file is read only as the
+report
 of the cluster its name says (``status/wlc-1.yaml`` must describe ``wlc-1``), is size-bounded, loaded with the
 safe loader (aliases bounded), and validated with the same Cluster parser the source uses. A refused report
 is a problem the controller logs; it never stops the reconcile of the other clusters (the source's own

@@ -1,7 +1,7 @@
 """Write a rendered tree to a directory, changing only what changed.
 
 Why not delete the directory and write it again: on these disks creating files after a mass deletion is
-much slower for a while (DESIGN §11), and a reader (an agent, ``git add``, an editor) would see the
+much slower for a while (docs/design.md §11), and a reader (an agent, ``git add``, an editor) would see the
 tree half gone. So the directory is compared with the render: files whose bytes are equal are left alone
 (a size check first, then the bytes), changed and new files are written to a temporary file beside them and
 renamed over (``os.replace``: a reader sees the old file or the new one, never half of one), and files the

@@ -5,7 +5,7 @@ written with ``api.texts.one_line``: a control, bidi or invisible character, or 
 ``\\uXXXX`` escape, so ``git log`` without a pager is not driven by it and no line or trailer is forged.
 
 The wording lives in ``publishing/templates/*.tmpl`` (``string.Template``: ``${name}``) so that a team can
-read and review it like any other text. The subject line is a contract (DESIGN §5): tools grep for
+read and review it like any other text. The subject line is a contract (docs/design.md §5): tools grep for
 ``render <sha7>: +A ~C -D objects, N groups moved``, and agents read the trailers ``Nova-Source-Repo:``,
 ``Nova-Source-Revision:`` and, when a mass deletion was allowed, ``Nova-Allow-Mass-Prune: true``.
 """
@@ -31,7 +31,7 @@ LAYOUT_NOTE = (
     "converts the rendered repository to one file per ScheduleGroup (placement/<policy>/<group>.yaml) and a "
     "small placement.yaml index, from one placement.yaml for the whole fleet (docs/publishing.md)"
 )
-"""The note of the commit that converts a repository to the per-group layout (DESIGN §4)."""
+"""The note of the commit that converts a repository to the per-group layout (docs/design.md §4)."""
 
 
 def template(name: str) -> string.Template:

@@ -6,7 +6,8 @@ group's file (``placement/<policy>/<group>.yaml``, a few kilobytes) and the inde
 O(policies + clusters)). A group whose file did not change decided nothing new, so a one-workload change
 reads one group file, whatever the fleet's size.
 
-A render in the single-file layout (before DESIGN §4 split it) holds every group in ``placement.yaml``; such
+A render in the single-file layout (before docs/design.md §4 split it) holds every group in
+``placement.yaml``; such
 a file is read entry by entry (``oldlayout``) and its groups compared with the other side's group files, so
 ``diff`` across the upgrade, and the commit that converts a repository, say what changed and nothing more.
 """

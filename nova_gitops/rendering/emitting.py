@@ -7,7 +7,8 @@ label values thousands of times), so a specialised emitter can decide each key's
 cache it, and then only join strings.
 
 Contract: ``yaml.load(dump(obj), Loader=yaml.CSafeLoader) == obj`` for every input, types included.
-Layout is the one kubectl and PyYAML users know (DESIGN §4): block style, keys in source order, 2-space
+Layout is the one kubectl and PyYAML users know (docs/design.md §4): block style, keys in source order,
+2-space
 indent, sequences at their parent key's indent (``containers:`` then ``- name: x``), ``{}`` / ``[]`` for
 empty collections, LF line ends and a trailing newline, no tags, no anchors, no line folding. Strings are
 plain where that is safe, otherwise single-quoted, otherwise double-quoted with escapes; multi-line strings

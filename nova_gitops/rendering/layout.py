@@ -1,6 +1,6 @@
 """Where each rendered object lives in the rendered repository, and the kustomization that lists them.
 
-The layout is a contract (DESIGN §4) read by agents, Flux, Argo CD and reviewers:
+The layout is a contract (docs/design.md §4) read by agents, Flux, Argo CD and reviewers:
 
     clusters/<cluster>/kustomization.yaml
     clusters/<cluster>/<namespace>/<kind>-<name>.yaml

@@ -4,7 +4,7 @@ This is the hot path of a render (~100,000 rendered objects from ~6,000 source o
 copy-on-write: only the dicts on a path that changes are copied (about a microsecond; ``copy.deepcopy`` of a
 manifest costs about 40), and ``manifest.body`` is never mutated because every copy of an object shares it.
 
-The steps, in order (DESIGN §3–§4):
+The steps, in order (docs/design.md §3–§4):
 
 1. strip what the API server owns (``status``, ``metadata.uid`` …, the last-applied annotation) and what
    ties the object to one cluster (``ownerReferences``, ``finalizers``: ``objects.CLUSTER_RELATION_FIELDS``,
@@ -202,7 +202,8 @@ def completions_by_cluster(object_plan: ObjectPlan) -> dict[str, int]:
     """Each copy's share of a Job's (or CronJob's) ``completions``, for copies whose replicas are set.
 
     The planner's split when it made one (a Divide splits completions over domains like parallelism,
-    DESIGN §3). Otherwise the total is split in proportion to the copies' parallelism by largest remainder
+    docs/design.md §3). Otherwise the total is split in proportion to the copies' parallelism by largest
+    remainder
     (ties: larger parallelism, then cluster name), so the parts sum exactly to the source's completions;
     with a total parallelism of 0 it is split equally. Empty for other kinds and Jobs without completions.
     """

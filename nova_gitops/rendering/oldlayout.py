@@ -9,7 +9,7 @@ text (regular expressions over the whole text, not a loop over its 125k lines) a
 group entry is loaded on its own, under the loader's limits. A text not cut that way (written by hand,
 flow style) is loaded whole, under the limit.
 
-Where it is still read: a rendered repository written before the per-group layout (DESIGN §4) is the
+Where it is still read: a rendered repository written before the per-group layout (docs/design.md §4) is the
 previous render of the first publish after the upgrade (``parse_previous``: stickiness holds across it), and
 ``diff`` compares such a file's group entries with the group files that replace it (``load``).
 """

@@ -2,7 +2,7 @@
 
 Each group's decision is a file of its own (``schedulegroups``: ``placement/<policy>/<group>.yaml``), and each
 policy's groups × clusters table is its folder's page (``policypages``). What stays at the root is what is
-fleet-wide and small (DESIGN §4), O(policies + clusters), never O(groups):
+fleet-wide and small (docs/design.md §4), O(policies + clusters), never O(groups):
 
 - ``placement.yaml``, the index: the source and its revision, the format version (``FORMAT``), totals, one
   entry per policy (its folder and its groups' counts by status), the unscheduled objects, the warnings that
@@ -89,7 +89,7 @@ def fleet_warnings(plan: Plan) -> list[str]:
 
 
 def placement_document(plan: Plan, source: SourceInfo) -> dict[str, Any]:
-    """``placement.yaml``, the index, as data, in the key order of DESIGN §4."""
+    """``placement.yaml``, the index, as data, in the key order of docs/design.md §4."""
     policies = policy_counts(plan.groups)
     return {
         "apiVersion": labels.PLACEMENT_API_VERSION,

@@ -1,4 +1,4 @@
-"""One file per ScheduleGroup: ``placement/<policy>/<group>.yaml``, the group's decision (DESIGN §4).
+"""One file per ScheduleGroup: ``placement/<policy>/<group>.yaml``, the group's decision (docs/design.md §4).
 
 Why one file per group: the decisions used to be one ``placement.yaml`` for the whole fleet (~5 MB per 100
 clusters), which every decision rewrote — git's cost to commit and push it exceeded a one-change publish's

@@ -1,4 +1,4 @@
-"""Candidate clusters of a policy, in priority tiers (DESIGN §3 "Candidates").
+"""Candidate clusters of a policy, in priority tiers (docs/design.md §3 "Candidates").
 
 Candidates are the clusters matching ``clusterSelector`` (all when absent) whose Ready condition is not
 False; a Standby cluster is a candidate, since placing there wakes it. ``orderedClusterSelector`` is a

@@ -1,4 +1,5 @@
-"""Spread placement: Duplicate and Divide over topology domains, with per-cluster overrides (DESIGN §3).
+"""Spread placement: Duplicate and Divide over topology domains, with per-cluster overrides
+(docs/design.md §3).
 
 Spread is the user's explicit intent, so it is rendered as asked even where a cluster lacks room for its
 share; each such cluster gets a warning naming the shortfall. Topology domains are the distinct values of

@@ -33,7 +33,7 @@ _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 class NodeRoom:
     """A node's free room (milli-units; a resource not listed is 0), labels and taints. ``labels_known``
     False: the cluster reports no node labels, and the node is assumed to satisfy every nodeSelector and
-    required node affinity (DESIGN §3 "Capacity and fit")."""
+    required node affinity (docs/design.md §3 "Capacity and fit")."""
 
     name: str
     free: Mapping[str, int]

@@ -1,4 +1,4 @@
-"""ScheduleGroups: objects of one policy that are placed together (DESIGN §2, §3 "Grouping").
+"""ScheduleGroups: objects of one policy that are placed together (docs/design.md §2, §3 "Grouping").
 
 With ``groupBy.labelKey``, objects carrying the label form one group per value; objects lacking the key,
 and every object when no key is set, are groups of one.

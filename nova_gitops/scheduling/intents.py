@@ -1,4 +1,4 @@
-"""Placement intents users write on a workload, which beat any policy (DESIGN §2, Nova's annotations).
+"""Placement intents users write on a workload, which beat any policy (docs/design.md §2, Nova's annotations).
 
 ``nova.elotl.co/cluster: wlc-1`` pins the object to one cluster; ``nova.elotl.co/spread-onto:
 "wlc-1,wlc-2"`` divides it over the named clusters, ``"wlc-1,wlc-2::Duplicate"`` copies it to each. Their

@@ -1,7 +1,8 @@
 """The capacity ledger a plan consumes as it places: each cluster's room, and what is placed there.
 
 The ledger keeps every cluster's state a function of *what* is placed there, not of the order it was
-placed in, so that a plan is a fixed point (DESIGN §3): explicit intents (pins, spreads) are consumed first,
+placed in, so that a plan is a fixed point (docs/design.md §3): explicit intents (pins, spreads) are consumed
+first,
 into the cluster's base; single placements are then packed onto the base in group-name order, whatever the
 order they arrive in. A group inserted before others is packed at its place and the ones after it are packed
 again; the insertion is refused when one of them would no longer fit. On an autoscaled cluster a group may

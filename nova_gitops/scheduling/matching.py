@@ -1,4 +1,4 @@
-"""Which SchedulePolicy decides where an object goes (DESIGN §3 "Matching").
+"""Which SchedulePolicy decides where an object goes (docs/design.md §3 "Matching").
 
 An object matches a policy when its Namespace's labels match ``namespaceSelector`` (cluster-scoped objects
 always pass), when it matches any one of ``resourceSelectors.labelSelectors`` and, when ``kinds`` is given,

@@ -1,7 +1,7 @@
 """The placer's stages: a component's groups placed in an order that makes every plan a fixed point.
 
-Order of placement (DESIGN §3 "Choice and stability"): explicit intents first — pins, spread-onto and spread
-policies, which are rendered as asked whatever the room (with a warning where it is short) and do not
+Order of placement (docs/design.md §3 "Choice and stability"): explicit intents first — pins, spread-onto and
+spread policies, which are rendered as asked whatever the room (with a warning where it is short) and do not
 depend on the previous render; then sticky groups that still fit beside them (those that did not grow,
 then those that grew); then groups that moved or that the previous render could not place, then new groups;
 each stage in name order. Last, failing back to a higher tier and placing groups that found no cluster are
@@ -144,8 +144,8 @@ class Placer:
     def _note(self, item: Work) -> None:
         """Say in the reason where the group lands on a Standby cluster (placing there wakes it) and where a
         group with a nodeSelector or required node affinity lands on a cluster that reports no node labels
-        (it was assumed to satisfy them, DESIGN §3 "Capacity and fit"). The reason of a group that stays may
-        carry a note already: it is not repeated."""
+        (it was assumed to satisfy them, docs/design.md §3 "Capacity and fit"). The reason of a group that
+        stays may carry a note already: it is not repeated."""
         found = self.results[item.group.name]
         wanted = []
         if not self.standby.isdisjoint(found.clusters):  # a Duplicate has every cluster: looked at once

@@ -1,6 +1,7 @@
 """Single-cluster placement of a ScheduleGroup: which cluster, and the reason that says why.
 
-Choice (DESIGN §3 "Choice and stability"): the first tier with a fitting cluster wins; inside it the group's
+Choice (docs/design.md §3 "Choice and stability"): the first tier with a fitting cluster wins; inside it the
+group's
 previous cluster when it still fits (stickiness), otherwise the cluster left with the most free capacity —
 the largest minimum free fraction over the resources the group asks for — then the name. Stickiness never
 beats tier order: a group that spilled to a lower tier fails back as soon as a higher tier fits (the
@@ -71,7 +72,8 @@ def _not_chosen(
     avoid: Mapping[str, str],
 ) -> Iterator[str]:
     """A short verdict for each candidate not tried because ``chosen`` was picked first, in the order they
-    would have been tried (DESIGN §3: every candidate gets a reason). The first ``RUNNERS_UP_FITTED`` of the
+    would have been tried (docs/design.md §3: every candidate gets a reason). The first ``RUNNERS_UP_FITTED``
+    of the
     chosen one's tier are fitted ("fits, not chosen: …" or why not); the others are named with the rule that
     ranked them after it, unfitted: fitting every candidate for every group would cost a 100-cluster fleet's
     plan seconds. Clusters with the same verdict share a line, and more than ``NAMED_VERDICTS`` of them are

@@ -24,7 +24,8 @@ class ClusterCopy:
     cluster: str
     replicas: int | None = None
     overrides: tuple[FieldOverride, ...] = ()
-    completions: int | None = None  # a divided Job's share of its completions (DESIGN §3), None: as in source
+    # a divided Job's share of its completions (docs/design.md §3); None: as in the source
+    completions: int | None = None
 
     __reduce__ = by_fields
 

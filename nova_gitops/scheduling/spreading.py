@@ -1,6 +1,6 @@
 """Divide: split a workload's replicas over topology domains and their clusters, exactly and stably.
 
-Users rely on three things when they write ``percentageSplit: 70/30`` (DESIGN §3 "Spread"):
+Users rely on three things when they write ``percentageSplit: 70/30`` (docs/design.md §3 "Spread"):
 
 1. the parts sum to the replicas asked for (Nova's old floor rounding turned 5 at 70/30 into 3/1);
 2. every part is the floor or the ceiling of its exact share (within quota);

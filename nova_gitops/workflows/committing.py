@@ -36,7 +36,7 @@ def with_repository_files(files: Mapping[str, bytes], source: SourceInfo) -> dic
 
 def layout_notes(file_changes: Collection[diffs.FileChange]) -> tuple[str, ...]:
     """The commit message's note when the commit converts a repository from the single-file placement.yaml
-    to one file per group (DESIGN §4): the first publish after the upgrade does, in one commit."""
+    to one file per group (docs/design.md §4): the first publish after the upgrade does, in one commit."""
     converts = any(
         change.path == diffs.PLACEMENT_FILE
         and change.old is not None

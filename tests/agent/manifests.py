@@ -1,4 +1,4 @@
-"""Rendered manifests for agent tests, as YAML text, in the layout of DESIGN §4."""
+"""Rendered manifests for agent tests, as YAML text, in the layout of docs/design.md §4."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Behaviours covered:
 - built-in kinds have their Kubernetes scope, whatever the object says about its namespace;
 - a CRD in the source decides the scope of its kind; a malformed CRD is a Problem and is skipped;
-- an unknown kind is cluster-scoped exactly when it has no metadata.namespace (DESIGN §3 "Scope");
+- an unknown kind is cluster-scoped exactly when it has no metadata.namespace (docs/design.md §3 "Scope");
 - the pod-controller table: where each controller's pod template and replica count live, with defaults.
 """
 

@@ -1,4 +1,5 @@
-"""``metadata.ownerReferences`` and ``metadata.finalizers`` are never rendered (issue 21 item 1, DESIGN §4).
+"""``metadata.ownerReferences`` and ``metadata.finalizers`` are never rendered (issue 21 item 1,
+docs/design.md §4).
 
 An owner reference names its owner by uid: a relation between two objects of one cluster, which on any other
 cluster (or once that owner is gone) makes the garbage collector delete the object; a finalizer holds every

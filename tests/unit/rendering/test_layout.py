@@ -1,4 +1,4 @@
-"""Layout of the rendered repository (DESIGN §4).
+"""Layout of the rendered repository (docs/design.md §4).
 
 Behaviours covered:
 - namespaced objects go to ``clusters/<c>/<ns>/<kind>-<name>.yaml``, cluster-scoped ones to ``_cluster/``;

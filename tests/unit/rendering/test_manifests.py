@@ -1,4 +1,4 @@
-"""One object rendered for one cluster (DESIGN §3–§4).
+"""One object rendered for one cluster (docs/design.md §3–§4).
 
 Behaviours covered:
 - server fields are stripped (status, uid, resourceVersion, generation, creationTimestamp, managedFields,

@@ -1,4 +1,4 @@
-"""The whole rendered tree (DESIGN §4), and the splice that makes it fast.
+"""The whole rendered tree (docs/design.md §4), and the splice that makes it fast.
 
 Behaviours covered:
 - property: equivalent plans (groups, objects, copies, followed namespaces and clusters shuffled) render to

@@ -1,5 +1,5 @@
-"""The rendered repository's placement files (DESIGN §4): each group's file, each policy's page, the index
-placement.yaml, PLACEMENT.md and .gitattributes.
+"""The rendered repository's placement files (docs/design.md §4): each group's file, each policy's page, the
+index placement.yaml, PLACEMENT.md and .gitattributes.
 
 Behaviours covered:
 - a group's file has the documented keys in order (Nova's ScheduleGroup shape plus ours); objects are

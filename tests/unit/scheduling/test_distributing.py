@@ -1,4 +1,4 @@
-"""Spread placement's copies and capacity warnings (DESIGN §3 "Spread").
+"""Spread placement's copies and capacity warnings (docs/design.md §3 "Spread").
 
 Behaviours covered:
 - an override reaches only the object it names, in the clusters of its topology value; every other copy

@@ -1,4 +1,5 @@
-"""Clusters that report no node labels (DESIGN §3 "Capacity and fit"): Nova's Cluster CR carries none, so a
+"""Clusters that report no node labels (docs/design.md §3 "Capacity and fit"): Nova's Cluster CR carries none,
+so a
 cluster whose report has no ``status.nodeLabels`` has *unknown* node labels. Its nodes are assumed to satisfy
 nodeSelector and required node affinity, and the group's reason says so; a cluster that reports labels (the
 agent does) is checked exactly, the well-known labels the agent reports included."""

@@ -1,4 +1,4 @@
-"""The planner's rules, DESIGN §3, one behaviour per test:
+"""The planner's rules, docs/design.md §3, one behaviour per test:
 
 - matching: namespace selector (implied name label, NotIn/DoesNotExist on absent keys), cluster-scoped
   objects, kinds, priority then name, overlap warning, "no SchedulePolicy matches";
@@ -406,8 +406,8 @@ def test_namespaces_follow_their_objects() -> None:
 
 
 def test_skipped_cluster_reason_uses_designs_words() -> None:
-    """DESIGN §3: "Cluster wlc-2 skipped, does not have enough resources: needs 1500m cpu on one node, best
-    node has 900m" — the per-node words even when the cluster's total is short too."""
+    """docs/design.md §3: "Cluster wlc-2 skipped, does not have enough resources: needs 1500m cpu on one node,
+    best node has 900m" — the per-node words even when the cluster's total is short too."""
     result = plan(cluster("wlc-2", cpu="900m"), policy("p"), deployment("web", cpu="1500m"))
     (entry,) = result.unscheduled
     expected = "Cluster wlc-2 skipped, does not have enough resources: needs 1500m cpu on one node, best node"
@@ -415,7 +415,7 @@ def test_skipped_cluster_reason_uses_designs_words() -> None:
 
 
 def test_spread_shortfall_warning_uses_designs_words() -> None:
-    """DESIGN §3: "wlc-2 needs 2500m cpu for its 5 replicas, has 1000m"."""
+    """docs/design.md §3: "wlc-2 needs 2500m cpu for its 5 replicas, has 1000m"."""
     spread = {"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"}
     result = plan(
         cluster("wlc-1", cpu="8"),
@@ -495,8 +495,8 @@ def test_a_standby_cluster_is_a_candidate_even_while_not_ready() -> None:
 
 
 def test_divide_splits_a_jobs_completions_by_the_percentages_too() -> None:
-    """DESIGN §3: "pod controllers' replicas (Jobs: parallelism, and completions when set) are split over
-    domains by percentageSplit"."""
+    """docs/design.md §3: "pod controllers' replicas (Jobs: parallelism, and completions when set) are split
+    over domains by percentageSplit"."""
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",

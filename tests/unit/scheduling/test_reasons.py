@@ -1,4 +1,5 @@
-"""Reasons a user can act on (DESIGN §3 "Decisions carry reasons in Nova's event wording"; issue 10 item 8):
+"""Reasons a user can act on (docs/design.md §3 "Decisions carry reasons in Nova's event wording"; issue 10
+item 8):
 a single placement's reason gives every candidate a verdict — those tried before the chosen one, and those not
 tried because it was picked first — and placing on a Standby cluster says it wakes it. Verdicts are short and
 deterministic; more than a handful of clusters with one verdict are counted, not named (the header names
