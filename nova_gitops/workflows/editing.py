@@ -277,7 +277,7 @@ def placement_diff(
 ) -> diffs.RenderDiff:
     """What ``diff --source . --base HEAD`` shows when HEAD rendered as ``old`` and the work tree is
     ``after``: ``after`` is rendered with ``old``'s placement as its previous one."""
-    previous = reports.previous_of(old.plan)  # what parsing old's placement.yaml gives, without parsing it
+    previous = reports.previous_of(old.plan)  # what old's group files give read back, none of them read
     new = _rendered(after, source, previous)
     return diffs.diff_renders(diffs.changed_files(old.files, new.files))
 
