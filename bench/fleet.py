@@ -260,3 +260,16 @@ def generate_fleet(
             documents = _workload(index, styles[local % len(styles)], spread_set, rng, shard)
             path = root / "workloads" / f"team-{index % NAMESPACES:02d}" / f"svc-{index:05d}.yaml"
             _dump_all(path, documents)
+
+
+def change_one_workload(source: Path) -> str:
+    """Bump the replicas of the first Deployment in the fleet (one workload, one file): the change the
+    publish, reconcile and load benchmarks time."""
+    for path in sorted(source.rglob("*.yaml")):
+        text = path.read_text()
+        if "kind: Deployment" in text and "replicas: " in text:
+            head, _, tail = text.partition("replicas: ")
+            number, _, rest = tail.partition("\n")
+            path.write_text(f"{head}replicas: {int(number) + 1}\n{rest}")
+            return str(path.relative_to(source))
+    raise SystemExit("no Deployment with replicas in the fleet")

@@ -52,7 +52,7 @@ def git(*args: str, cwd: Path) -> str:
 def child(source: Path, cache: Path, mode: str, repetitions: int) -> None:
     """Time ``repetitions`` loads after one change each, with the code first on ``sys.path``."""
     sys.path.insert(0, str(ROOT))
-    from bench.publish import change_one_workload
+    from bench.fleet import change_one_workload
     from nova_gitops.sources import gitsources
     from nova_gitops.sources.parsecache import ParseCache
     from nova_gitops.workflows import rendering

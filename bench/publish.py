@@ -50,6 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # another revision's code, when asked
 
+from bench.fleet import change_one_workload
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.workflows import diffing, publishing, renderers
@@ -294,18 +295,6 @@ def written(remote: Path, commit: str = "main") -> dict[str, int]:
         "placement": sum(path.startswith("placement/") for path in paths),
         "root": sum("/" not in path for path in paths),
     }
-
-
-def change_one_workload(source: Path) -> str:
-    """Bump the replicas of the first Deployment in the fleet (one workload, one file)."""
-    for path in sorted(source.rglob("*.yaml")):
-        text = path.read_text()
-        if "kind: Deployment" in text and "replicas: " in text:
-            head, _, tail = text.partition("replicas: ")
-            number, _, rest = tail.partition("\n")
-            path.write_text(f"{head}replicas: {int(number) + 1}\n{rest}")
-            return str(path.relative_to(source))
-    raise SystemExit("no Deployment with replicas in the fleet")
 
 
 if __name__ == "__main__":

@@ -45,8 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # a baseline's code, in a child run
 
 import nova_gitops
-from bench.fleet import generate_fleet
-from bench.publish import change_one_workload
+from bench.fleet import change_one_workload, generate_fleet
 from nova_gitops.controller import looping, ports, settings, sourcereading, statusreading
 from nova_gitops.controller.logs import JsonLog
 
