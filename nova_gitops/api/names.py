@@ -74,7 +74,9 @@ def suggestion(unknown: str, known: Iterable[str]) -> str:
     if not close:
         lowered = unknown.lower()
         close = [name for name in known if name.lower() == lowered]
-        close = close or [name for name in known if len(lowered) >= 4 and name.lower().startswith(lowered)]
+        # the first in name order, so the hint does not hang on the order a field list happens to have
+        prefixed = (name for name in known if len(lowered) >= 4 and name.lower().startswith(lowered))
+        close = close or sorted(prefixed)
     return f"; did you mean {close[0]}?" if close else ""
 
 

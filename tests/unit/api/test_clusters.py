@@ -31,7 +31,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nova_gitops.api import clusters, selectors
+from nova_gitops.api import clusters, names, selectors
 from nova_gitops.api.objects import Document
 from nova_gitops.api.problems import Problem, SourceLocation
 
@@ -436,3 +436,10 @@ def test_any_node_name_or_taint_is_accepted_exactly_when_kubernetes_would(
     assert (cluster is not None) is valid, problems
     if cluster is not None:
         assert cluster.nodes[0].taints == (clusters.Taint(key, value, "NoSchedule"),)
+
+
+def test_the_hint_for_a_misspelt_report_field_does_not_hang_on_field_order() -> None:
+    """``last`` is a prefix of both ``lastError`` and ``lastUpdateTime``: the hint is the first in name
+    order, whatever order the report model lists its fields in (moving them changed it once)."""
+    assert names.suggestion("last", ["lastUpdateTime", "lastError"]) == "; did you mean lastError?"
+    assert names.suggestion("last", ["lastError", "lastUpdateTime"]) == "; did you mean lastError?"
