@@ -130,15 +130,9 @@ def commit_onto_head(
     (the controller checks it still leads there)."""
     comparison = comparison_of(repo, update.listing, update.changes)
     changes, file_changes = comparison.changes, comparison.file_changes
-    try:
+    with _head_readable(repo, head):
         if comparison.unchanged:
             return None
-        diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
-    except diffs.UnreadablePlacement as error:  # the head's: ours are always readable
-        raise errors.RepoError(
-            f"the branch head {head} of {repo.url} has an unreadable {error.path} ({error.reason}); fix or "
-            "remove it there, then publish again"
-        ) from None
     allowed: list[guard.MassDeletion] = []
     if changes.deleted:  # the guard reads every path: only worth it when something is deleted
         allowed = check_deletions(
@@ -148,6 +142,8 @@ def commit_onto_head(
             allow=allow_mass_delete,
             vacated=vacated,
         )
+    with _head_readable(repo, head):
+        diff = diffs.diff_renders(file_changes, patch_limit=patch_limit)
     message = messages.commit_message(
         diff,
         source_repo=source.repo,
@@ -159,6 +155,19 @@ def commit_onto_head(
     progress.phase(phases.WRITE, f"committing {len(changes.written)} written, {len(changes.deleted)} deleted")
     before_commit()
     return Committed(repo.commit(head, changes, message, environ=environ), message, diff)
+
+
+@contextmanager
+def _head_readable(repo: RenderedRepo, head: str | None) -> Iterator[None]:
+    """A placement file of the head that records no decision is the head's fault (ours are always
+    readable): a RepoError saying which, and what to do."""
+    try:
+        yield
+    except diffs.UnreadablePlacement as error:
+        raise errors.RepoError(
+            f"the branch head {head} of {repo.url} has an unreadable {error.path} ({error.reason}); fix or "
+            "remove it there, then publish again"
+        ) from None
 
 
 def check_deletions(
