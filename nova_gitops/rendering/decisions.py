@@ -162,27 +162,32 @@ def group_file(data: bytes, side: str, path: str) -> Group:
 
 
 def changed_fields(old: Group, new: Group) -> tuple[str, ...]:
-    """What differs between two records of a group besides what other lines show (its clusters, replicas,
-    warnings, and its objects, whose files are the objects' changes): a group file's ``status`` fields
-    (``reason``, ``requests``, ``mode``, ``phase``) and other top-level fields (``groupBy``, ``policy``,
-    ``scheduled``); an entry of a single-file placement.yaml's fields."""
+    """Which of a group's recorded decision fields differ besides what other lines show (its clusters,
+    replicas, warnings; its objects' files are the objects' changes): ``policy``, ``groupBy``, ``mode``,
+    ``phase``, ``reason``, ``requests``, read alike from a group file and from an entry of a single-file
+    placement.yaml, so the same decision in either layout is no change (the upgrade commit moves nothing)."""
     if old.record == new.record:
         return ()
-    before, after = _fields(old.record), _fields(new.record)
-    return tuple(sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key)))
+    before, after = _decision_fields(old.record), _decision_fields(new.record)
+    return tuple(key for key in before if before[key] != after[key])
 
 
-_SHOWN_ELSEWHERE = frozenset({"metadata", "name", "clusters", "warnings", "objectRefs", "objects"})
-
-
-def _fields(record: Any) -> dict[str, Any]:
-    fields = {key: value for key, value in _mapping(record).items() if key not in _SHOWN_ELSEWHERE}
-    status = fields.pop("status", None)
-    if isinstance(status, dict):  # a group file's
-        fields.update((key, value) for key, value in status.items() if key not in _SHOWN_ELSEWHERE)
-    elif status is not None:  # a single-file entry's phase
-        fields["status"] = status
-    return fields
+def _decision_fields(record: Any) -> dict[str, Any]:
+    found = _mapping(record)
+    if found.get("kind") == schedulegroups.KIND:
+        status = _mapping(found.get("status"))
+        policy = _mapping(found.get("policy")).get("name")
+        phase = status.get("phase")
+    else:
+        status, policy, phase = found, found.get("policy"), found.get("status")
+    return {
+        "policy": policy,
+        "groupBy": found.get("groupBy"),
+        "mode": status.get("mode"),
+        "phase": phase,
+        "reason": status.get("reason"),
+        "requests": status.get("requests"),
+    }
 
 
 def _mapping(value: Any) -> dict[str, Any]:

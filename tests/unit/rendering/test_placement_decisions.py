@@ -132,3 +132,39 @@ def test_an_index_past_the_loaders_limit_is_read_entry_by_entry() -> None:
         diffs.changed_files({"placement.yaml": big}, {"placement.yaml": bigger})
     )
     assert schedulegroups.previous_from_files({"placement.yaml": big}) == PreviousPlacement.empty()
+
+
+def test_the_same_decision_in_either_layout_is_no_change() -> None:
+    """Across the upgrade the old placement.yaml's entry and the new group file record one decision: the
+    converting commit lists no group decided anew."""
+    entry = {
+        "name": "web-1a2b3c4d",
+        "policy": "web",
+        "groupBy": None,
+        "mode": "single",
+        "status": "scheduled",
+        "clusters": ["c1"],
+        "reason": "Picked cluster c1",
+        "objects": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "namespace": "shop",
+                "name": "web",
+                "replicas": {"c1": 2},
+            }
+        ],
+    }
+    single = emitting.dump(
+        {"apiVersion": "gitops.nova.elotl.co/v1alpha1", "kind": "Placement", "groups": [entry]}
+    ).encode()
+    result = diff({"placement.yaml": single}, {GROUP_PATH: group_file(), "placement.yaml": index()})
+    assert (result.groups, result.replicas, result.records_changed) == ((), (), ())
+    moved = {**entry, "reason": "Group stays on cluster c1"}
+    single = emitting.dump(
+        {"apiVersion": "gitops.nova.elotl.co/v1alpha1", "kind": "Placement", "groups": [moved]}
+    ).encode()
+    result = diff({"placement.yaml": single}, {GROUP_PATH: group_file(), "placement.yaml": index()})
+    assert [(change.name, change.fields) for change in result.records_changed] == [
+        ("web-1a2b3c4d", ("reason",))
+    ]
