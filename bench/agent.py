@@ -35,6 +35,7 @@ if os.environ.get("NOVA_BENCH_CODE"):  # the editable install's finder would fil
 import yaml
 from kubernetes import client
 
+from bench.fleet import forget_outer_repository
 from nova_agent import capacity, health, observing, reports
 from nova_agent.clocks import FakeClock
 from nova_agent.kubeclient import ApiClientKube
@@ -393,4 +394,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    forget_outer_repository()
     main()

@@ -13,6 +13,7 @@ clusters, not K × 100. ``scale=1`` writes exactly the reference fleet, byte for
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -273,3 +274,21 @@ def change_one_workload(source: Path) -> str:
             path.write_text(f"{head}replicas: {int(number) + 1}\n{rest}")
             return str(path.relative_to(source))
     raise SystemExit("no Deployment with replicas in the fleet")
+
+
+REPOSITORY_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+)
+"""What points git at one repository whatever the working directory."""
+
+
+def forget_outer_repository() -> None:
+    """Drop ``REPOSITORY_VARIABLES`` from this process's environment: a benchmark makes its scratch
+    repositories by working directory, and a ``GIT_DIR`` left exported in the shell (say, for a ``git
+    archive``) once made one commit its scratch render onto the checkout's own branch."""
+    for name in REPOSITORY_VARIABLES:
+        os.environ.pop(name, None)

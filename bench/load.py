@@ -152,4 +152,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    from bench.fleet import forget_outer_repository
+
+    forget_outer_repository()
     main()

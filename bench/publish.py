@@ -50,7 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # another revision's code, when asked
 
-from bench.fleet import change_one_workload
+from bench.fleet import change_one_workload, forget_outer_repository
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.workflows import diffing, publishing, renderers
@@ -298,4 +298,5 @@ def written(remote: Path, commit: str = "main") -> dict[str, int]:
 
 
 if __name__ == "__main__":
+    forget_outer_repository()
     main()

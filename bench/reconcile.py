@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # a baseline's code, in a child run
 
 import nova_gitops
-from bench.fleet import change_one_workload, generate_fleet
+from bench.fleet import change_one_workload, forget_outer_repository, generate_fleet
 from nova_gitops.controller import looping, ports, settings, sourcereading, statusreading
 from nova_gitops.controller.logs import JsonLog
 
@@ -275,4 +275,5 @@ def compare(arguments: argparse.Namespace) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    forget_outer_repository()
     main()
