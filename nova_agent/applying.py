@@ -1,7 +1,8 @@
 """Applying desired objects with server-side apply, in rank order, one failure never stopping the others.
 
-CRDs go first and are waited for (``Established``) before the custom resources they define are resolved
-through discovery; a kind still unknown after that is the object's own error. Each failure is classified
+CRDs go first and are waited for (``Established``, then served by discovery, which a real kube-apiserver
+updates a moment later) before the custom resources they define are resolved; a kind still unknown after
+that is the object's own error. Each failure is classified
 (:func:`~nova_agent.retrying.classify_api_failure`) and recorded with backoff, so the next pass retries it
 without hammering the server.
 """
@@ -66,6 +67,31 @@ def wait_for_crds(kube: KubePort, names: Sequence[str], clock: Clock, timeout: f
         waited, delay = waited + delay, min(delay * 2, 1.0)
 
 
+def served_kinds(crd: Body) -> list[tuple[str, str]]:
+    """``(apiVersion, kind)`` of each version a CRD's body serves."""
+    spec = crd.get("spec") or {}
+    group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
+    if not isinstance(group, str) or not isinstance(kind, str):
+        return []
+    versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served", True)]
+    return [(f"{group}/{v['name']}", kind) for v in versions if isinstance(v.get("name"), str)]
+
+
+def wait_for_discovery(
+    kube: KubePort, kinds: Sequence[tuple[str, str]], clock: Clock, timeout: float
+) -> list[tuple[str, str]]:
+    """Wait until discovery serves every ``(apiVersion, kind)``; those still missing at ``timeout``. A real
+    kube-apiserver publishes a CRD's discovery a moment after ``Established`` (longer on a loaded machine),
+    and resolving its custom resources at once failed them for a pass."""
+    waited, delay, pending = 0.0, 0.05, list(kinds)
+    while True:
+        kube.forget_discovery()  # each round reads discovery afresh
+        pending = [(version, kind) for version, kind in pending if kube.resource_for(version, kind) is None]
+        if not pending or waited >= timeout or not clock.sleep(delay):
+            return pending
+        waited, delay = waited + delay, min(delay * 2, 1.0)
+
+
 def _established(kube: KubePort, name: str) -> bool:
     crd = kube.get(CRD_RESOURCE, "", name)
     condition = find_condition(crd, "Established") if crd is not None else None
@@ -111,10 +137,12 @@ def apply_objects(
     ordered = [by_ref[ref] for ref in apply_order(by_ref)]
     crds = [item for item in ordered if item.ref.kind == "CustomResourceDefinition"]
     rest = [item for item in ordered if item.ref.kind != "CustomResourceDefinition"]
-    applied_crds = [item.ref.name for item in crds if applier.send(item)]
+    applied = [item for item in crds if applier.send(item)]
+    applied_crds = [item.ref.name for item in applied]
     if applied_crds and not dry_run:
         late = wait_for_crds(kube, applied_crds, clock, crd_timeout)
-        kube.forget_discovery()
+        kinds = [kind for item in applied if item.ref.name not in late for kind in served_kinds(item.body)]
+        wait_for_discovery(kube, kinds, clock, crd_timeout)  # a kind still missing fails its objects below
         for name in late:
             applier.outcome.failed.setdefault(
                 ObjectRef("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name),

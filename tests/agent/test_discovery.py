@@ -87,3 +87,32 @@ def test_an_undiscovered_kind_keeps_its_inventory_entries_until_it_can_be_pruned
     caught_up = agent.pass_once()
     assert caught_up.sync is not None and [r.name for r in caught_up.sync.pruned] == ["w1"]
     assert kube_port.get(widgets(group), ns, "w1") is None
+
+
+class LaggingKube(ApiClientKube):
+    """Our own port whose discovery lists one kind only from the ``lag``-th discovery on, as kube-apiserver
+    publishes a new CRD's discovery a moment after the CRD is ``Established``."""
+
+    lagging: str = ""
+    lag: int = 3
+
+    def resource_for(self, api_version: str, kind: str) -> Resource | None:
+        if kind == self.lagging and self.lag > 0:
+            self.lag -= 1
+            return None
+        return super().resource_for(api_version, kind)
+
+
+def test_a_crd_and_its_objects_apply_in_one_pass_though_discovery_lags_behind_established(
+    kube: KubeTarget, rendered: RenderedRepo, make_agent: AgentFactory, group: str
+) -> None:
+    """The pass waits (bounded, as for Established) until discovery serves the CRD's kinds: the Widget was
+    'not served' for a pass when discovery lagged (CI's real clusters under load)."""
+    ns = kube.namespace
+    rendered.commit(layout("c1", widget_crd("c1", group), widget("c1", ns, "w1", group=group)))
+    agent = make_agent(api_client=kube.api_client, report_enabled=False)
+    agent.kube = LaggingKube(kube.api_client)
+    agent.kube.lagging = "Widget"
+    outcome = agent.pass_once()
+    assert outcome.exit_code == EXIT_OK, outcome.message
+    assert agent.kube.get(widgets(group), ns, "w1") is not None
