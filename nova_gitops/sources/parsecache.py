@@ -102,7 +102,6 @@ class ParseCache:
         self._changes = 0  # files parsed anew and documents classified anew, and not written yet
         self._documents: dict[int, tuple[Document, _Entry, int]] = {}  # id → where its classification goes
         self._read = False  # whether a cache file was read: the first load always writes one
-        self.memo = _Memo(self)
         with (
             contextlib.suppress(
                 OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError, AttributeError, ImportError
@@ -119,6 +118,12 @@ class ParseCache:
                 self._extras = pickle.loads(extras) if extras else {}
                 self._stored = entries
                 self._read = True
+
+    @property
+    def memo(self) -> _Memo:
+        """The classification memo over this cache (made on each use: held by the cache, it would make a
+        reference cycle that kept every loaded document alive until a garbage collection)."""
+        return _Memo(self)
 
     @classmethod
     def for_source(cls, cache_dir: Path, source_key: str) -> ParseCache:

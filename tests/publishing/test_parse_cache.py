@@ -11,6 +11,8 @@ Behaviours covered:
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 from nova_gitops.sources import directory, parsecache
@@ -61,3 +63,22 @@ def test_an_unreadable_cache_is_ignored(tmp_path: Path) -> None:
     cache_file = tmp_path / "cache.pickle"
     cache_file.write_bytes(b"not a pickle")
     assert directory.read_source(source, cache=ParseCache(cache_file)) == directory.read_source(source)
+
+
+def test_a_parse_cache_and_what_it_loaded_are_freed_without_the_garbage_collector(tmp_path: Path) -> None:
+    """The cache made a reference cycle with its classification memo, so every document a load read (~89k
+    objects at the reference fleet) stayed alive until a garbage collection: ~45 ms of the collector's at
+    the end of each publish, and the controller's memory between collections."""
+    source = tmp_path / "source"
+    write(source, 3)
+    gc.collect()
+    gc.disable()
+    try:
+        cache = ParseCache(tmp_path / "cache.pickle")
+        memo = cache.memo
+        loaded = directory.read_source(source, cache=cache)
+        kept = weakref.ref(cache)
+        del cache, memo, loaded
+        assert kept() is None
+    finally:
+        gc.enable()
