@@ -143,15 +143,9 @@ class LocalLoop:
     def rendered_url(self) -> str:
         return f"file://{self.rendered}"
 
-    def _cluster(self, name: str, nodes: int, overrides: dict[str, Any]) -> SimCluster:
-        server = FakeKubeServer()
-        for index in range(1, nodes + 1):
-            server.add_node(
-                f"{name}-node-{index}", allocatable=NODE, labels={"topology.kubernetes.io/zone": name}
-            )
-        sim = SimulatedCluster(server, self.agent_clock.now)
-        api_client = client_for(server)
-        clienting.request(api_client, "POST", "/api/v1/namespaces", {"metadata": {"name": AGENT_NAMESPACE}})
+    def _agent(self, name: str, api_client: Any, overrides: dict[str, Any]) -> Agent:
+        """The agent of cluster ``name`` (every second, orchestrating unless delegated), ``overrides``
+        replacing any of its settings; the simulated and the real loops make theirs alike."""
         chosen: dict[str, Any] = {
             "interval": 1.0,
             "orchestration_enabled": not self.delegated,
@@ -165,7 +159,18 @@ class LocalLoop:
             namespace=AGENT_NAMESPACE,
             **chosen,
         )
-        agent = Agent(settings, ApiClientKube(api_client), self.agent_clock)
+        return Agent(settings, ApiClientKube(api_client), self.agent_clock)
+
+    def _cluster(self, name: str, nodes: int, overrides: dict[str, Any]) -> SimCluster:
+        server = FakeKubeServer()
+        for index in range(1, nodes + 1):
+            server.add_node(
+                f"{name}-node-{index}", allocatable=NODE, labels={"topology.kubernetes.io/zone": name}
+            )
+        sim = SimulatedCluster(server, self.agent_clock.now)
+        api_client = client_for(server)
+        clienting.request(api_client, "POST", "/api/v1/namespaces", {"metadata": {"name": AGENT_NAMESPACE}})
+        agent = self._agent(name, api_client, overrides)
         return SimCluster(name, server, sim, agent, api_client)
 
     # ----- stepping

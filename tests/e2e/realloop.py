@@ -28,14 +28,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
 from nova_agent.clocks import SystemClock
-from nova_agent.kubeclient import ApiClientKube
 from nova_agent.running import Agent, PassOutcome
-from nova_agent.settings import AgentSettings
 from nova_gitops.api import labels as nova_labels
 from nova_gitops.api import quantities
 from nova_gitops.clients.kuberest import KubeApiError, KubeRest, build_api_client
@@ -324,20 +321,7 @@ class RealLoop(LocalLoop):
         except BaseException:
             api_client.close()
             raise
-        chosen: dict[str, Any] = {
-            "interval": 1.0,
-            "orchestration_enabled": not self.delegated,
-            "pending_timeout": timedelta(seconds=30),
-            **overrides,
-        }
-        settings = AgentSettings(
-            cluster=name,
-            repo=self.rendered_url,
-            cache_dir=self.root / f"agent-cache-{name}",
-            namespace=AGENT_NAMESPACE,
-            **chosen,
-        )
-        agent = Agent(settings, ApiClientKube(api_client), self.agent_clock)
+        agent = self._agent(name, api_client, overrides)
         cluster = RealCluster(
             name, api_client, rest, agent, kubelet, Tenants(rest, self.image or PULLABLE_IMAGE)
         )
