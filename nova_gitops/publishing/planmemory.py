@@ -8,10 +8,10 @@ one writes only the parts the plan made (a change to one workload writes its com
 deletes the parts it did not use. What is kept per workload and group is one small file. Parts live under
 the source's directory and a digest of the planner's code: an upgrade or a local change starts afresh.
 
-A part's key can be large (a component's names every input of every group in it: ~5 MB of data at 100
-clusters), so it is digested once, from its ``marshal`` encoding (plain data: the same bytes in every
-process), and a part file starts with the digest and the part; the key's own bytes follow, read only to
-list the parts. Finding a part reads and compares 40 hex digits, not the key.
+A part file is named by a digest of its key's ``marshal`` encoding (plain data: the same bytes in every
+process); it starts with the digest and the part, and the key's own bytes follow, read only to list the
+parts. Finding a part reads and compares 40 hex digits, not the key. (The largest keys, a component's and
+its spreads', which name every input of every group in it, are digests already: ``scheduling.recalling``.)
 
 Like the other caches it is trusted as much as the clones next to it; an unreadable part is a part not found.
 """
@@ -58,8 +58,7 @@ def _directory(cache_dir: Path, source_key: str) -> Path:
 def encoded_key(key: Key) -> tuple[str, bytes] | None:
     """A part's key as ``marshal`` bytes and their digest (which names the part's file); None for a key that
     is not plain data (such a part is not kept). Kept for the keys of a publish (a few, and one keeps part
-    per cluster, which are small): a component's key is megabytes, and the plan keeps a part under the very
-    key it looked it up by."""
+    per cluster): the plan keeps a part under the very key it looked it up by."""
     plain: Any = key  # checked by marshal itself
     try:
         encoded = marshal.dumps(plain, 2)

@@ -178,7 +178,8 @@ class Recall:
             if group is None:
                 return None
             groups.append((*group, tuple(sorted(closed[item.group.name]))))
-        return (*self._context(explicit, [cluster.name for cluster in clusters], status), tuple(groups))
+        context = self._context(explicit, [cluster.name for cluster in clusters], status)
+        return _digested("spreads", (*context, tuple(groups)))
 
     def spread(self, key: Key) -> memory.Spreads | None:
         return _found(self.spreads, self.recalled.spreads, key)
@@ -211,7 +212,7 @@ class Recall:
                     fails_back(name),
                 )
             )
-        return (*self._context(work, part.clusters, status), tuple(groups))
+        return _digested("component", (*self._context(work, part.clusters, status), tuple(groups)))
 
     def component(self, key: Key) -> memory.Placement | None:
         """A component's stored placement; its spreads and keeps are kept too, unread, for when it
@@ -253,6 +254,17 @@ class Recall:
 
     def keep_component(self, key: Key, placement: memory.Placement) -> None:
         self.components[key] = placement
+
+
+def _digested(kind: str, key: Key) -> Key:
+    """A component's or a spread's key as a digest of its data (``memory.fingerprint``): the data names every
+    input of every group of the component (megabytes at a few hundred clusters), and a dict hashes a tuple
+    anew on every lookup, walking all of it — finding a component, keeping it and writing it hashed it four
+    times. A key that is not plain data is kept whole (``publishing.planmemory`` does not keep its part)."""
+    try:
+        return (kind, memory.fingerprint(key))
+    except ValueError:
+        return key
 
 
 Part = TypeVar("Part")
