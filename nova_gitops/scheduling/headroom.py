@@ -1,0 +1,224 @@
+"""Failover headroom: the loss of each cluster in turn (or of every cluster sharing each value of a label,
+``--domain``), planned as ``whatif`` plans ``--without``, and what each loss moves and strands
+(docs/headroom.md).
+
+Pure, like ``whatif``: a loaded source, the previous placement and the settings in (and the plan memory
+when there is one), a ``Headroom`` out; ``workflows/whatif.py`` loads, the CLI prints. How to call it::
+
+    report = headroom.headroom(source, previous=previous, settings=settings)
+    report.losses           # worst first: each Loss names its clusters, moves and stranded groups
+    report.strands          # some loss strands a group not ignored (``nova-gitops headroom`` exits 1)
+    loss = report.loss_of("wlc-gpu")   # one loss by name (a cluster, or LABEL=VALUE with a domain)
+
+Each loss is a what-if of today's plan (``whatif.what_if`` with one ``Without`` per lost cluster), so a
+group a loss strands is exactly one the what-if of that loss makes unschedulable (``stranding``). With
+``file_digests`` (``planning.plan``'s), every plan reuses what today's plan worked out (``memory``): the
+decisions, groups and measures of every workload, and the sticky groups kept on each cluster the loss does
+not reach; a loss re-places what it touches.
+
+What a loss does to a group scheduled today:
+- **moved**: a single group lands on a cluster it was not on (the lost one held it);
+- **re-divided**: a Divide group loses a cluster and its share is divided over the rest;
+- a Duplicate group merely loses its copy on the lost cluster: neither (nothing has to go anywhere);
+- **stranded**: ``stranding``'s cases (no room, no candidate, pinned, a share that does not fit).
+
+Worst loss first: the most stranded groups, then the most accepted (``--ignore``d) ones, then the most
+moves, then by name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from nova_gitops.api.inputs import SourceSet
+from nova_gitops.errors import UserError
+from nova_gitops.scheduling import planning, stranding, whatif
+from nova_gitops.scheduling.memory import PlanMemory
+from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
+from nova_gitops.scheduling.stranding import Stranded
+
+MoveKind = Literal["moved", "re-divided"]
+SCALE_UP = "must scale up for the group"
+"""The words of the planner's warning at a group that overflows onto an autoscaled cluster
+(``placementstages``: ``cluster c must scale up for the group: …``)."""
+
+
+class HeadroomError(UserError):
+    """A ``--domain`` no cluster has, an ``--ignore`` that names nothing: said with the flag."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    group: str
+    kind: MoveKind
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """What losing ``clusters`` does: the groups it moves, those it strands (``accepted``: stranded but
+    ignored), the groups that would overflow onto an autoscaled cluster, and the shortfall per resource
+    that would rescue the stranded ones (``stranding.shortfall``; milli-units)."""
+
+    name: str  # the cluster, or LABEL=VALUE
+    clusters: tuple[str, ...]
+    moved: tuple[Move, ...] = ()
+    stranded: tuple[Stranded, ...] = ()
+    accepted: tuple[Stranded, ...] = ()
+    scale_ups: tuple[str, ...] = ()
+
+    @property
+    def shortfall(self) -> dict[str, int]:
+        return stranding.shortfall(self.stranded)
+
+    def order(self) -> tuple[int, int, int, str]:
+        return (-len(self.stranded), -len(self.accepted), -len(self.moved), self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Headroom:
+    """Every loss, worst first; ``unschedulable_today``: groups no loss can strand, being so already;
+    ``unlabelled``: with a domain, the clusters without its label (never lost)."""
+
+    losses: tuple[Loss, ...]
+    domain: str | None = None
+    clusters: int = 0
+    groups: int = 0
+    unschedulable_today: tuple[str, ...] = ()
+    unlabelled: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @property
+    def strands(self) -> bool:
+        """Some loss strands a group not ignored: the CI gate (exit 1)."""
+        return any(loss.stranded for loss in self.losses)
+
+    def loss_of(self, name: str) -> Loss | None:
+        return next((loss for loss in self.losses if loss.name == name), None)
+
+
+def losses_of(source: SourceSet, domain: str | None) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+    """The losses to plan — each cluster, or each value of ``domain`` with the clusters carrying it — and,
+    with a domain, the clusters without the label; ``HeadroomError`` when no cluster has it."""
+    if domain is None:
+        return [(cluster.name, (cluster.name,)) for cluster in source.clusters], []
+    by_value: dict[str, list[str]] = {}
+    unlabelled: list[str] = []
+    for cluster in source.clusters:
+        value = cluster.labels.get(domain)
+        if value is None:
+            unlabelled.append(cluster.name)
+        else:
+            by_value.setdefault(value, []).append(cluster.name)
+    if not by_value:
+        known = sorted({key for cluster in source.clusters for key in cluster.labels})
+        listed = ", ".join(known) or "none"
+        raise HeadroomError(f"--domain {domain}: no cluster has the label {domain} (their labels: {listed})")
+    losses = [(f"{domain}={value}", tuple(sorted(names))) for value, names in sorted(by_value.items())]
+    return losses, unlabelled
+
+
+def check_ignore(ignore: Sequence[str], today: Plan) -> None:
+    """``HeadroomError`` for an ``--ignore`` that matches no group and no policy of today's plan: a typo
+    would otherwise accept nothing, silently."""
+    names = {group.name for group in today.groups} | {g.policy for g in today.groups if g.policy}
+    for pattern in ignore:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            raise HeadroomError(f"--ignore {pattern}: no group or policy of that name in the plan")
+
+
+def ignored(item: Stranded, ignore: Sequence[str]) -> bool:
+    """A stranded group is accepted when a pattern (a name or a shell glob) matches its name or policy."""
+    names = (item.group, item.policy) if item.policy else (item.group,)
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in ignore for name in names)
+
+
+def headroom(
+    source: SourceSet,
+    *,
+    previous: PreviousPlacement | None = None,
+    settings: PlanSettings | None = None,
+    domain: str | None = None,
+    ignore: Sequence[str] = (),
+    recalled: PlanMemory | None = None,
+    file_digests: Mapping[str, str] | None = None,
+    today: Plan | None = None,
+) -> Headroom:
+    """The failover headroom of ``source`` as placed today (``planning.plan`` with ``previous``, or the
+    given ``today``). ``HeadroomError`` for a ``domain`` no cluster has or an ``ignore`` matching nothing."""
+    settings = settings or PlanSettings()
+    losses, unlabelled = losses_of(source, domain)
+    if today is None:
+        today = planning.plan(
+            source, previous=previous, settings=settings, recalled=recalled, file_digests=file_digests
+        )
+    check_ignore(ignore, today)
+    memory = today.memory.merged(recalled) if today.memory and recalled else (today.memory or recalled)
+    made = [
+        loss_of(source, today, name, clusters, ignore=ignore, recalled=memory, file_digests=file_digests)
+        for name, clusters in losses
+    ]
+    return Headroom(
+        tuple(sorted(made, key=Loss.order)),
+        domain,
+        len(source.clusters),
+        len(today.groups),
+        tuple(group.name for group in today.groups if group.status == "unschedulable"),
+        tuple(unlabelled),
+        tuple(ignore),
+    )
+
+
+def loss_of(
+    source: SourceSet,
+    today: Plan,
+    name: str,
+    clusters: Sequence[str],
+    *,
+    ignore: Sequence[str] = (),
+    recalled: PlanMemory | None = None,
+    file_digests: Mapping[str, str] | None = None,
+) -> Loss:
+    """One loss: ``clusters`` leave the inventory (``whatif.Without``), planned against ``today``."""
+    result = whatif.what_if(
+        source,
+        [whatif.Without(cluster) for cluster in clusters],
+        today=today,
+        settings=today.settings,
+        recalled=recalled,
+        file_digests=file_digests,
+    )
+    return loss_from(name, tuple(clusters), result, ignore)
+
+
+def loss_from(name: str, clusters: tuple[str, ...], result: whatif.WhatIf, ignore: Sequence[str]) -> Loss:
+    """The ``Loss`` a what-if of losing ``clusters`` shows."""
+    before = {group.name: group for group in result.before.groups}
+    stranded_names = {item.group for item in result.unschedulable}
+    moved: list[Move] = []
+    scale_ups: list[str] = []
+    for group in result.after.groups:
+        was = before.get(group.name)
+        if was is None or group.name in stranded_names or "unschedulable" in (was.status, group.status):
+            continue
+        new = [warning for warning in group.warnings if SCALE_UP in warning and warning not in was.warnings]
+        if new:
+            scale_ups.append(group.name)
+        kind = move_kind(was.clusters, group.clusters, group.mode)
+        if kind is not None:
+            moved.append(Move(group.name, kind, tuple(sorted(was.clusters)), tuple(sorted(group.clusters))))
+    stranded = tuple(item for item in result.unschedulable if not ignored(item, ignore))
+    accepted = tuple(item for item in result.unschedulable if ignored(item, ignore))
+    return Loss(name, clusters, tuple(moved), stranded, accepted, tuple(scale_ups))
+
+
+def move_kind(before: Sequence[str], after: Sequence[str], mode: str) -> MoveKind | None:
+    """How a placed group's clusters changed (the module docstring); None when it did not move."""
+    was, now = set(before), set(after)
+    if was == now or (mode == "duplicate" and now < was):
+        return None
+    return "re-divided" if mode == "divide" else "moved"
