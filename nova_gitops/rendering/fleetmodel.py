@@ -44,6 +44,8 @@ class FleetModel:
     def __init__(self, facts: FleetFacts) -> None:
         self.facts = facts
         self._groups = {group.name: group for group in facts.plan.groups}
+        for group in facts.plan.groups:  # a link names a group as the page shows it (``shown``)
+            self._groups.setdefault(fleetviews.shown(group.name), group)
         self._policies = (
             {policy.name: policy for policy in facts.source_set.policies} if facts.source_set else {}
         )

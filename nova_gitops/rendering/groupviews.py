@@ -61,7 +61,9 @@ def group_row(group: GroupPlan) -> GroupRow:
         clusters=tuple(shown(cluster, 120) for cluster in group.clusters),
         replicas=_replicas(group),
         objects=len(group.objects),
-        reason=shown(lines[-1] if lines else "", 160),
+        reason=shown(
+            next((line for line in lines if line.startswith("Picked")), lines[-1] if lines else ""), 160
+        ),
     )
 
 
