@@ -45,7 +45,10 @@ def short_revision(revision: str | None) -> str:
 
 
 def body_lines(diff: RenderDiff) -> list[str]:
-    lines = [f"- {diffformats.group_line(group)}" for group in diff.moved]
+    """One line per decision that changed: each group moved, placed anew or removed (what a reviewer of
+    the rendered repository's log asks first), each replica count, each object newly unscheduled, each
+    warning cleared, each group decided anew; the subject counts only the moves (``headline``)."""
+    lines = [f"- {diffformats.group_line(group)}" for group in diff.groups]
     lines += [f"- {diffformats.replica_line(change)}" for change in diff.replicas]
     lines += [f"- newly unscheduled: {texts.one_line(item)}" for item in diff.newly_unscheduled]
     lines += [f"- warning cleared: {texts.one_line(item)}" for item in diff.cleared_warnings]

@@ -121,6 +121,18 @@ def test_moved_group_is_counted_and_listed(
     assert "group api moved c1 → c2" in message
 
 
+def test_groups_placed_and_removed_are_listed_in_the_commit(
+    source_repo: SourceRepo, two_clusters: str, rendered_remote: str, cache_dir: Path
+) -> None:
+    publish(source_repo.url, rendered_remote, cache_dir)
+    source_repo.commit({"c1/mail.yaml": None, "c2/search.yaml": workload("search")})
+    publish(source_repo.url, rendered_remote, cache_dir)
+    message = remote_git(rendered_remote, "log", "-1", "--format=%B", "main")
+    assert message.splitlines()[0].endswith(": +1 ~0 -1 objects, 0 groups moved")  # the subject: moves only
+    assert "- group mail removed (was on c1)" in message.splitlines()
+    assert "- group search placed on c2 (new)" in message.splitlines()
+
+
 def test_previous_placement_comes_from_the_branch_head(
     source_repo: SourceRepo, two_clusters: str, rendered_remote: str, cache_dir: Path
 ) -> None:
