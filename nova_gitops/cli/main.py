@@ -18,6 +18,7 @@ from nova_gitops.cli import (
     guarding,
     publish,
     render,
+    report,
     rollout,
     validate,
     variables,
@@ -103,6 +104,7 @@ def _keep_persons_git_configuration() -> Callable[[], None]:
 
 
 cli.add_command(render.render_command)
+cli.add_command(report.report_command)
 cli.add_command(validate.validate_command)
 cli.add_command(explain.explain_command)
 cli.add_command(get.get_command)

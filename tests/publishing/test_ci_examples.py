@@ -28,7 +28,11 @@ def steps_of(workflow: Path) -> list[dict[str, Any]]:
 
 
 def test_there_are_workflows() -> None:
-    assert {path.name for path in WORKFLOWS} == {"diff-on-pull-request.yaml", "publish-on-merge.yaml"}
+    assert {path.name for path in WORKFLOWS} == {
+        "diff-on-pull-request.yaml",
+        "publish-on-merge.yaml",
+        "report-on-pull-request.yaml",
+    }
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
@@ -59,3 +63,11 @@ def test_a_stale_comment_is_refreshed_when_diff_finds_no_change() -> None:
     (comment,) = [step for step in steps_of(CI / "diff-on-pull-request.yaml") if "gh " in step.get("run", "")]
     assert "if" not in comment  # runs for exit 0 too
     assert "PATCH" in comment["run"] and '[ "$CHANGED" = 1 ]' in comment["run"]
+
+
+def test_the_fleet_report_is_attached_to_the_run_as_an_artifact() -> None:
+    steps = steps_of(CI / "report-on-pull-request.yaml")
+    (writing,) = [step for step in steps if "nova-gitops report" in step.get("run", "")]
+    assert "-o fleet.html" in writing["run"]
+    (upload,) = [step for step in steps if str(step.get("uses", "")).startswith("actions/upload-artifact")]
+    assert upload["with"]["path"] == "fleet.html" and upload["with"]["if-no-files-found"] == "error"
