@@ -34,6 +34,13 @@ def _address(context: click.Context, parameter: click.Parameter, value: str | No
         raise click.BadParameter(str(error)) from None
 
 
+def _ui_address(context: click.Context, parameter: click.Parameter, value: str | None) -> Address | None:
+    """``HOST:PORT``; a port alone (``8081`` or ``:8081``) binds 127.0.0.1: the view is local unless told."""
+    if value is not None and value.lstrip(":").isdigit():
+        value = f"127.0.0.1:{value.lstrip(':')}"
+    return _address(context, parameter, value)
+
+
 def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | None:
     if path is not None:
         return path.read_text(encoding="utf-8").strip() or None
@@ -105,6 +112,12 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
     help=f"Generic HMAC secret (X-Nova-Signature-256); or ${SECRET_ENVIRONMENT['generic']}.",
 )
 @click.option("--metrics-listen", callback=_address, help="HOST:PORT for /healthz, /readyz and /metrics.")
+@click.option(
+    "--ui-listen",
+    callback=_ui_address,
+    help="HOST:PORT (or a port: 127.0.0.1) for the read-only web view of the fleet; default off. It has no "
+    "login: keep it on 127.0.0.1 and port-forward, or put an authenticating proxy in front (docs/ui.md).",
+)
 @click.option("--leader-elect", is_flag=True, help="Run only while holding a Lease (several replicas).")
 @click.option("--leader-election-namespace", default="nova-gitops", show_default=True)
 @click.option(
@@ -149,6 +162,7 @@ def controller_command(
     webhook_gitlab_token_file: Path | None,
     webhook_secret_file: Path | None,
     metrics_listen: Address | None,
+    ui_listen: Address | None,
     leader_elect: bool,
     leader_election_namespace: str,
     kubeconfig: Path | None,
@@ -214,6 +228,7 @@ def controller_command(
             webhook_listen=webhook_listen,
             webhook_secrets=secrets,
             metrics_listen=metrics_listen,
+            ui_listen=ui_listen,
             delegated=delegated,
             luna_management=luna_management,
             namespace_follow=namespace_follow,

@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Protocol
 
 from nova_gitops import errors
 from nova_gitops.clients.backoff import Backoff
@@ -42,6 +43,15 @@ from nova_gitops.controller.serving import Metrics
 from nova_gitops.controller.settings import ControllerSettings
 from nova_gitops.publishing.releases import MoveOutcome
 from nova_gitops.workflows.publishing import PublishOptions
+
+
+class Journal(Protocol):
+    """Who is told of each reconcile's outcome and of each failure, with the wall-clock time (the web
+    view's ``controller.uistate.FleetView``)."""
+
+    def reconciled(self, outcome: ReconcileOutcome, at: datetime) -> None: ...
+
+    def failed(self, error: BaseException, at: datetime) -> None: ...
 
 
 def _always() -> bool:
@@ -156,8 +166,10 @@ class Controller:
         is_leader: Callable[[], bool] | None = None,  # None: always (no leader election)
         wall_clock: Callable[[], datetime]
         | None = None,  # rollout times (bakes, timeouts); None: the system's
+        journal: Journal | None = None,  # told of every reconcile and failure (the web view)
     ) -> None:
         self.settings = settings
+        self.journal = journal
         self.source = source
         self.status = status
         self.clock = clock
@@ -191,10 +203,14 @@ class Controller:
         started = self.clock.now()
         try:
             outcome = self.reconciler.reconcile()
-        except Exception:
+        except Exception as error:
             self.metrics.reconciled("failed", self.clock.now() - started)
+            if self.journal is not None:
+                self.journal.failed(error, self.wall_clock())
             raise
         self._record(outcome)
+        if self.journal is not None:
+            self.journal.reconciled(outcome, self.wall_clock())
         return outcome
 
     def _record(self, outcome: ReconcileOutcome) -> None:

@@ -89,6 +89,7 @@ class ReconcileOutcome:
     skipped: bool = False  # nothing that determines the render changed: not planned, rendered or published
     replanned_because: str = ""  # why a reconcile that was not skipped planned (``skipping.why_not``)
     emitted: int = 0  # files the render produced bytes for; the others were the head's render's
+    source_set: inputs.SourceSet | None = None  # what was planned (None when skipped: the basis's source)
 
 
 @dataclass(slots=True)
@@ -257,6 +258,7 @@ class Reconciler:
             rollout=step,
             replanned_because=reason,
             emitted=len(rendered.files) if rendered is not None else 0,
+            source_set=inputs_set,
         )
 
     def _render_onto(

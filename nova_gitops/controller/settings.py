@@ -72,6 +72,7 @@ class ControllerSettings:
     webhook_listen: Address | None = None
     webhook_secrets: WebhookSecrets = field(default_factory=WebhookSecrets)
     metrics_listen: Address | None = None
+    ui_listen: Address | None = None  # the read-only web view (issue 27); None: off
     delegated: bool = False  # external-orchestrator mode
     luna_management: bool = True
     namespace_follow: bool = True

@@ -15,7 +15,16 @@ from types import FrameType
 
 from nova_gitops import errors
 from nova_gitops.clients.kuberest import build_api_client
-from nova_gitops.controller import leaderelection, looping, serving, statusreading, webhook, writeback
+from nova_gitops.controller import (
+    leaderelection,
+    looping,
+    serving,
+    statusreading,
+    uiserving,
+    uistate,
+    webhook,
+    writeback,
+)
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import MonotonicClock, PlanObserver, SourceReader, StatusReader, Triggers
 from nova_gitops.controller.settings import ControllerSettings
@@ -68,6 +77,8 @@ def run(
     if leader_elect and not once:
         elector = _elector(leader_namespace, kubeconfig, kube_context, environ)
     source, observers = _source(source_spec, settings, stop, stop_hooks, kubeconfig, kube_context)
+    view = _view(settings, source_spec) if not once else None
+    observers = [*observers, view] if view is not None else observers
     status: StatusReader = statusreading.NoStatus()
     if source_spec != CONTROLPLANE or settings.status_repo is not None:
         status = status_reader(settings)
@@ -81,6 +92,7 @@ def run(
         metrics=metrics,
         log=log,
         is_leader=(lambda: elector.is_leader) if elector is not None else None,
+        journal=view,
     )
     if once:
         try:
@@ -88,19 +100,10 @@ def run(
         except errors.TemporaryError as error:
             raise errors.UserError(str(error)) from None
         return 0
-    servers = _servers(settings, metrics, triggers, log)
+    servers = _servers(settings, metrics, triggers, log, view)
     campaign = _campaign(elector, triggers, log) if elector is not None else None
     interrupted = _on_signals(stop, triggers, log)
-    log.info(
-        "started",
-        source=public_url(source_spec),
-        repo=public_url(settings.repo_url),
-        branch=settings.branch,
-        interval=settings.interval,
-        webhook=str(settings.webhook_listen) if settings.webhook_listen else None,
-        metrics=str(settings.metrics_listen) if settings.metrics_listen else None,
-        delegated=settings.delegated,
-    )
+    _started(log, settings, source_spec)
     serve(controller, stop, campaign=campaign, closers=[*stop_hooks, *(server.close for server in servers)])
     if interrupted.is_set():  # Ctrl-C: the CLI says "interrupted" and exits 130, as for any command
         raise KeyboardInterrupt
@@ -125,10 +128,43 @@ def _source(
     return ControlPlaneReader(control_plane), [writeback.WriteBack(api)]
 
 
+def _started(log: JsonLog, settings: ControllerSettings, source_spec: str) -> None:
+    log.info(
+        "started",
+        source=public_url(source_spec),
+        repo=public_url(settings.repo_url),
+        branch=settings.branch,
+        interval=settings.interval,
+        webhook=str(settings.webhook_listen) if settings.webhook_listen else None,
+        metrics=str(settings.metrics_listen) if settings.metrics_listen else None,
+        ui=str(settings.ui_listen) if settings.ui_listen else None,
+        delegated=settings.delegated,
+    )
+
+
+def _view(settings: ControllerSettings, source_spec: str) -> uistate.FleetView | None:
+    """What the web view shows, when ``--ui-listen`` asks for one."""
+    if settings.ui_listen is None:
+        return None
+    return uistate.FleetView(title=public_url(source_spec), where=_where(settings, source_spec))
+
+
+def _where(settings: ControllerSettings, source_spec: str) -> str:
+    """The options that name the rendered repository and the source in the rollout commands the view
+    shows (credentials masked)."""
+    branch = f" --branch {settings.branch}" if settings.branch != "main" else ""
+    return f"--repo {public_url(settings.repo_url)}{branch} --source {public_url(source_spec)}"
+
+
 def _servers(
-    settings: ControllerSettings, metrics: serving.Metrics, triggers: Triggers, log: JsonLog
+    settings: ControllerSettings,
+    metrics: serving.Metrics,
+    triggers: Triggers,
+    log: JsonLog,
+    view: uistate.FleetView | None = None,
 ) -> list[serving.Server]:
-    """The metrics and webhook servers the settings ask for, listening; none left open when one cannot."""
+    """The metrics, webhook and web view servers the settings ask for, listening; none left open when one
+    cannot."""
     servers: list[serving.Server] = []
     try:
         if settings.metrics_listen is not None:
@@ -139,6 +175,8 @@ def _servers(
                     settings.webhook_listen, settings.webhook_secrets, triggers, log
                 ).start()
             )
+        if settings.ui_listen is not None and view is not None:
+            servers.append(uiserving.ui_server(settings.ui_listen, view).start())
     except OSError as error:
         for server in servers:
             server.close()
