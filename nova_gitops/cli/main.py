@@ -22,6 +22,7 @@ from nova_gitops.cli import (
     rollout,
     validate,
     variables,
+    whatif,
 )
 
 CONTEXT_SETTINGS = {
@@ -113,6 +114,8 @@ cli.add_command(diff.diff_command)
 cli.add_command(controller.controller_command)
 cli.add_command(rollout.rollout_command)
 cli.add_command(completing.completion_command)
+cli.add_command(whatif.whatif_command)
+cli.add_command(whatif.headroom_command)
 for edit_command in (
     edit.pin_command,
     edit.unpin_command,

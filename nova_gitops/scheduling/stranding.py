@@ -26,7 +26,7 @@ far its cluster is over-committed; of a group no cluster may take, its whole req
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from nova_gitops.api.inputs import SourceSet
@@ -67,6 +67,9 @@ class Stranded:
     closest: tuple[Closest, ...] = ()
     objects: tuple[str, ...] = ()  # "Deployment shop/web"
     before: tuple[str, ...] = field(default=())  # the clusters it is on today
+    free_elsewhere: Mapping[str, int] = field(default_factory=dict)
+    """Per resource it requests, the most free room any cluster has after the change (0 when none has
+    any): "needs 4 nvidia.com/gpu, 0 free elsewhere"."""
 
 
 def stranded(before: Plan, after: Plan, source_after: SourceSet) -> tuple[Stranded, ...]:
@@ -75,6 +78,7 @@ def stranded(before: Plan, after: Plan, source_after: SourceSet) -> tuple[Strand
     usage = {entry.cluster: entry for entry in after.clusters}
     policies = {policy.name: policy for policy in source_after.policies}
     found: list[Stranded] = []
+    rooms = [free_room(entry) for entry in after.clusters]
     for group in after.groups:
         was = today.get(group.name)
         if was is None or was.status == "unschedulable":
@@ -96,7 +100,12 @@ def stranded(before: Plan, after: Plan, source_after: SourceSet) -> tuple[Strand
             share = _share(group, was, usage)
             if share is not None:
                 found.append(share)
-    return tuple(found)
+    return tuple(replace(item, free_elsewhere=most_free(item.requests, rooms)) for item in found)
+
+
+def most_free(need: Mapping[str, int], rooms: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Per resource of ``need``, the most free room in ``rooms`` (0 when none has any)."""
+    return {name: max([0, *(room.get(name, 0) for room in rooms)]) for name in sorted(need)}
 
 
 def _made(

@@ -99,6 +99,32 @@ class Scale:
 
 
 Change = Without | AddCluster | Cordon | Capacity | Scale
+
+
+def parse_capacity(text: str) -> Capacity:
+    """``--capacity CLUSTER=PERCENT`` (``50`` or ``50%``, 0 to ``MAX_PERCENT``); ``WhatIfError`` naming the
+    flag otherwise."""
+    name, sign, value = text.partition("=")
+    number = value.strip().removesuffix("%")
+    if not sign or not name or not (number.isascii() and number.isdigit()) or int(number) > MAX_PERCENT:
+        raise WhatIfError(
+            f"--capacity {text}: give CLUSTER=PERCENT, a whole percentage from 0 to {MAX_PERCENT} of every "
+            "node's allocatable (e.g. wlc-1=50)"
+        )
+    return Capacity(name, int(number))
+
+
+def parse_scale(text: str) -> Scale:
+    """``--scale KIND/[NAMESPACE/]NAME=REPLICAS``; ``WhatIfError`` naming the flag otherwise."""
+    reference, sign, value = text.rpartition("=")
+    if not sign or not reference or not (value.isascii() and value.isdigit()) or int(value) > MAX_REPLICAS:
+        raise WhatIfError(
+            f"--scale {text}: give KIND/[NAMESPACE/]NAME=REPLICAS, replicas a whole number from 0 to "
+            f"{MAX_REPLICAS} (e.g. deployment/shop/web=6)"
+        )
+    return Scale(reference, int(value))
+
+
 _ORDER: Mapping[type, int] = {Without: 0, AddCluster: 1, Cordon: 2, Capacity: 3, Scale: 4}
 
 

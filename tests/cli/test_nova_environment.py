@@ -172,6 +172,11 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
     "cordon": lambda: [["cordon", "wlc-1", "--source", "src"]],
     "uncordon": lambda: [["uncordon", "wlc-1", "--source", "src", "--dry-run"]],
     "completion": lambda: [["completion", "bash"], ["completion", "zsh"]],
+    "whatif": lambda: [
+        ["whatif", "src", "--without", "wlc-1"],
+        ["whatif", "src", "--cordon", "wlc-2", "-o", "json"],
+    ],
+    "headroom": lambda: [["headroom", "src"], ["headroom", "src", "-o", "markdown"]],
 }
 LOG_TIME = re.compile(r'"(?:time|ts|timestamp)": ?"[^"]*"|"duration": ?[0-9.e-]+')
 """What the controller's JSON log lines hold of the clock: left out of the comparison."""

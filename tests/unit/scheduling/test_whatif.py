@@ -6,7 +6,8 @@
   the plan memory it is the plan made afresh;
 - what becomes unschedulable is said with why (no room, no candidate, pinned, a share) and what it lacks;
 - property (issue 26, item 5): over generated fleets, the what-if of a change renders byte for byte what
-  rendering the source with the change made to its files renders, from the same previous placement.
+  rendering the source with the change made to its files renders, from the same previous placement; and
+  the files the what-if's diff renders (``rendering.whatifs``) are those that differ between the renders.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from nova_gitops.api import clusters as cluster_api
 from nova_gitops.api import loading, quantities
-from nova_gitops.rendering import renders, reports
+from nova_gitops.rendering import diffs, renders, reports, whatifs
 from nova_gitops.scheduling import planning, whatif
 from nova_gitops.scheduling.plans import Plan
 from tests.builders import cluster, config_map, deployment, policy, source_set
@@ -228,4 +229,6 @@ def test_a_what_if_renders_as_the_source_with_the_change_made(case: tuple[Docume
     changed_source, _ = loaded(edited(documents, change))
     expected = planning.plan(changed_source, previous=whatif.placement_of(today))
     assert result.after == expected
-    assert renders.render(result.after, SOURCE).files == renders.render(expected, SOURCE).files
+    old, new = renders.render(today, SOURCE).files, renders.render(result.after, SOURCE).files
+    assert new == renders.render(expected, SOURCE).files
+    assert whatifs.changed_files(today, result.after, SOURCE) == diffs.changed_files(old, new)

@@ -1,0 +1,131 @@
+"""The files a what-if changes in today's render, found without rendering the whole fleet twice.
+
+A what-if (``scheduling.whatif``) changes few groups; its diff (``diffs.diff_renders``) needs only the
+files that differ, on both sides. A cluster directory's files depend on that cluster's entries alone (its
+objects' copies, the groups that placed them, the Namespaces that follow them: paths, clashes and the
+kustomization are decided per cluster), so a cluster whose entries are the same in both plans renders the
+same bytes and is not rendered; a cluster that changed is rendered whole on both sides, with
+``renders``'s own functions. Outside ``clusters/``, the files of the groups whose plan changed, every
+policy's page and the root's summaries are rendered on both sides. The result is what
+``diffs.changed_files`` of the two whole renders gives (``tests/unit/scheduling/test_whatif.py`` holds it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from nova_gitops.api.problems import SourceLocation
+from nova_gitops.rendering import diffs, manifests, placementfiles, policypages, renders
+from nova_gitops.rendering.reports import SourceInfo
+from nova_gitops.rollouts.waves import Wave
+from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
+from nova_gitops.scheduling.plans import Plan
+
+
+def changed_files(
+    before: Plan,
+    after: Plan,
+    source: SourceInfo,
+    *,
+    policy_locations: Mapping[str, SourceLocation] | None = None,
+    waves: tuple[Sequence[Wave], Sequence[Wave]] = ((), ()),
+) -> list[diffs.FileChange]:
+    """The files whose bytes differ between the renders of ``before`` and ``after`` (``waves``: each
+    side's RolloutStrategy waves), sorted by path; ``errors.InputError`` as ``renders.render`` raises it."""
+    touched = touched_clusters(before, after)
+    old = {**cluster_side(before, touched, policy_locations), **outside(before, after, source, waves[0])}
+    new = {**cluster_side(after, touched, policy_locations), **outside(after, before, source, waves[1])}
+    return diffs.changed_files(old, new)
+
+
+def touched_clusters(before: Plan, after: Plan) -> frozenset[str]:
+    """The clusters whose entries differ: a copy added, removed or changed (replicas, overrides, a Job's
+    share of its completions), a Namespace following there or no more, a cluster joining or leaving."""
+    touched = {usage.cluster for usage in before.clusters} ^ {usage.cluster for usage in after.clusters}
+    old = {group.name: group for group in before.groups}
+    new = {group.name: group for group in after.groups}
+    for name in old.keys() | new.keys():
+        was, now = old.get(name), new.get(name)
+        if was is now or was == now:
+            continue
+        if was is None or now is None or manifests.placed_by(was) != manifests.placed_by(now):
+            touched |= _clusters_of(was) | _clusters_of(now)
+            continue
+        touched |= _touched_by(was, now)
+    touched |= {cluster for cluster, _ in _followed(before) ^ _followed(after)}
+    return frozenset(touched)
+
+
+def _clusters_of(group: GroupPlan | None) -> set[str]:
+    return set() if group is None else {copy.cluster for item in group.objects for copy in item.copies}
+
+
+def _touched_by(was: GroupPlan, now: GroupPlan) -> set[str]:
+    """The clusters where a group's copies differ, object by object."""
+    touched: set[str] = set()
+    old = {item.manifest.key: item for item in was.objects}
+    new = {item.manifest.key: item for item in now.objects}
+    for key in old.keys() | new.keys():
+        before, after = old.get(key), new.get(key)
+        if before is None or after is None or before.manifest != after.manifest:
+            touched |= _copy_clusters(before) | _copy_clusters(after)
+            continue
+        if before.copies == after.copies:
+            continue
+        copies = _by_cluster(before), _by_cluster(after)
+        shares = manifests.completions_by_cluster(before), manifests.completions_by_cluster(after)
+        for cluster in copies[0].keys() | copies[1].keys():
+            same_copy = copies[0].get(cluster) == copies[1].get(cluster)
+            if not same_copy or shares[0].get(cluster) != shares[1].get(cluster):
+                touched.add(cluster)
+    return touched
+
+
+def _copy_clusters(item: ObjectPlan | None) -> set[str]:
+    return set() if item is None else {copy.cluster for copy in item.copies}
+
+
+def _by_cluster(item: ObjectPlan) -> dict[str, object]:
+    return {copy.cluster: copy for copy in item.copies}
+
+
+def _followed(plan: Plan) -> set[tuple[str, object]]:
+    """Each cluster's followed Namespaces as comparable entries."""
+    return {
+        (item.cluster, (item.manifest.name, id(item.manifest), item.group, item.policy, item.overrides))
+        for item in plan.followed_namespaces
+    }
+
+
+def cluster_side(
+    plan: Plan, touched: frozenset[str], policy_locations: Mapping[str, SourceLocation] | None
+) -> dict[str, bytes]:
+    """The files of ``plan``'s render in the ``touched`` clusters' directories, each rendered whole."""
+    problems = renders.Problems(policy_locations or {})
+    keep = touched.__contains__
+    entries: dict[str, list[renders.Entry]] = {u.cluster: [] for u in plan.clusters if u.cluster in touched}
+    for cluster, found in renders.object_entries(plan.groups, plan.settings, problems, keep).items():
+        entries.setdefault(cluster, []).extend(found)
+    for cluster, found in renders.namespace_entries(plan, problems, keep).items():
+        entries.setdefault(cluster, []).extend(found)
+    files: dict[str, bytes] = {}
+    for cluster in sorted(entries):
+        rendered = renders.cluster_files(cluster, entries[cluster], problems)
+        files.update((path, data) for path, (data, _) in rendered.items())
+    problems.raise_if_any()
+    return files
+
+
+def outside(plan: Plan, other: Plan, source: SourceInfo, waves: Sequence[Wave]) -> dict[str, bytes]:
+    """The files outside ``clusters/`` that may differ from ``other``'s: the files of the groups whose plan
+    differs, every policy's page, the root's summaries (``placementfiles``)."""
+    theirs = {group.name: group for group in other.groups}
+    table = placementfiles.table_of(plan)
+    files: dict[str, bytes] = {}
+    for policy, groups in placementfiles.by_policy(plan.groups).items():
+        for group, path in placementfiles.group_files(policy, groups):
+            if theirs.get(group.name) != group:
+                files[path] = placementfiles.group_text(group)
+        files[placementfiles.page_path(policy)] = policypages.page(policy, groups, table).encode()
+    files.update(placementfiles.root_files(plan, source, waves))
+    return files
