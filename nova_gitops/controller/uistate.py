@@ -70,7 +70,8 @@ class FleetView:
 
     def reconciled(self, outcome: ReconcileOutcome, at: datetime) -> None:
         decision = outcome.rollout.decision if outcome.rollout is not None else None
-        notes = tuple(line for line in outcome.message.splitlines()[1:] if line.strip())
+        lines = outcome.message.splitlines()[1:]  # the commit message's body, its trailers left out
+        notes = tuple(line for line in lines if line.strip() and not line.startswith("Nova-"))
         entry = Reconciled(
             at=at,
             outcome=outcome.outcome.value,
