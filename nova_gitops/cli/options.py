@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from pathlib import Path
@@ -139,6 +140,32 @@ def plan_settings(
     from nova_gitops.scheduling.plans import PlanSettings
 
     return PlanSettings(luna_management, namespace_follow, delegated, namespace)
+
+
+def headroom_options(function: F) -> F:
+    """``--headroom`` and ``--headroom-domain LABEL`` of the commands that render (``render``, ``publish``):
+    folded into the ``settings`` of ``plan_settings_options``, which must be listed above this one."""
+
+    @functools.wraps(function)
+    def with_headroom(
+        *args: Any, settings: PlanSettings, headroom: bool, headroom_domain: str | None, **kwargs: Any
+    ) -> Any:
+        if headroom_domain is not None and not headroom:
+            raise click.UsageError("--headroom-domain only applies with --headroom")
+        settings = dataclasses.replace(settings, headroom=headroom, headroom_domain=headroom_domain)
+        return function(*args, settings=settings, **kwargs)
+
+    with_domain = click.option(
+        "--headroom-domain",
+        metavar="LABEL",
+        help="With --headroom: lose every cluster sharing each value of this Cluster label at once.",
+    )(with_headroom)
+    return click.option(  # type: ignore[return-value]
+        "--headroom",
+        is_flag=True,
+        help="Add a Failover headroom section to PLACEMENT.md: what losing each cluster would strand "
+        "(one more plan per cluster).",
+    )(with_domain)
 
 
 def quiet_option(function: F) -> F:

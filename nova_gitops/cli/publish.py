@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 )
 @options.clusters_option
 @options.plan_settings_options
+@options.headroom_options
 @options.quiet_option
 @click.pass_context
 def publish_command(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 @click.option("--no-previous", is_flag=True, help="Ignore any previous render: place every group afresh.")
 @click.option("--source-name", help="How placement.yaml names the source (default: the directory's name).")
 @options.plan_settings_options
+@options.headroom_options
 @options.quiet_option
 @click.pass_context
 def render_command(

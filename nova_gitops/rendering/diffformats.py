@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from nova_gitops.api import texts
-from nova_gitops.rendering import waveplans
+from nova_gitops.rendering import headroomdiffs, waveplans
 from nova_gitops.rendering.diffs import GroupChange, ObjectChange, RecordChange, RenderDiff, ReplicaChange
 
 MARKDOWN_DIFF_BUDGET = 50_000
@@ -99,9 +100,9 @@ def colour_patch(patch: str) -> str:
 
 
 def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
-    if diff.is_empty:
-        return "No changes.\n"
     heading = (lambda text: f"{BOLD}{text}{RESET}") if colour else (lambda text: text)
+    if diff.is_empty:  # a capacity change alone renders nothing new, and may still change headroom
+        return "No changes.\n" + "".join(headroom_text(diff, heading) if headroom_changed(diff) else [])
     out = [heading("Placement changes:") + "\n"]
     out += [f"  {line}\n" for line in placement_lines(diff)] or ["  (none)\n"]
     out.append(heading(f"Objects: {headline(diff)}") + "\n")
@@ -110,6 +111,7 @@ def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
     if diff.rollout is not None:
         out.append(heading("Rollout:") + "\n")
         out += [f"  {line}\n" for line in waveplans.text_lines(diff.rollout)]
+    out += headroom_text(diff, heading)
     if diff.objects:
         out.append("\n")
     for change in diff.objects:
@@ -119,6 +121,20 @@ def to_text(diff: RenderDiff, *, colour: bool = False) -> str:
         patch = texts.visible(change.patch)
         out.append(colour_patch(patch) if colour else patch)
     return "".join(out)
+
+
+def headroom_changed(diff: RenderDiff) -> bool:
+    return diff.headroom is not None and bool(diff.headroom.changes)
+
+
+def headroom_text(diff: RenderDiff, heading: Callable[[str], str]) -> list[str]:
+    """``diff --headroom``'s section for a terminal (none without the flag)."""
+    if diff.headroom is None:
+        return []
+    return [
+        heading("Failover headroom:") + "\n",
+        *(f"  {line}\n" for line in headroomdiffs.text_lines(diff.headroom)),
+    ]
 
 
 def md_escape(text: str) -> str:
@@ -134,7 +150,10 @@ def limited(lines: list[str], limit: int = MARKDOWN_LIST_LIMIT) -> list[str]:
 
 def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") -> str:
     if diff.is_empty:
-        return f"### {title}\n\nNo changes to placement or rendered manifests.\n"
+        told = f"### {title}\n\nNo changes to placement or rendered manifests.\n"
+        return told + (
+            "\n" + headroomdiffs.markdown(diff.headroom) if diff.headroom and headroom_changed(diff) else ""
+        )
     out = [f"### {title}\n\n**{headline(diff)}**\n\n"]
     if diff.clusters:
         out.append("| cluster | added | changed | deleted |\n|---|---:|---:|---:|\n")
@@ -177,6 +196,8 @@ def to_markdown(diff: RenderDiff, *, title: str = "nova-gitops placement diff") 
             out.append(f"#### {name}\n\n" + "\n".join(limited(lines)) + "\n\n")
     if diff.rollout is not None:
         out.append(waveplans.markdown(diff.rollout))
+    if diff.headroom is not None:
+        out.append(headroomdiffs.markdown(diff.headroom))
     out.append(details(diff))
     return "".join(out)
 
@@ -245,6 +266,8 @@ def to_json(diff: RenderDiff) -> str:
     }
     if diff.rollout is not None:
         document["rollout"] = waveplans.json_data(diff.rollout)
+    if diff.headroom is not None:
+        document["headroom"] = headroomdiffs.json_data(diff.headroom)
     return texts.visible(json.dumps(document, indent=2, ensure_ascii=False), keep="\n") + "\n"
 
 

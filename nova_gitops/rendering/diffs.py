@@ -26,6 +26,7 @@ from nova_gitops.rendering.decisions import GroupChange as GroupChange
 from nova_gitops.rendering.decisions import RecordChange as RecordChange
 from nova_gitops.rendering.decisions import ReplicaChange as ReplicaChange
 from nova_gitops.rendering.decisions import UnreadablePlacement as UnreadablePlacement
+from nova_gitops.rendering.headroomdiffs import HeadroomDiff
 from nova_gitops.rollouts.plans import ChangePlan
 
 PLACEMENT_FILE = schedulegroups.INDEX_FILE
@@ -85,6 +86,7 @@ class RenderDiff:
     summary_changed: bool = False  # the index differs outside the decisions and its VOLATILE_SECTIONS
     other_files: tuple[FileChange, ...] = field(default=(), repr=False)  # README.md, .gitattributes, ...
     rollout: ChangePlan | None = None  # the wave plan, when the new side's source has a RolloutStrategy
+    headroom: HeadroomDiff | None = None  # ``diff --headroom``: what the change does to failover headroom
 
     @property
     def moved(self) -> tuple[GroupChange, ...]:

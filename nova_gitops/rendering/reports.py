@@ -11,8 +11,9 @@ fleet-wide and small (docs/design.md §4), O(policies + clusters), never O(group
   ``source`` and ``clusters`` sections describe rather than decide (``diffs.VOLATILE_SECTIONS``).
 - ``PLACEMENT.md``, the summary for reviewers: counts, a table of the policies linking to their pages, the
   capacity table (with a RolloutStrategy, each cluster's wave: the order a change reaches them; without one
-  it is as it was, so renders without rollouts keep their bytes), the fleet-wide warnings and the
-  unscheduled objects.
+  it is as it was, so renders without rollouts keep their bytes), the fleet-wide warnings, the
+  unscheduled objects and, when the render was asked for it (``--headroom``: one plan per cluster), the
+  failover headroom: one line per cluster saying what its loss would strand (``failovers``).
 - ``.gitattributes`` collapses the summaries in code-host diffs; the group files and manifests stay visible,
   since they are what a reviewer reviews.
 
@@ -29,7 +30,7 @@ from typing import Any, Final
 
 from nova_gitops.api import labels, quantities, texts
 from nova_gitops.api.objects import ObjectKey
-from nova_gitops.rendering import layout, policypages
+from nova_gitops.rendering import failovers, layout, policypages
 from nova_gitops.rendering.policypages import cell, count, name_cell
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.planparts import ClusterUsage, GroupPlan, Status
@@ -139,8 +140,8 @@ def previous_of(plan: Plan) -> PreviousPlacement:
 
 def placement_markdown(plan: Plan, source: SourceInfo, *, waves: Sequence[Wave] = ()) -> str:
     """``PLACEMENT.md``: summary, policies (linking to their pages), capacity, the fleet-wide warnings,
-    unscheduled objects. With ``waves`` (the source has a RolloutStrategy), the capacity table says each
-    cluster's wave."""
+    unscheduled objects, and the failover headroom when the plan carries it. With ``waves`` (the source
+    has a RolloutStrategy), the capacity table says each cluster's wave."""
     usages = sorted(plan.clusters, key=lambda usage: usage.cluster)
     policies = policy_counts(plan.groups)
     warnings = fleet_warnings(plan)
@@ -178,6 +179,8 @@ def placement_markdown(plan: Plan, source: SourceInfo, *, waves: Sequence[Wave] 
         lines += ["", "## Unscheduled objects", "", "| Object | Policy | Reason |", "| --- | --- | --- |"]
         for item in sorted(plan.unscheduled, key=lambda item: item.key):
             lines.append(f"| {name_cell(str(item.key))} | {cell(item.policy or '—')} | {cell(item.reason)} |")
+    if plan.failover is not None:  # ``--headroom``: one plan per cluster, so only when asked
+        lines += ["", *failovers.placement_section(plan.failover)]
     return "\n".join(lines) + "\n"
 
 

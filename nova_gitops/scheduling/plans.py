@@ -20,6 +20,8 @@ class PlanSettings:
     namespace_follow: bool = True
     delegated: bool = False  # external-orchestrator mode: status "delegated", objects labelled for pick-up
     namespace: str | None = None  # -n: of namespaced objects that name none (None: "default"), as kubectl
+    headroom: bool = False  # --headroom: PLACEMENT.md says what each cluster's loss strands (``failover``)
+    headroom_domain: str | None = None  # --headroom-domain LABEL: losses of every cluster with LABEL=VALUE
 
 
 NO_POLICY = "no SchedulePolicy matches"
@@ -50,6 +52,29 @@ class FollowedNamespace:
 
 
 @dataclass(frozen=True, slots=True)
+class StrandedGroup:
+    """A group a loss would strand, as PLACEMENT.md and ``diff --headroom`` tell it (``scheduling.failover``
+    makes it of a ``stranding.Stranded``): why (``stranding.Why``), what its pods request (milli-units) and,
+    of the resources no cluster left has enough of, the most any has free."""
+
+    group: str
+    why: str
+    requests: Mapping[str, int] = field(default_factory=dict)
+    scarce: Mapping[str, int] = field(default_factory=dict)
+    pinned_to: tuple[str, ...] = ()  # the clusters it is on today (what a pinned group is pinned to)
+
+
+@dataclass(frozen=True, slots=True)
+class LossOutcome:
+    """What losing ``lost`` (a cluster, or every cluster with LABEL=VALUE) would do: the groups it strands,
+    and how many it moves (``scheduling.headroom.Loss``, reduced to what is told)."""
+
+    lost: str
+    stranded: tuple[StrandedGroup, ...] = ()
+    moved: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     groups: tuple[GroupPlan, ...]  # sorted by name
     unscheduled: tuple[Unscheduled, ...]  # sorted by key
@@ -60,6 +85,10 @@ class Plan:
     policy_overlaps: tuple[str, ...] = ()  # also in warnings; kept apart for ``validate --strict``
     memory: PlanMemory | None = field(default=None, compare=False, repr=False)
     """What this plan worked out, for the next (``memory.PlanMemory``; None when it was not asked for)."""
+    failover: tuple[LossOutcome, ...] | None = None
+    """With ``settings.headroom``, what each loss would strand, worst first (``failover.with_failover``);
+    PLACEMENT.md tells it. None: not computed (the section is absent). It travels with the plan because the
+    root files are rendered from the plan alone, by every path that renders (render, publish, controller)."""
 
 
 @dataclass(frozen=True, slots=True)

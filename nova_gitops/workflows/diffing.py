@@ -28,7 +28,7 @@ from nova_gitops.rollouts import plans
 from nova_gitops.scheduling.findings import Findings
 from nova_gitops.scheduling.plans import PlanSettings, PreviousPlacement
 from nova_gitops.sources import gitsources
-from nova_gitops.workflows import renderers
+from nova_gitops.workflows import headroomdiffing, renderers
 from nova_gitops.workflows.renderers import RenderedFiles, RenderFiles
 
 
@@ -63,14 +63,26 @@ def diff_source(
     environ: Mapping[str, str],
     timeout: float = 120.0,
     progress: phases.Progress = phases.NO_PROGRESS,
+    headroom: bool = False,
+    domain: str | None = None,
 ) -> SourceDiff:
     """``diff --source``: ``diff_revisions`` with the real renderer (``renderers.default_render``), git
-    sources cached in ``cache_dir`` (default: ``gitsources.default_cache_dir``)."""
+    sources cached in ``cache_dir`` (default: ``gitsources.default_cache_dir``). With ``headroom``
+    (``--headroom``), each side's failover headroom too (``headroomdiffing``; ``domain``: its
+    ``--headroom-domain``), compared in the diff's ``headroom``."""
     caches = cache_dir or gitsources.default_cache_dir(environ)
-    renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
+    renderer: renderers.SourceRenderer | headroomdiffing.HeadroomRenderer
+    if headroom:
+        renderer = headroomdiffing.HeadroomRenderer(
+            settings, clusters_path, domain=domain, cache_dir=caches, progress=progress
+        )
+    else:
+        renderer = renderers.default_render(settings, clusters_path, cache_dir=caches, progress=progress)
     result = diff_revisions(
         source, base, head, render=renderer, cache_dir=caches, timeout=timeout, progress=progress
     )
+    if isinstance(renderer, headroomdiffing.HeadroomRenderer):
+        result = dataclasses.replace(result, headroom=renderer.compared())
     return SourceDiff(result, renderer.findings)  # the head's findings: it is rendered last
 
 

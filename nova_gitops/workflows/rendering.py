@@ -23,7 +23,7 @@ from nova_gitops.rendering import layout, renders, schedulegroups
 from nova_gitops.rendering.renders import RenderedTree
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts import waves
-from nova_gitops.scheduling import findings, planning
+from nova_gitops.scheduling import failover, findings, planning
 from nova_gitops.scheduling.findings import Findings
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
@@ -106,10 +106,15 @@ def plan_source(
     file_digests: Mapping[str, str] | None = None,
 ) -> Plan:
     """The plan; with ``file_digests`` (``load_source_with_digests``) it carries its memory and reuses what
-    ``recalled`` (an earlier plan's memory) has of it (``scheduling.memory``)."""
-    return planning.plan(
+    ``recalled`` (an earlier plan's memory) has of it (``scheduling.memory``). With ``settings.headroom``
+    (``--headroom``) it carries its failover headroom too, for PLACEMENT.md (``failover.with_failover``:
+    one more plan per cluster, reusing this one's memory)."""
+    plan = planning.plan(
         source_set, previous=previous, settings=settings, recalled=recalled, file_digests=file_digests
     )
+    if plan.settings.headroom:
+        return failover.with_failover(source_set, plan, recalled=recalled, file_digests=file_digests)
+    return plan
 
 
 def render_source(

@@ -1,0 +1,171 @@
+"""What a change does to failover headroom, for ``diff --headroom``: the losses whose outcome differs
+between the base and the head, and one line for the rest.
+
+A reviewer approving a change wants to know whether it leaves the fleet less able to lose a cluster: "after
+this change, losing wlc-gpu strands gpu-training-36755b20: needs 4 nvidia.com/gpu, 0 free elsewhere", and
+"… no longer strands …" for a change that helps. Each side is ``failover.outcomes`` of that side's
+``headroom`` (each loss planned against that side's own plan); a loss is compared by name, a group by
+name, and what a group needs is compared too (a group still stranded that now needs more is a change).
+A loss that exists on one side only (a cluster the change adds or removes) is compared with nothing.
+
+Pure: outcomes in, a ``HeadroomDiff`` out; ``text_lines``, ``markdown`` and ``json_data`` are the three
+forms ``diffformats`` places after the rollout plan. Names are data: the text shows their hidden characters
+as escapes, the Markdown puts them in code spans (``failovers``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from nova_gitops.rendering import failovers, headroomformats
+from nova_gitops.rendering.failovers import Style
+from nova_gitops.scheduling.plans import LossOutcome, StrandedGroup
+
+Side = Literal["both", "base", "head"]
+MARKDOWN_LIMIT: Final = 30
+"""Losses that changed listed in a comment; the rest are counted (a 500-cluster fleet's comment stays
+within GitHub's size limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LossChange:
+    """One loss whose outcome the change alters: the groups it now strands (or strands with other
+    needs), those it no longer strands, and ``side``: "head" for a loss the change adds (a new cluster),
+    "base" for one it removes."""
+
+    lost: str
+    strands: tuple[StrandedGroup, ...] = ()
+    freed: tuple[StrandedGroup, ...] = ()
+    side: Side = "both"
+
+    @property
+    def worse(self) -> bool:
+        return bool(self.strands)
+
+
+@dataclass(frozen=True, slots=True)
+class HeadroomDiff:
+    """Every loss whose outcome changed (worse first, then by name), and the count of the others with how
+    many of them strand something on both sides (the same groups, with the same needs)."""
+
+    changes: tuple[LossChange, ...] = ()
+    unchanged: int = 0
+    unchanged_stranding: tuple[str, ...] = ()
+
+    @property
+    def worse(self) -> bool:
+        return any(change.worse for change in self.changes)
+
+
+def compare(base: Sequence[LossOutcome], head: Sequence[LossOutcome]) -> HeadroomDiff:
+    """The losses whose outcome differs between ``base`` and ``head`` (see the module docstring)."""
+    before = {outcome.lost: outcome for outcome in base}
+    after = {outcome.lost: outcome for outcome in head}
+    changes: list[LossChange] = []
+    unchanged: list[LossOutcome] = []
+    for lost in sorted(before.keys() | after.keys()):
+        was, now = before.get(lost), after.get(lost)
+        old = {item.group: item for item in was.stranded} if was else {}
+        new = {item.group: item for item in now.stranded} if now else {}
+        strands = tuple(item for name, item in sorted(new.items()) if not same(old.get(name), item))
+        freed = tuple(item for name, item in sorted(old.items()) if name not in new)
+        side: Side = "both" if was and now else ("head" if now else "base")
+        if strands or freed or (side != "both" and (old or new)):
+            changes.append(LossChange(lost, strands, freed, side))
+        elif now is not None:
+            unchanged.append(now)
+    changes.sort(key=lambda change: (not change.worse, change.lost))
+    stranding = tuple(outcome.lost for outcome in unchanged if outcome.stranded)
+    return HeadroomDiff(tuple(changes), len(unchanged), stranding)
+
+
+def same(was: StrandedGroup | None, now: StrandedGroup) -> bool:
+    """A group stranded on both sides for the same reason with the same request: not a change (how much
+    room is free elsewhere moves with every workload, and would make every such group a change)."""
+    return was is not None and (was.why, was.requests, was.pinned_to) == (
+        now.why,
+        now.requests,
+        now.pinned_to,
+    )
+
+
+def change_lines(change: LossChange, style: Style = failovers.TEXT) -> list[str]:
+    """The sentences of one changed loss: one per group it now strands, one for those it no longer does."""
+    lost = style.name(change.lost)
+    if change.side == "base":
+        gone = ", ".join(style.name(item.group) for item in change.freed)
+        return [f"{lost} is gone with this change: losing it stranded {gone}"]
+    start = f"after this change, losing {lost}" + (" (a new cluster)" if change.side == "head" else "")
+    lines = [f"{start} strands {failovers.stranded_words(item, style)}" for item in change.strands]
+    if change.freed:
+        lines.append(
+            f"{start} no longer strands {', '.join(style.name(item.group) for item in change.freed)}"
+        )
+    return lines
+
+
+def unchanged_line(diff: HeadroomDiff, style: Style = failovers.TEXT) -> str:
+    """``4 other losses unchanged (1 still strands groups: wlc-aws-east-1)``."""
+    if not diff.unchanged:
+        return ""
+    others = "other losses" if diff.changes else "losses"
+    words = f"{diff.unchanged} {others} unchanged" if diff.unchanged != 1 else f"1 {others[:-2]} unchanged"
+    if diff.unchanged_stranding:
+        named = ", ".join(style.name(name) for name in diff.unchanged_stranding[:MARKDOWN_LIMIT])
+        more = len(diff.unchanged_stranding) - MARKDOWN_LIMIT
+        named += f" and {more} more" if more > 0 else ""
+        verb = "strands" if len(diff.unchanged_stranding) == 1 else "strand"
+        words += f" ({len(diff.unchanged_stranding)} still {verb} the same groups: {named})"
+    return words
+
+
+def text_lines(diff: HeadroomDiff) -> list[str]:
+    """The section's lines for a terminal (without the heading)."""
+    lines = [line for change in diff.changes for line in change_lines(change)]
+    tail = unchanged_line(diff)
+    return [*lines, tail] if tail else lines or ["no cluster to lose"]
+
+
+def markdown(diff: HeadroomDiff) -> str:
+    """The section for a pull-request comment."""
+    lines = []
+    for change in diff.changes[:MARKDOWN_LIMIT]:
+        mark = ":x:" if change.worse else ":white_check_mark:"
+        lines += [f"- {mark} {line}" for line in change_lines(change, failovers.MARKDOWN)]
+    if len(diff.changes) > MARKDOWN_LIMIT:
+        lines.append(f"- … and {len(diff.changes) - MARKDOWN_LIMIT} more losses changed")
+    tail = unchanged_line(diff, failovers.MARKDOWN)
+    if tail:
+        lines.append(f"- {tail}")
+    body = "\n".join(lines) or "No cluster to lose."
+    return f"#### Failover headroom\n\n{body}\n\n"
+
+
+def json_data(diff: HeadroomDiff) -> dict[str, Any]:
+    """The section for tools: each changed loss with its groups, and the unchanged count."""
+    return {
+        "worse": diff.worse,
+        "changes": [
+            {
+                "lost": change.lost,
+                "side": change.side,
+                "strands": [group_data(item) for item in change.strands],
+                "noLongerStrands": [item.group for item in change.freed],
+            }
+            for change in diff.changes
+        ],
+        "unchanged": diff.unchanged,
+        "unchangedStranding": list(diff.unchanged_stranding),
+    }
+
+
+def group_data(item: StrandedGroup) -> dict[str, Any]:
+    return {
+        "group": item.group,
+        "why": item.why,
+        "requests": headroomformats.quantities_data(item.requests),
+        "freeElsewhere": headroomformats.quantities_data(item.scarce),
+        "words": failovers.needs(item),
+    }
