@@ -68,6 +68,7 @@ def served(tmp_path: Path, kube: KubeTarget) -> dict[str, tuple[str, set[str]]]:
     server = metrics_server(Address("127.0.0.1", 0), controller.metrics).start()
     try:
         controller.reconcile_once()
+        assert controller.headroom is not None and controller.headroom.wait(60)  # computed in its thread
         found = families(scrape(server.port))
     finally:
         server.close()
@@ -141,6 +142,8 @@ def test_the_dashboard_is_a_grafana_model_over_a_prometheus_variable() -> None:
         "nova_rollout_paused",
         "nova_rollout_duration_seconds",
         "nova_agent_pass_duration_seconds_bucket",
+        "nova_headroom_stranded_groups",
+        "nova_headroom_computed_timestamp_seconds",
     ):
         assert wanted in queried, wanted
 

@@ -118,6 +118,24 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
     help="HOST:PORT (or a port: 127.0.0.1) for the read-only web view of the fleet; default off. It has no "
     "login: keep it on 127.0.0.1 and port-forward, or put an authenticating proxy in front (docs/ui.md).",
 )
+@click.option(
+    "--headroom/--no-headroom",
+    default=True,
+    show_default=True,
+    help="Compute failover headroom in the background after each change of placement or capacity, for "
+    "the nova_headroom_* metrics (one plan per cluster; never delays a reconcile).",
+)
+@click.option(
+    "--headroom-domain",
+    metavar="LABEL",
+    help="Lose every cluster sharing each value of this Cluster label at once (e.g. a region).",
+)
+@click.option(
+    "--headroom-in-placement",
+    is_flag=True,
+    help="Compute it in each render instead, for PLACEMENT.md's Failover headroom section (as publish "
+    "--headroom; the reconcile waits for it).",
+)
 @click.option("--leader-elect", is_flag=True, help="Run only while holding a Lease (several replicas).")
 @click.option("--leader-election-namespace", default="nova-gitops", show_default=True)
 @click.option(
@@ -163,6 +181,9 @@ def controller_command(
     webhook_secret_file: Path | None,
     metrics_listen: Address | None,
     ui_listen: Address | None,
+    headroom: bool,
+    headroom_domain: str | None,
+    headroom_in_placement: bool,
     leader_elect: bool,
     leader_election_namespace: str,
     kubeconfig: Path | None,
@@ -236,6 +257,9 @@ def controller_command(
             max_delete_percent=max_delete_percent,
             allow_mass_delete=allow_mass_delete,
             git_timeout=git_timeout,
+            headroom=headroom,
+            headroom_domain=headroom_domain,
+            headroom_in_placement=headroom_in_placement,
         )
         return starting.run(
             settings,

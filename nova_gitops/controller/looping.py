@@ -33,7 +33,7 @@ from typing import Protocol
 
 from nova_gitops import errors
 from nova_gitops.clients.backoff import Backoff
-from nova_gitops.controller import reconciling
+from nova_gitops.controller import headroomwatching, reconciling
 from nova_gitops.controller.committing import GitPublisher
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.ports import Clock, PlanObserver, Publisher, SourceReader, StatusReader, Triggers
@@ -193,6 +193,16 @@ class Controller:
         self.is_leader = is_leader or (lambda: True)
         if is_leader is not None:
             self.metrics.leading = is_leader
+        self.headroom = (  # failover headroom in the background, for the metrics (None: --no-headroom)
+            headroomwatching.HeadroomWatch(
+                self.metrics,
+                domain=settings.headroom_domain,
+                clock=lambda: self.wall_clock().timestamp(),
+                log=self.log,
+            )
+            if settings.headroom
+            else None
+        )
         self._running = False
         self._status_problems: tuple[str, ...] = ()
         self._rollout_notes: tuple[str, ...] = ()
@@ -209,6 +219,13 @@ class Controller:
                 self.journal.failed(error, self.wall_clock())
             raise
         self._record(outcome)
+        if self.headroom is not None:  # hands the plan over and returns: computed in its own thread
+            self.headroom.reconciled(
+                outcome.plan,
+                outcome.source_set,
+                recalled=self.reconciler.plan_memory,
+                file_digests=outcome.file_digests,
+            )
         if self.journal is not None:
             self.journal.reconciled(outcome, self.wall_clock())
         return outcome
@@ -310,6 +327,8 @@ class Controller:
             for thread in (watcher, status_watcher):
                 if thread is not None:
                     thread.join(timeout=2.0)
+            if self.headroom is not None:
+                self.headroom.close()
             self.log.info("stopped")
 
     def _reconcile_in_loop(self, state: LoopState, stop: threading.Event) -> LoopState:

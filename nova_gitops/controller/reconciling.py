@@ -61,7 +61,7 @@ from nova_gitops.publishing.rolloutrecords import WriteOutcome
 from nova_gitops.rendering.increments import RenderIndex
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.events import rollout_events
-from nova_gitops.scheduling import memory, planning
+from nova_gitops.scheduling import failover, memory, planning
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from nova_gitops.sources.parsecache import ParseCache
@@ -90,6 +90,7 @@ class ReconcileOutcome:
     replanned_because: str = ""  # why a reconcile that was not skipped planned (``skipping.why_not``)
     emitted: int = 0  # files the render produced bytes for; the others were the head's render's
     source_set: inputs.SourceSet | None = None  # what was planned (None when skipped: the basis's source)
+    file_digests: Mapping[str, str] | None = None  # the source files' digests the plan's memory is keyed by
 
 
 @dataclass(slots=True)
@@ -231,9 +232,7 @@ class Reconciler:
         spread = {group.name for group in plan.groups if group.mode != "single"} if plan else set()
         self.memory = update.memory.without_groups(spread)
         self.hold = attempt.hold
-        if plan is not None:
-            for observer in self.observers:
-                observer.planned(plan, reports)
+        self._tell_planned(plan, reports)
         result = publication.result
         step = None
         if result.outcome is not Outcome.SUPERSEDED:
@@ -259,7 +258,14 @@ class Reconciler:
             replanned_because=reason,
             emitted=len(rendered.files) if rendered is not None else 0,
             source_set=inputs_set,
+            file_digests=loaded.digests or None,
         )
+
+    def _tell_planned(self, plan: Plan | None, reports: Mapping[str, ClusterReport]) -> None:
+        """Each observer is told of the plan (none when the reconcile was superseded)."""
+        if plan is not None:
+            for observer in self.observers:
+                observer.planned(plan, reports)
 
     def _render_onto(
         self,
@@ -275,6 +281,10 @@ class Reconciler:
 
         def render(previous: PreviousPlacement, base: RenderIndex | None) -> Rendered:
             plan = self._plan(inputs_set, previous, memory, started, attempt)
+            if plan.settings.headroom:  # --headroom-in-placement: PLACEMENT.md says it, as publish --headroom
+                plan = failover.with_failover(
+                    inputs_set, plan, recalled=self.plan_memory, file_digests=loaded.digests or None
+                )
             delta = renderers.render_changes(plan, inputs_set, source, base, loaded.digests)
             notes = _notes(previous, plan, memory, attempt)
             rescheduled_only = bool(attempt.rescheduled) and not attempt.failed_back

@@ -5,7 +5,8 @@ OpenMetrics when a scraper asks for it), escaping, histogram buckets and thread 
 exposition had to get right again (as nova_agent/metrics.py already does). Each ``Metrics`` keeps a
 ``CollectorRegistry`` of its own, never the library's process-global one, so tests and two controllers in one
 process never share or clash over a series. No label can grow without bound (outcomes and reschedule
-actions are closed sets), so memory stays flat however long the controller runs. Every metric is described
+actions are closed sets; a headroom loss is a cluster or a domain value of the fleet, and the series of one
+gone is removed), so memory stays flat however long the controller runs. Every metric is described
 in docs/metrics.md. The HTTP server stays ours rather than prometheus_client's ``start_http_server``: it also
 answers the probes, and it bounds what a client can hold (below).
 
@@ -32,7 +33,7 @@ import io
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -123,6 +124,18 @@ class Metrics:
         self.rollout_wave, self.rollout_paused, self.rollout_seconds, self.rollout_requests_unreadable = (
             _rollout_gauges(self.registry)
         )
+        self.headroom_stranded = Gauge(
+            "nova_headroom_stranded_groups",
+            "Groups the loss of a cluster (or of every cluster with LABEL=VALUE) would strand.",
+            ["lost"],
+            registry=self.registry,
+        )
+        self.headroom_computed_at = Gauge(
+            "nova_headroom_computed_timestamp_seconds",
+            "When the failover headroom of the last placement was computed (Unix time).",
+            registry=self.registry,
+        )
+        self._losses: frozenset[str] = frozenset()
         for outcome in OUTCOMES:  # every series exists from the start: rate() and absent() need no guess
             self.reconciles.labels(outcome)
         for action in RESCHEDULE_ACTIONS:
@@ -156,6 +169,17 @@ class Metrics:
         self.rollout_paused.set(int(paused))
         self.rollout_seconds.set(seconds)
         self.rollout_requests_unreadable.set(int(requests_unreadable))
+
+    def headroom_computed(self, stranded: Mapping[str, int], at: float) -> None:
+        """A failover headroom computed at ``at`` (Unix time): a series per current loss (loss name →
+        groups it strands); the series of a loss no longer computed (a cluster gone) is removed, so the
+        label set is the fleet's clusters (or domain values), bounded like the fleet."""
+        for gone in self._losses - stranded.keys():
+            self.headroom_stranded.remove(gone)
+        for lost, count in stranded.items():
+            self.headroom_stranded.labels(lost).set(count)
+        self._losses = frozenset(stranded)
+        self.headroom_computed_at.set(at)
 
     def triggered(self) -> None:
         self.triggers.inc()

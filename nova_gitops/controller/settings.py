@@ -81,6 +81,9 @@ class ControllerSettings:
     allow_mass_delete: bool = False
     git_timeout: float = 120.0
     attempts: int = 5
+    headroom: bool = True  # compute failover headroom after each change of placement or capacity (metrics)
+    headroom_domain: str | None = None  # --headroom-domain LABEL: lose every cluster with LABEL=VALUE at once
+    headroom_in_placement: bool = False  # compute it in the render, for PLACEMENT.md (as publish --headroom)
 
     @property
     def plan_settings(self) -> PlanSettings:
@@ -89,6 +92,8 @@ class ControllerSettings:
             namespace_follow=self.namespace_follow,
             delegated=self.delegated,
             namespace=self.namespace,
+            headroom=self.headroom_in_placement,
+            headroom_domain=self.headroom_domain if self.headroom_in_placement else None,
         )
 
     @property

@@ -4,7 +4,9 @@ Behaviour covered: the same source and the same agents' reports, published by ``
 rendered repository and reconciled by the controller onto another, give commits with the same tree and the
 same message — the first render of an empty branch, then a workload edited and one added (incremental
 renders onto each one's head), then a hand edit of each branch (a head nobody here rendered, compared whole
-and repaired). A change of how a render is committed made on one road only fails here.
+and repaired); and so again with PLACEMENT.md's failover headroom asked of both (``publish --headroom``,
+the controller's ``--headroom-in-placement``). A change of how a render is committed made on one road only
+fails here.
 """
 
 from __future__ import annotations
@@ -50,13 +52,14 @@ def fleet(tmp_path: Path) -> Fleet:
     return fleet
 
 
-def test_publish_and_a_reconcile_make_the_same_commit(fleet: Fleet, tmp_path: Path) -> None:
+@pytest.mark.parametrize("headroom", [False, True], ids=["plain", "headroom-in-placement"])
+def test_publish_and_a_reconcile_make_the_same_commit(fleet: Fleet, tmp_path: Path, headroom: bool) -> None:
     published = tmp_path / "published.git"
     git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=main", str(published))
     render = renderers.default_render(
-        PlanSettings(), fleet.status_work / "status", cache_dir=tmp_path / "publish-cache"
+        PlanSettings(headroom=headroom), fleet.status_work / "status", cache_dir=tmp_path / "publish-cache"
     )
-    controller = fleet.controller()
+    controller = fleet.controller(headroom_in_placement=headroom)
 
     def both() -> None:
         result = publishing.publish(
@@ -67,6 +70,7 @@ def test_publish_and_a_reconcile_make_the_same_commit(fleet: Fleet, tmp_path: Pa
         assert outcome.outcome is Outcome.PUBLISHED
         assert result.message == outcome.message
         assert tree_and_message(published) == tree_and_message(fleet.remote)
+        assert ("## Failover headroom" in fleet.show("PLACEMENT.md")) is headroom
 
     steps: list[Callable[[], None]] = [
         lambda: None,

@@ -5,7 +5,7 @@ Behaviours covered:
   it to tell that the branch already holds a newer source (superseded);
 - nova-gitops is installed from a git URL, never by its bare name from PyPI;
 - the PR comment step also runs when diff exits 0, so a stale comment is refreshed, and it only creates a
-  comment when there are changes;
+  comment when there are changes (to placement, or to failover headroom: the diff runs with ``--headroom``);
 - every ``run:`` script is valid bash.
 """
 
@@ -63,6 +63,17 @@ def test_a_stale_comment_is_refreshed_when_diff_finds_no_change() -> None:
     (comment,) = [step for step in steps_of(CI / "diff-on-pull-request.yaml") if "gh " in step.get("run", "")]
     assert "if" not in comment  # runs for exit 0 too
     assert "PATCH" in comment["run"] and '[ "$CHANGED" = 1 ]' in comment["run"]
+
+
+def test_the_pull_request_comment_says_what_the_change_does_to_failover_headroom() -> None:
+    (diffing,) = [
+        step
+        for step in steps_of(CI / "diff-on-pull-request.yaml")
+        if "nova-gitops diff" in step.get("run", "")
+    ]
+    assert "--headroom" in diffing["run"] and "--format markdown" in diffing["run"]
+    (comment,) = [step for step in steps_of(CI / "diff-on-pull-request.yaml") if "gh " in step.get("run", "")]
+    assert "Failover headroom" in comment["run"]  # a headroom-only change (exit 0) is commented too
 
 
 def test_the_fleet_report_is_attached_to_the_run_as_an_artifact() -> None:

@@ -1,0 +1,189 @@
+"""Failover headroom in operation: after each reconcile whose plan placed differently or saw other capacity,
+compute what losing each cluster would strand, in a thread of its own, and export it
+(``nova_headroom_stranded_groups{lost}``, ``nova_headroom_computed_timestamp_seconds``; docs/metrics.md).
+
+Headroom costs one plan per cluster (docs/headroom.md), far more than a reconcile that changed one workload,
+so the loop never waits for it: ``reconciled`` hands the plan over and returns. One computation runs at a
+time, from the newest plan: a plan handed over while one runs replaces any that waits, and the running one's
+result is dropped when it ends (stale: the placement it describes is no longer the branch's), so the
+metrics never go back to an older plan and the work never queues up. Each computation reuses the
+reconcile's plan memory (``scheduling.memory``: every loss re-plans only what it touches) and the source
+set the reconcile loaded; both are immutable, so the next reconcile can run meanwhile.
+
+What counts as a change is the plan's placement and capacity (each group's clusters and status, each
+cluster's usage: what it has and what was placed there), not the commit: a capacity change alone makes no
+commit (PLACEMENT.md's capacity table describes, it does not decide) and still changes what a loss strands.
+When the render computed the headroom itself (``--headroom-in-placement``: the plan carries it), that
+result is exported as it is, and nothing is computed again.
+
+The thread and the loop share the interpreter: a computation does not block a reconcile, but takes turns
+with it on the CPU.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from nova_gitops.api.inputs import SourceSet
+from nova_gitops.controller.logs import JsonLog
+from nova_gitops.controller.serving import Metrics
+from nova_gitops.errors import UserError
+from nova_gitops.scheduling import failover, headroom
+from nova_gitops.scheduling.headroom import Headroom
+from nova_gitops.scheduling.memory import PlanMemory
+from nova_gitops.scheduling.plans import LossOutcome, Plan
+
+
+def placement_key(plan: Plan, source: SourceSet, domain: str | None) -> object:
+    """What a plan's headroom depends on besides the source's policies: where each group is and how, what
+    each cluster has and holds, and (with a domain) each cluster's value of the label."""
+    groups = tuple((group.name, tuple(group.clusters), group.status, group.mode) for group in plan.groups)
+    if domain is None:
+        return groups, plan.clusters
+    labels = tuple((cluster.name, cluster.labels.get(domain)) for cluster in source.clusters)
+    return groups, plan.clusters, labels
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One computation to make: the plan, what it was planned from, and its memory."""
+
+    key: object
+    generation: int
+    source: SourceSet
+    plan: Plan
+    recalled: PlanMemory | None
+    file_digests: Mapping[str, str] | None
+
+
+class HeadroomWatch:
+    """Computes failover headroom in the background (the module docstring) and exports it to ``metrics``.
+    ``wait`` is the signal tests (and a clean stop) wait on; ``close`` stops the thread."""
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        *,
+        domain: str | None = None,
+        clock: Callable[[], float],  # wall-clock Unix time, for the computed timestamp
+        log: JsonLog | None = None,
+        compute: Callable[[Job], Headroom] | None = None,  # None: ``headroom.headroom`` (a seam for tests)
+    ) -> None:
+        self.metrics = metrics
+        self.compute = compute or self.headroom_of
+        self.domain = domain
+        self.clock = clock
+        self.log = log
+        self._changed = threading.Condition()
+        self._wanted: object = None  # the key of the plan last handed over (or computed in the render)
+        self._generation = 0  # bumped by every plan handed over: a result of an older one is stale
+        self._pending: Job | None = None
+        self._running = False  # a computation is in progress
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self.computed = 0  # results exported
+        self.dropped = 0  # results dropped as stale
+        self.background = 0  # computations run in the thread
+        self.last: tuple[LossOutcome, ...] | None = None
+        self._failure = ""  # the last error told, so that the same one is logged once
+
+    def reconciled(
+        self,
+        plan: Plan | None,
+        source: SourceSet | None,
+        *,
+        recalled: PlanMemory | None = None,
+        file_digests: Mapping[str, str] | None = None,
+    ) -> None:
+        """A reconcile's plan (None: superseded, nothing planned): hand it over when its placement or
+        capacity changed since the last one; export the render's own result when it carries one."""
+        if plan is None or source is None:
+            return
+        key = placement_key(plan, source, self.domain)
+        with self._changed:
+            if self._closed or key == self._wanted:
+                return
+            self._wanted = key
+            self._generation += 1
+            if plan.failover is not None:  # the render computed it (--headroom-in-placement)
+                self._pending = None
+                self._export(plan.failover)
+                return
+            self._pending = Job(key, self._generation, source, plan, recalled, file_digests)
+            self._start()
+            self._changed.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until no computation runs or waits (True), or ``timeout`` seconds pass (False)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._running and self._pending is None, timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the thread: a computation in progress is left to end (its result dropped)."""
+        with self._changed:
+            self._closed = True
+            self._pending = None
+            self._changed.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="nova-headroom", daemon=True)
+            self._thread.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._closed or self._pending is not None)
+                if self._closed:
+                    return
+                job, self._pending, self._running = self._pending, None, True
+            assert job is not None
+            found = self._compute(job)
+            with self._changed:
+                self._running = False
+                if job.generation != self._generation or self._closed:
+                    self.dropped += 1  # a newer plan came meanwhile: its computation follows
+                elif found is not None:
+                    self._export(found)
+                self._changed.notify_all()
+
+    def headroom_of(self, job: Job) -> Headroom:
+        """The failover headroom of the job's plan, with this watch's domain (``scheduling.headroom``)."""
+        return headroom.headroom(
+            job.source,
+            settings=job.plan.settings,
+            domain=self.domain,
+            recalled=job.recalled,
+            file_digests=job.file_digests,
+            today=job.plan,
+        )
+
+    def _compute(self, job: Job) -> tuple[LossOutcome, ...] | None:
+        self.background += 1
+        try:
+            report = self.compute(job)
+        except UserError as error:  # a --headroom-domain no cluster has: said once, until it changes
+            self._tell(str(error))
+            return None
+        except Exception as error:  # never the loop's end: the metrics keep their last value
+            self._tell(f"{type(error).__name__}: {error}")
+            return None
+        self._failure = ""
+        return failover.outcomes(report)
+
+    def _tell(self, failure: str) -> None:
+        if failure != self._failure and self.log is not None:
+            self.log.warning("failover headroom not computed", error=failure)
+        self._failure = failure
+
+    def _export(self, found: tuple[LossOutcome, ...]) -> None:
+        """Called with the lock held: the metrics are set by one thread at a time."""
+        self.metrics.headroom_computed(failover.stranded_counts(found), self.clock())
+        self.last = found
+        self.computed += 1
+        self._changed.notify_all()
