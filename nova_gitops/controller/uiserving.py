@@ -165,5 +165,6 @@ def ui_server(
     max_connections: int = MAX_CONNECTIONS,
 ) -> Server:
     """The web view's server on ``address`` (not yet started)."""
+    pages.warm()
     handler = _handler(view, RenderedPages(view), loopback_only=is_loopback(address.host))
     return Server(address, handler, deadline=deadline, max_connections=max_connections)

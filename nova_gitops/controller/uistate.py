@@ -58,6 +58,7 @@ class FleetView:
         self._at: datetime | None = None
         self._reconciles: deque[Reconciled] = deque(maxlen=KEPT_RECONCILES)
         self._snapshot: Snapshot | None = None
+        self._reports_made_of: Mapping[str, ClusterReport] | None = None  # the reports the last model read
 
     @property
     def version(self) -> int:
@@ -113,12 +114,31 @@ class FleetView:
             self._snapshot = Snapshot(self._version, self._at, self._model(), self._stamp())
             return self._snapshot
 
+    def _same_inputs(self) -> bool:
+        """Whether the last model was made of these very objects (a skipped reconcile keeps them all)."""
+        last = self._snapshot.model if self._snapshot is not None else None
+        if last is None or last.facts.plan is not self._plan or last.facts.source_set is not self._source_set:
+            return False
+        if last.facts.decision is not self._decision or self._reports_made_of is None:
+            return False
+        if last.facts.head != ("" if self._decision is not None else self._head):
+            return False
+        made_of = self._reports_made_of
+        return made_of.keys() == self._reports.keys() and all(
+            made_of[name] is report for name, report in self._reports.items()
+        )
+
     def _model(self) -> FleetModel | None:
         if self._plan is None:
             return None
-        agents = {
-            name: fleetviews.agent_facts(report.document.body) for name, report in self._reports.items()
-        }
+        previous = self._snapshot.model if self._snapshot is not None and self._same_inputs() else None
+        if previous is not None:
+            agents = previous.facts.agents
+        else:
+            agents = {
+                name: fleetviews.agent_facts(report.document.body) for name, report in self._reports.items()
+            }
+        self._reports_made_of = self._reports
         facts = FleetFacts(
             plan=self._plan,
             source_set=self._source_set,
@@ -130,7 +150,7 @@ class FleetView:
             now=self._at,
             title=self.title,
         )
-        return FleetModel(facts)
+        return FleetModel(facts, previous)
 
     def _stamp(self) -> str:
         if self._at is None:

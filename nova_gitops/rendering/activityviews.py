@@ -70,6 +70,7 @@ def rollout_view(
 ) -> RolloutView:
     """The rollout page. ``where``: the options that name the rendered repository and the source in the
     commands shown (``--repo URL --source SOURCE``), credentials already masked by the caller."""
+    idle = "not started" if strategy is not None else "follows the branch head"  # without a step
     statuses = {status.name: status for status in decision.waves} if decision is not None else {}
     reasons = decision.clusters if decision is not None else {}
     rows = []
@@ -87,9 +88,7 @@ def rollout_view(
         rows.append(
             WaveRow(
                 name=shown(wave.name),
-                state=status.state
-                if status is not None
-                else ("not started" if decision is None else "pending"),
+                state=status.state if status is not None else (idle if decision is None else "pending"),
                 reason=shown(status.reason if status is not None else ""),
                 bake=_bake(
                     format_duration(wave.bake_time),
@@ -104,7 +103,7 @@ def rollout_view(
     return RolloutView(
         strategy=shown(strategy.name) if strategy is not None else "",
         target=shown(decision.record.target[:12]) if decision is not None else "",
-        outcome=(decision.record.outcome or "complete") if decision is not None else "not started",
+        outcome=(decision.record.outcome or "complete") if decision is not None else idle,
         current=shown(decision.current_wave or "") if decision is not None else "",
         paused=bool(decision and (decision.paused or paused_wave is not None)),
         paused_reason=shown(
@@ -157,3 +156,14 @@ def reconcile_rows(reconciles: Sequence[Reconciled]) -> tuple[ReconcileRow, ...]
         )
         for entry in list(reversed(reconciles))[:MAX_RECONCILES]
     )
+
+
+def moves_of(group: str, reconciles: Sequence[Reconciled]) -> tuple[tuple[str, str, str], ...]:
+    """What the reconciles' commits said of ``group`` (placed, moved, rescheduled, failed back), newest
+    first, as (when, commit, line): the group's history while this controller ran."""
+    found = []
+    for entry in reversed(reconciles):
+        for note in entry.notes:
+            if group in note.replace(":", " ").split():
+                found.append((entry.at.strftime("%Y-%m-%d %H:%M:%S"), shown(entry.commit[:12]), shown(note)))
+    return tuple(found[:MAX_RECONCILES])

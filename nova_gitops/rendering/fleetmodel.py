@@ -9,6 +9,7 @@ controller whose view nobody opens pays nothing), and finds a group by name with
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,11 +39,23 @@ class FleetFacts:
     released: Mapping[str, str] = field(default_factory=dict)  # cluster → commit released to it
 
 
-class FleetModel:
-    """The pages' rows, each built on first use."""
+REUSED = ("groups", "summary")
+"""What a model takes from an earlier one of the same plan and reports (the cluster rows too, aged again)."""
 
-    def __init__(self, facts: FleetFacts) -> None:
+
+class FleetModel:
+    """The pages' rows, each built on first use. ``previous``: a model of the same plan, source set,
+    reports, head and rollout decision (the controller's view after a reconcile that changed nothing), whose
+    rows are taken instead of built again."""
+
+    def __init__(self, facts: FleetFacts, previous: FleetModel | None = None) -> None:
         self.facts = facts
+        if previous is not None:
+            for name in REUSED:
+                if name in previous.__dict__:
+                    self.__dict__[name] = previous.__dict__[name]
+            if "clusters" in previous.__dict__:
+                self.__dict__["clusters"] = fleetviews.aged(previous.__dict__["clusters"], facts.now)
         self._groups = {group.name: group for group in facts.plan.groups}
         for group in facts.plan.groups:  # a link names a group as the page shows it (``shown``)
             self._groups.setdefault(fleetviews.shown(group.name), group)
@@ -75,7 +88,8 @@ class FleetModel:
         found = self._groups.get(name)
         if found is None:
             return None
-        return groupviews.group_page(found, self._policies, self.clusters_in)
+        page = groupviews.group_page(found, self._policies, self.clusters_in)
+        return dataclasses.replace(page, history=activityviews.moves_of(found.name, self.facts.reconciles))
 
     @cached_property
     def rollout(self) -> RolloutView:

@@ -9,6 +9,8 @@ Nothing of a Secret reaches a row: the rows carry names, labels, quantities and 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,8 +32,15 @@ MAX_LIST: Final = 50
 
 def shown(value: object, limit: int = MAX_TEXT) -> str:
     """Text from data as one visible line of at most ``limit`` characters."""
-    text = texts.one_line(str(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return _shown(value if isinstance(value, str) else str(value), limit)
+
+
+@functools.lru_cache(maxsize=65536)
+def _shown(text: str, limit: int) -> str:
+    """``shown`` of a text, remembered: a fleet's pages show the same few hundred cluster names in every
+    group's row (16,000 groups at K=5 name 500 clusters ~180,000 times)."""
+    line = texts.one_line(text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +155,7 @@ class ClusterRow:
     groups: int  # groups placed there
     report_age: str  # "12s", "4m", "-" when the cluster has no report
     report_seconds: int | None
+    heartbeat: datetime | None  # of its agent's last report, which the age is measured from
     synced: str  # the commit its agent last synced (short), "-" without one
     released: str  # the commit released to it (short), "-" when not known
     drifted: tuple[str, ...]
@@ -193,9 +203,7 @@ def cluster_rows(
     for usage in plan.clusters:
         cluster = by_name.get(usage.cluster)
         facts = agents.get(usage.cluster)
-        seconds = None
-        if facts is not None and facts.heartbeat is not None and now is not None:
-            seconds = int((now - facts.heartbeat).total_seconds())
+        seconds = _seconds(facts.heartbeat if facts is not None else None, now)
         cluster_labels = dict(cluster.labels) if cluster is not None else {}
         rows.append(
             ClusterRow(
@@ -212,6 +220,7 @@ def cluster_rows(
                 groups=placed.get(usage.cluster, 0),
                 report_age=age(seconds) if facts is not None else "-",
                 report_seconds=seconds,
+                heartbeat=facts.heartbeat if facts is not None else None,
                 synced=(facts.synced_revision[:7] if facts and facts.synced_revision else "-"),
                 released=shown((released or {}).get(usage.cluster, "-"))[:7],
                 drifted=facts.drifted if facts else (),
@@ -220,6 +229,24 @@ def cluster_rows(
             )
         )
     return tuple(rows)
+
+
+def _seconds(heartbeat: datetime | None, now: datetime | None) -> int | None:
+    return int((now - heartbeat).total_seconds()) if heartbeat is not None and now is not None else None
+
+
+def aged(rows: Sequence[ClusterRow], now: datetime | None) -> tuple[ClusterRow, ...]:
+    """The rows with their report ages measured at ``now`` (rows kept from an earlier version of the view,
+    whose plan and reports are the same, are aged again instead of built again)."""
+    found = []
+    for row in rows:
+        seconds = _seconds(row.heartbeat, now)
+        found.append(
+            dataclasses.replace(row, report_seconds=seconds, report_age=age(seconds))
+            if row.report_age != "-" and seconds != row.report_seconds
+            else row
+        )
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ from nova_gitops.scheduling.plans import Plan
 
 MAX_OBJECTS: Final = 200
 """Objects a group's page lists; the rest are counted."""
+MAX_VERDICTS: Final = 500
+"""Candidates a group's page lists a verdict for; the rest are counted."""
 _ONE: Final = re.compile(r"^Cluster (\S+) (.+?);?$")
 _SOME: Final = re.compile(r"^Clusters (\S+) (.+?);?$")
 _OTHERS: Final = re.compile(r"^\d+ other clusters (.+?);?$")
@@ -99,9 +101,11 @@ class GroupPage:
     selection: str  # how the policy selects its candidates
     reason: tuple[str, ...]
     verdicts: tuple[Verdict, ...]
+    more_verdicts: int
     objects: tuple[ObjectRow, ...]
     more_objects: int
     warnings: tuple[str, ...]
+    history: tuple[tuple[str, str, str], ...] = ()  # (when, commit, what) of its moves, newest first
 
 
 def _said(lines: Iterable[str]) -> tuple[dict[str, str], str, set[str]]:
@@ -172,7 +176,8 @@ def group_page(
         group_by=shown(f"{group.group_by[0]}={group.group_by[1]}") if group.group_by else "",
         selection=selection,
         reason=tuple(shown(line, 1000) for line in reason_lines(group.reason)[:MAX_LIST]),
-        verdicts=found,
+        verdicts=found[:MAX_VERDICTS],
+        more_verdicts=max(0, len(found) - MAX_VERDICTS),
         objects=objects,
         more_objects=max(0, len(group.objects) - MAX_OBJECTS),
         warnings=tuple(shown(warning) for warning in group.warnings[:MAX_LIST]),

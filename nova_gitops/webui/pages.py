@@ -44,7 +44,7 @@ PAGE_SIZE: Final = 250
 """Groups a page of the groups table shows (7,500 groups at K=5 are 30 pages; a search narrows them)."""
 MAX_CLUSTER_ROWS: Final = 2000
 """Clusters the fleet table shows; more are counted (the filter finds them in the report)."""
-MAX_REPORT_DETAILS: Final = 300
+MAX_REPORT_DETAILS: Final = 100
 """Groups the report details (its group pages); the others are in its groups table."""
 MAX_QUERY: Final = 200
 SERVER_CSP: Final = (
@@ -61,6 +61,14 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+
+
+def warm() -> None:
+    """Compile every template now (a server calls it at start: the first page a person opens should not
+    pay for it)."""
+    environment = _environment()
+    for name in environment.list_templates(extensions=["j2"]):
+        environment.get_template(name)
 
 
 @cache

@@ -91,6 +91,22 @@ def test_each_reconcile_is_a_new_version_and_the_pages_follow_it(
     assert "3 groups" in request(server, "/groups")[2]
 
 
+def test_a_reconcile_that_changed_nothing_reuses_the_rows_the_view_built(
+    served: tuple[looping.Controller, uistate.FleetView, Server],
+) -> None:
+    controller, view, server = served
+    controller.reconcile_once()
+    controller.reconcile_once()  # after its own commit the controller plans once on its head
+    before = view.snapshot().model
+    assert before is not None and request(server, "/groups")[0] == 200
+    outcome = controller.reconcile_once()
+    assert outcome.skipped
+    after = view.snapshot().model
+    assert after is not None and after is not before and after.facts.reconciles != before.facts.reconciles
+    assert after.groups is before.groups, "a skip builds no group rows again"
+    assert [row.name for row in after.clusters] == [row.name for row in before.clusters]
+
+
 def test_a_failed_reconcile_is_listed_with_its_problem(
     fleet: Fleet, served: tuple[looping.Controller, uistate.FleetView, Server]
 ) -> None:

@@ -22,7 +22,7 @@ from nova_gitops.controller.serving import Server
 from nova_gitops.controller.settings import Address
 from nova_gitops.controller.sourcereading import DirectorySource
 from tests.controller.helpers import Fleet, _quiet_log, cluster_report
-from tests.e2e import manifests
+from tests.e2e import manifests, rollouts
 
 NAMESPACES = """\
 apiVersion: v1
@@ -59,12 +59,18 @@ class Running:
 
 
 def write_demo(fleet: Fleet) -> None:
-    for name, text in {**manifests.APPS, **manifests.POLICIES, "apps/namespaces.yaml": NAMESPACES}.items():
+    files = {
+        **manifests.APPS,
+        **manifests.POLICIES,
+        "apps/namespaces.yaml": NAMESPACES,
+        "rollout.yaml": rollouts.strategy(),  # wave canary (wlc-1), then the others (wlc-2)
+    }
+    for name, text in files.items():
         path = fleet.source / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     fleet.report(
-        cluster_report("wlc-1", cpu="4", nodes=2, labels={"tier": "canary"}),
+        cluster_report("wlc-1", cpu="4", nodes=2, labels=dict(rollouts.CANARY_LABELS)),
         cluster_report("wlc-2", cpu="4", nodes=2),
     )
 

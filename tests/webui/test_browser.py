@@ -29,6 +29,7 @@ from nova_gitops.controller.settings import Address
 from nova_gitops.controller.uistate import Snapshot
 from nova_gitops.webui import pages
 from tests.controller.helpers import cluster_report
+from tests.e2e import rollouts
 from tests.webui import browser, demo, fleets
 
 pytestmark = pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")
@@ -138,7 +139,7 @@ def test_a_move_shows_up_without_a_reload(chrome: Any, running: demo.Running) ->
         "since": "2026-01-01T00:00:00Z",
     }
     running.fleet.report(
-        cluster_report("wlc-1", cpu="4", nodes=2, labels={"tier": "canary"}),
+        cluster_report("wlc-1", cpu="4", nodes=2, labels=dict(rollouts.CANARY_LABELS)),
         cluster_report("wlc-2", cpu="4", available="100m", nodes=2, requests=[request]),
     )
     new = running.reconcile()

@@ -126,3 +126,37 @@ def test_reconciles_are_listed_newest_first_with_what_moved_and_errors() -> None
     assert [row.outcome for row in model.reconciles] == ["failed", "published"]
     assert model.reconciles[1].commit == "abcdef123456" and model.reconciles[1].what == ("moved g",)
     assert model.reconciles[0].error == "boom"
+
+
+def test_a_groups_page_has_its_moves_from_the_reconciles_newest_first() -> None:
+    model = _model(*_fleet())
+    [row] = model.groups
+    entries = [
+        Reconciled(
+            at=NOW,
+            outcome="published",
+            commit="c1" * 8,
+            duration=0.1,
+            notes=(f"- group {row.name} placed on big (new)",),
+        ),
+        Reconciled(
+            at=NOW,
+            outcome="published",
+            commit="c2" * 8,
+            duration=0.1,
+            notes=("- group other placed on small",),
+        ),
+        Reconciled(
+            at=NOW + timedelta(minutes=1),
+            outcome="published",
+            commit="c3" * 8,
+            duration=0.1,
+            notes=(f'rescheduled {row.name} from big to small: cluster big reported "full"',),
+        ),
+    ]
+    page = _model(*_fleet(), reconciles=entries).group(row.name)
+    assert page is not None
+    assert [(commit, what.split()[0]) for _, commit, what in page.history] == [
+        ("c3c3c3c3c3c3", "rescheduled"),
+        ("c1c1c1c1c1c1", "-"),
+    ]
