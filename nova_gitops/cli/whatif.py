@@ -158,6 +158,12 @@ def _echo(report: WhatIfReport, output: str, color: bool | None) -> None:
     help="An accepted risk: a ScheduleGroup or SchedulePolicy name (or shell glob) whose stranding does "
     "not fail the command.",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    help="Processes that plan the losses (default: the CPUs available, at most 4).",
+)
 @options.clusters_option
 @previous_option
 @output_option
@@ -169,6 +175,7 @@ def headroom_command(
     source: str,
     domain: str | None,
     ignore: tuple[str, ...],
+    jobs: int | None,
     clusters_path: Path | None,
     previous: str | None,
     output: str,
@@ -207,7 +214,9 @@ def headroom_command(
                 progress=progress,
             ) as found,
         ):
-            report = whatif.headroom_of(found, domain=domain, ignore=ignore, progress=progress)
+            report = whatif.headroom_of(
+                found, domain=domain, ignore=ignore, jobs=jobs or whatif.default_jobs(), progress=progress
+            )
         click.echo(headroomformats.FORMATTERS[output](report), nl=False)
         return EXIT_STRANDED if report.strands else EXIT_PLACED
 

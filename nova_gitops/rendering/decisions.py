@@ -96,9 +96,13 @@ class Group:
     record: Any  # the whole record, to tell any other difference
 
 
-def compare(index: Sides | None, groups: Sequence[tuple[str, Sides]]) -> Decisions:
+def compare(
+    index: Sides | None, groups: Sequence[tuple[str, Sides]], documents: Mapping[bytes, Any] | None = None
+) -> Decisions:
     """The decisions ``groups`` (path and sides of each group file that differs) and ``index``
-    (placement.yaml, when it differs) change. ``UnreadablePlacement`` for a file that records no decision."""
+    (placement.yaml, when it differs) change. ``UnreadablePlacement`` for a file that records no decision.
+    ``documents`` (a group file's bytes → the document they were emitted from) spares parsing the group
+    files a caller rendered itself (a what-if's, ``whatifs``)."""
     if index is not None and same_decisive_text(*index):
         index = None  # only its source and capacity differ: it decides nothing new, and is not parsed
     old_index, new_index = (
@@ -113,7 +117,9 @@ def compare(index: Sides | None, groups: Sequence[tuple[str, Sides]]) -> Decisio
         for path, sides in groups:
             data = sides[position]
             if data is not None:
-                _add(found, group_file(data, SIDES[position], path))
+                known = documents.get(data) if documents else None
+                made = group_of(known) if known is not None else None
+                _add(found, made if made is not None else group_file(data, SIDES[position], path))
     changes, replicas = group_changes(before, after)
     old_unscheduled = _titled(old_index.get("unscheduled"))
     new_unscheduled = _titled(new_index.get("unscheduled"))

@@ -131,11 +131,18 @@ def changed_files(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[Fi
     return sorted(changes, key=lambda change: change.path)
 
 
-def diff_renders(changes: Iterable[FileChange], *, patch_limit: int | None = None) -> RenderDiff:
+def diff_renders(
+    changes: Iterable[FileChange],
+    *,
+    patch_limit: int | None = None,
+    documents: Mapping[bytes, Any] | None = None,
+) -> RenderDiff:
     """Summarise the files that differ between two renders (only those files are read).
 
     ``patch_limit`` bounds how many object files get a unified diff (None: all); the others are only
     counted, which keeps a cold publish of 100k files from parsing them all for a commit message.
+    ``documents`` (group file bytes → the document emitted as them) spares parsing group files the caller
+    rendered itself (``decisions.compare``).
     """
     objects: list[ObjectChange] = []
     counts: dict[str, dict[Change, int]] = {}
@@ -159,7 +166,7 @@ def diff_renders(changes: Iterable[FileChange], *, patch_limit: int | None = Non
         ClusterCounts(name, numbers["added"], numbers["changed"], numbers["deleted"])
         for name, numbers in sorted(counts.items())
     )
-    decided = decisions.compare(index, groups) if index or groups else decisions.Decisions()
+    decided = decisions.compare(index, groups, documents) if index or groups else decisions.Decisions()
     return RenderDiff(
         objects=tuple(objects),
         clusters=cluster_counts,

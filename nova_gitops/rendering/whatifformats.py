@@ -128,7 +128,7 @@ def to_text(result: WhatIf, diff: RenderDiff, *, colour: bool = False) -> str:
 
 
 def to_markdown(result: WhatIf, diff: RenderDiff) -> str:
-    out = [diffformats.to_markdown(diff, title=texts.md_text(heading(result)))]
+    out = [diffformats.to_markdown(diff, title=texts.md_text(heading(result))).rstrip("\n") + "\n"]
     if result.unschedulable:
         out.append("\n#### Becomes unschedulable\n\n")
         out += [

@@ -1,25 +1,41 @@
-"""The files a what-if changes in today's render, found without rendering the whole fleet twice.
+"""The files a what-if changes in today's render that ``diff`` reads, found without rendering the whole
+fleet twice.
 
 A what-if (``scheduling.whatif``) changes few groups; its diff (``diffs.diff_renders``) needs only the
 files that differ, on both sides. A cluster directory's files depend on that cluster's entries alone (its
 objects' copies, the groups that placed them, the Namespaces that follow them: paths, clashes and the
 kustomization are decided per cluster), so a cluster whose entries are the same in both plans renders the
 same bytes and is not rendered; a cluster that changed is rendered whole on both sides, with
-``renders``'s own functions. Outside ``clusters/``, the files of the groups whose plan changed, every
-policy's page and the root's summaries are rendered on both sides. The result is what
-``diffs.changed_files`` of the two whole renders gives (``tests/unit/scheduling/test_whatif.py`` holds it).
+``renders``'s own functions. Outside ``clusters/``, the files of the groups whose plan changed and the
+index (placement.yaml) are rendered on both sides; the summaries a diff does not read (PLACEMENT.md, the
+policies' pages: ``diffs.is_summary``) are not. The diff of these files is the diff of the two whole
+renders (``tests/unit/scheduling/test_whatif.py`` holds it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from nova_gitops.api.problems import SourceLocation
-from nova_gitops.rendering import diffs, manifests, placementfiles, policypages, renders
+from nova_gitops.rendering import diffs, manifests, placementfiles, renders, schedulegroups
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
 from nova_gitops.scheduling.plans import Plan
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """The files that differ, and the documents the group files among them were emitted from (so that the
+    diff need not parse them back: ``diffs.diff_renders``'s ``documents``)."""
+
+    files: list[diffs.FileChange]
+    documents: dict[bytes, Any]
+
+    def diff(self, *, patch_limit: int | None = None) -> diffs.RenderDiff:
+        return diffs.diff_renders(self.files, patch_limit=patch_limit, documents=self.documents)
 
 
 def changed_files(
@@ -29,13 +45,21 @@ def changed_files(
     *,
     policy_locations: Mapping[str, SourceLocation] | None = None,
     waves: tuple[Sequence[Wave], Sequence[Wave]] = ((), ()),
-) -> list[diffs.FileChange]:
+) -> Changed:
     """The files whose bytes differ between the renders of ``before`` and ``after`` (``waves``: each
-    side's RolloutStrategy waves), sorted by path; ``errors.InputError`` as ``renders.render`` raises it."""
+    side's RolloutStrategy waves) and that a diff reads, sorted by path; ``errors.InputError`` as
+    ``renders.render`` raises it."""
     touched = touched_clusters(before, after)
-    old = {**cluster_side(before, touched, policy_locations), **outside(before, after, source, waves[0])}
-    new = {**cluster_side(after, touched, policy_locations), **outside(after, before, source, waves[1])}
-    return diffs.changed_files(old, new)
+    documents: dict[bytes, Any] = {}
+    old = {
+        **cluster_side(before, touched, policy_locations),
+        **outside(before, after, source, waves[0], documents),
+    }
+    new = {
+        **cluster_side(after, touched, policy_locations),
+        **outside(after, before, source, waves[1], documents),
+    }
+    return Changed(diffs.changed_files(old, new), documents)
 
 
 def touched_clusters(before: Plan, after: Plan) -> frozenset[str]:
@@ -103,8 +127,9 @@ def cluster_side(
     """The files of ``plan``'s render in the ``touched`` clusters' directories, each rendered whole."""
     problems = renders.Problems(policy_locations or {})
     keep = touched.__contains__
+    groups = [group for group in plan.groups if not touched.isdisjoint(group.clusters)]
     entries: dict[str, list[renders.Entry]] = {u.cluster: [] for u in plan.clusters if u.cluster in touched}
-    for cluster, found in renders.object_entries(plan.groups, plan.settings, problems, keep).items():
+    for cluster, found in renders.object_entries(groups, plan.settings, problems, keep).items():
         entries.setdefault(cluster, []).extend(found)
     for cluster, found in renders.namespace_entries(plan, problems, keep).items():
         entries.setdefault(cluster, []).extend(found)
@@ -116,16 +141,20 @@ def cluster_side(
     return files
 
 
-def outside(plan: Plan, other: Plan, source: SourceInfo, waves: Sequence[Wave]) -> dict[str, bytes]:
-    """The files outside ``clusters/`` that may differ from ``other``'s: the files of the groups whose plan
-    differs, every policy's page, the root's summaries (``placementfiles``)."""
+def outside(
+    plan: Plan, other: Plan, source: SourceInfo, waves: Sequence[Wave], documents: dict[bytes, Any]
+) -> dict[str, bytes]:
+    """The files outside ``clusters/`` that may differ from ``other``'s and that a diff reads: the files of
+    the groups whose plan differs (their documents into ``documents``, by their bytes), and the root's
+    files but the summary (``placementfiles``)."""
     theirs = {group.name: group for group in other.groups}
-    table = placementfiles.table_of(plan)
     files: dict[str, bytes] = {}
     for policy, groups in placementfiles.by_policy(plan.groups).items():
         for group, path in placementfiles.group_files(policy, groups):
             if theirs.get(group.name) != group:
-                files[path] = placementfiles.group_text(group)
-        files[placementfiles.page_path(policy)] = policypages.page(policy, groups, table).encode()
-    files.update(placementfiles.root_files(plan, source, waves))
+                data = files[path] = placementfiles.group_text(group)
+                documents[data] = schedulegroups.document(group)
+    roots = placementfiles.root_files(plan, source, waves)
+    files.update((path, data) for path, data in roots.items() if not diffs.is_summary(path))
+    files[diffs.PLACEMENT_FILE] = roots[diffs.PLACEMENT_FILE]
     return files

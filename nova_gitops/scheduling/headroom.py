@@ -28,14 +28,16 @@ moves, then by name.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from nova_gitops.api.inputs import SourceSet
+from nova_gitops.api.objects import Manifest
 from nova_gitops.errors import UserError
-from nova_gitops.scheduling import planning, stranding, whatif
+from nova_gitops.scheduling import candidates, components, intents, planning, stranding, whatif
 from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import Plan, PlanSettings, PreviousPlacement
 from nova_gitops.scheduling.stranding import Stranded
@@ -44,6 +46,12 @@ MoveKind = Literal["moved", "re-divided"]
 SCALE_UP = "must scale up for the group"
 """The words of the planner's warning at a group that overflows onto an autoscaled cluster
 (``placementstages``: ``cluster c must scale up for the group: …``)."""
+
+
+Mapper = Callable[
+    [Callable[[tuple[str, tuple[str, ...]]], "Loss"], Sequence[tuple[str, tuple[str, ...]]]], Iterable["Loss"]
+]
+"""How the losses are planned: ``map`` itself, or one that spreads them over processes."""
 
 
 class HeadroomError(UserError):
@@ -147,9 +155,15 @@ def headroom(
     recalled: PlanMemory | None = None,
     file_digests: Mapping[str, str] | None = None,
     today: Plan | None = None,
+    mapper: Mapper | None = None,
+    partitioned: bool = True,
 ) -> Headroom:
     """The failover headroom of ``source`` as placed today (``planning.plan`` with ``previous``, or the
-    given ``today``). ``HeadroomError`` for a ``domain`` no cluster has or an ``ignore`` matching nothing."""
+    given ``today``). ``HeadroomError`` for a ``domain`` no cluster has or an ``ignore`` matching nothing.
+    ``mapper`` plans the losses (``map`` when None; the workflow's spreads them over processes): each loss
+    is planned alone, so the order they are planned in changes nothing. Each loss plans only the components
+    of the fleet it reaches (``reach``); ``partitioned=False`` plans the whole fleet for each (the reference
+    the property tests compare with)."""
     settings = settings or PlanSettings()
     losses, unlabelled = losses_of(source, domain)
     if today is None:
@@ -158,10 +172,36 @@ def headroom(
         )
     check_ignore(ignore, today)
     memory = today.memory.merged(recalled) if today.memory and recalled else (today.memory or recalled)
-    made = [
-        loss_of(source, today, name, clusters, ignore=ignore, recalled=memory, file_digests=file_digests)
-        for name, clusters in losses
-    ]
+
+    parts = components_of(source, today) if partitioned else None
+    rooms: dict[str, dict[str, int]] = {}
+    covered = {name for part in parts or () for name in part.clusters}
+    if parts is not None and (len(parts) > 1 or len(covered) < len(source.clusters)):
+        # some loss reaches part of the fleet: the rest is as today's placement planned again
+        settled = planning.plan(
+            source,
+            previous=whatif.placement_of(today),
+            settings=today.settings,
+            recalled=memory,
+            file_digests=file_digests,
+        )
+        rooms = {usage.cluster: stranding.free_room(usage) for usage in settled.clusters}
+
+    def one(loss: tuple[str, tuple[str, ...]]) -> Loss:
+        name, clusters = loss
+        reached = reach(source, today, parts, clusters, rooms) if parts is not None else None
+        return loss_of(
+            source,
+            today,
+            name,
+            clusters,
+            ignore=ignore,
+            recalled=memory,
+            file_digests=file_digests,
+            reach=reached,
+        )
+
+    made = list((mapper or map)(one, losses))
     return Headroom(
         tuple(sorted(made, key=Loss.order)),
         domain,
@@ -182,17 +222,87 @@ def loss_of(
     ignore: Sequence[str] = (),
     recalled: PlanMemory | None = None,
     file_digests: Mapping[str, str] | None = None,
+    reach: Reach | None = None,
 ) -> Loss:
-    """One loss: ``clusters`` leave the inventory (``whatif.Without``), planned against ``today``."""
+    """One loss: ``clusters`` leave the inventory (``whatif.Without``), planned against ``today``; with
+    ``reach``, only the part of the fleet the loss reaches is planned (the same loss, for less)."""
+    if reach is not None and not reach.clusters:
+        return Loss(name, tuple(clusters))  # no group may touch them: losing them changes nothing
+    part = source if reach is None else reach.source
+    lost = [cluster for cluster in clusters if reach is None or cluster in reach.clusters]
     result = whatif.what_if(
-        source,
-        [whatif.Without(cluster) for cluster in clusters],
+        part,
+        [whatif.Without(cluster) for cluster in lost],
         today=today,
         settings=today.settings,
         recalled=recalled,
         file_digests=file_digests,
+        elsewhere=() if reach is None else reach.elsewhere,
     )
     return loss_from(name, tuple(clusters), result, ignore)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What a loss can change: the components of the fleet (``scheduling.components``) holding a lost
+    cluster — their clusters, and the workloads of the groups that may touch them, as a source of their
+    own — and the free room of every other cluster, which the loss leaves as it is today."""
+
+    clusters: frozenset[str]
+    source: SourceSet
+    elsewhere: tuple[Mapping[str, int], ...] = ()
+
+
+def components_of(source: SourceSet, today: Plan) -> list[components.Component]:
+    """The fleet's components as today's plan placed them: each group joined to the clusters it may touch
+    (its policy's candidates and the clusters its selectors match that are not ready; the clusters an
+    annotation names), as the planner partitions a plan (``componentplanning``)."""
+    chosen = {policy.name: candidates.candidates(policy, source.clusters) for policy in source.policies}
+    inventory = {cluster.name for cluster in source.clusters}
+    touches: list[tuple[str, tuple[str, ...]]] = []
+    for group in today.groups:
+        found: tuple[str, ...] = ()
+        if group.policy is not None and group.policy in chosen:
+            found = (*chosen[group.policy].names, *chosen[group.policy].not_ready)
+        elif group.policy is None:
+            named = {name for item in group.objects for name in _named_clusters(item.manifest)}
+            found = tuple(sorted(named & inventory))
+        touches.append((group.name, found))
+    return components.partition(touches)
+
+
+def _named_clusters(manifest: Manifest) -> tuple[str, ...]:
+    found = intents.intent(manifest)
+    if isinstance(found, intents.Pin):
+        return (found.cluster,)
+    return found.clusters if isinstance(found, intents.SpreadOnto) else ()
+
+
+def reach(
+    source: SourceSet,
+    today: Plan,
+    parts: Sequence[components.Component],
+    lost: Sequence[str],
+    rooms: Mapping[str, Mapping[str, int]],
+) -> Reach | None:
+    """What losing ``lost`` can change (``Reach``); None when it reaches every cluster (plan it whole).
+    ``rooms``: each cluster's free room once today's placement is planned again with itself as the previous
+    placement (what every what-if starts from), for the clusters the loss does not reach."""
+    reached = [part for part in parts if not set(part.clusters).isdisjoint(lost)]
+    clusters = frozenset(name for part in reached for name in part.clusters)
+    if len(clusters) == len(source.clusters):
+        return None
+    groups = {name for part in reached for name in part.groups}
+    keys = {item.manifest.key for group in today.groups if group.name in groups for item in group.objects}
+    part_source = dataclasses.replace(
+        source,
+        clusters=tuple(cluster for cluster in source.clusters if cluster.name in clusters),
+        workloads=tuple(manifest for manifest in source.workloads if manifest.key in keys),
+    )
+    elsewhere = tuple(
+        room for name, room in sorted(rooms.items()) if name not in clusters and name not in lost
+    )
+    return Reach(clusters, part_source, elsewhere)
 
 
 def loss_from(name: str, clusters: tuple[str, ...], result: whatif.WhatIf, ignore: Sequence[str]) -> Loss:

@@ -72,13 +72,16 @@ class Stranded:
     any): "needs 4 nvidia.com/gpu, 0 free elsewhere"."""
 
 
-def stranded(before: Plan, after: Plan, source_after: SourceSet) -> tuple[Stranded, ...]:
-    """The groups ``after`` strands that ``before`` placed, by name (the module docstring)."""
+def stranded(
+    before: Plan, after: Plan, source_after: SourceSet, elsewhere: Sequence[Mapping[str, int]] = ()
+) -> tuple[Stranded, ...]:
+    """The groups ``after`` strands that ``before`` placed, by name (the module docstring); ``elsewhere``:
+    the free room of clusters ``after`` did not plan (a part of a fleet was), for ``free_elsewhere``."""
     today = {group.name: group for group in before.groups}
     usage = {entry.cluster: entry for entry in after.clusters}
     policies = {policy.name: policy for policy in source_after.policies}
     found: list[Stranded] = []
-    rooms = [free_room(entry) for entry in after.clusters]
+    rooms = [*(free_room(entry) for entry in after.clusters), *elsewhere]
     for group in after.groups:
         was = today.get(group.name)
         if was is None or was.status == "unschedulable":

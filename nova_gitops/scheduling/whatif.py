@@ -283,10 +283,12 @@ def what_if(
     settings: PlanSettings | None = None,
     recalled: PlanMemory | None = None,
     file_digests: Mapping[str, str] | None = None,
+    elsewhere: Sequence[Mapping[str, int]] = (),
 ) -> WhatIf:
     """Plan ``source`` with ``changes`` made and ``today``'s placement as the previous placement (today is
     ``planning.plan(source, previous=..., settings=settings)``: the render as it is). ``recalled`` and
-    ``file_digests`` are ``planning.plan``'s (the memory of earlier plans)."""
+    ``file_digests`` are ``planning.plan``'s (the memory of earlier plans). ``elsewhere``: the free room of
+    clusters outside ``source`` (``headroom.reach`` plans part of a fleet), for what is free elsewhere."""
     applied = apply(source, changes)
     digests = None if file_digests is None else digests_after(file_digests, applied)
     after = planning.plan(
@@ -296,5 +298,5 @@ def what_if(
         recalled=recalled,
         file_digests=digests,
     )
-    found = stranding.stranded(today, after, applied.source)
+    found = stranding.stranded(today, after, applied.source, elsewhere)
     return WhatIf(tuple(changes), today, after, applied.source, found)

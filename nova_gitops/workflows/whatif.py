@@ -18,11 +18,14 @@ or, with a source set and a placement of their own, ``scheduling.headroom.headro
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nova_gitops.api import clusters, inputs
 from nova_gitops.api import progress as phases
@@ -200,7 +203,7 @@ def what_if_of(
         policy_locations=rendering.policy_locations(found.source),
         waves=waves,
     )
-    diff = diffs.diff_renders(changed, patch_limit=None if patches else 0)
+    diff = changed.diff(patch_limit=None if patches else 0)
     return WhatIfReport(result, diff, findings.findings_of(result.source, result.after))
 
 
@@ -209,12 +212,51 @@ def headroom_of(
     *,
     domain: str | None = None,
     ignore: Sequence[str] = (),
+    jobs: int = 1,
     progress: phases.Progress = phases.NO_PROGRESS,
 ) -> headroom.Headroom:
-    """The failover headroom of the loaded source (``scheduling.headroom``), from today's plan and memory."""
+    """The failover headroom of the loaded source (``scheduling.headroom``), from today's plan and memory;
+    the losses planned by ``jobs`` processes (``spread_over``)."""
     progress.phase(phases.PLAN, "today's placement")
     today = found.today()
+    found.finish()  # no thread may run while the processes are forked
     progress.phase(phases.PLAN, f"the loss of each {'cluster' if domain is None else domain}")
     return headroom.headroom(
-        found.source, domain=domain, ignore=ignore, file_digests=found.digests, today=today
+        found.source,
+        domain=domain,
+        ignore=ignore,
+        file_digests=found.digests,
+        today=today,
+        mapper=spread_over(jobs),
     )
+
+
+def default_jobs() -> int:
+    """The processes ``headroom`` plans losses with by default: the CPUs this process may use, at most 4."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+
+
+_WORK: list[Callable[[Any], Any]] = []
+"""The function the forked processes apply (they inherit it: only the losses and the results are sent)."""
+
+
+def spread_over(jobs: int) -> headroom.Mapper:
+    """A ``map`` that plans the losses in ``jobs`` forked processes (each inherits the loaded source, today's
+    plan and its memory, so nothing big is sent); the plain ``map`` for one job or one loss. Each loss is
+    planned alone, so the report is the same whatever ``jobs`` is."""
+
+    def mapper(function: Callable[[Any], headroom.Loss], items: Sequence[Any]) -> list[headroom.Loss]:
+        if jobs <= 1 or len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return list(map(function, items))
+        _WORK[:] = [function]
+        try:
+            with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
+                return pool.map(_apply, items, chunksize=1)
+        finally:
+            _WORK.clear()
+
+    return mapper
+
+
+def _apply(item: Any) -> Any:
+    return _WORK[0](item)

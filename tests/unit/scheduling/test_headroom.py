@@ -7,7 +7,8 @@
 - ``--ignore`` accepts a group or a policy (a name or a glob); one that names nothing is refused;
 - properties (issue 26, item 5), over generated fleets: a group a loss strands is exactly one the what-if
   of that loss (planned afresh, without the memory) leaves unschedulable, or whose share no longer fits;
-  losing a cluster that holds nothing moves, strands and re-renders nothing.
+  losing a cluster that holds nothing moves, strands and re-renders nothing; planning only the components
+  a loss reaches (``reach``) finds what planning the whole fleet for it finds.
 """
 
 from __future__ import annotations
@@ -147,3 +148,25 @@ def test_losing_a_cluster_that_holds_nothing_changes_nothing(documents: Document
         changed = diffs.diff_renders(diffs.changed_files(old, new))
         assert changed.objects == () and changed.groups == () and changed.replicas == ()
         assert changed.newly_unscheduled == () and changed.newly_scheduled == ()
+
+
+@settings(max_examples=30, deadline=None)
+@given(fleets())
+def test_a_loss_planned_where_it_reaches_is_the_loss_planned_whole(documents: Documents) -> None:
+    source, digests = loaded(documents)
+    today = planning.plan(source, file_digests=digests)
+    parted = headroom.headroom(source, today=today, file_digests=digests)
+    whole = headroom.headroom(source, today=today, file_digests=digests, partitioned=False)
+    assert parted == whole
+    for domain in ("shard", "tier"):
+        parted = headroom.headroom(source, today=today, domain=domain)
+        assert parted == headroom.headroom(source, today=today, domain=domain, partitioned=False)
+
+
+def test_what_is_free_elsewhere_counts_the_clusters_a_loss_does_not_reach() -> None:
+    documents = [doc for doc in fleet() if doc["metadata"]["name"] != "everywhere"]
+    documents.append(cluster("spare", cpu="32"))  # no policy selects it: in no component
+    report = headroom.headroom(source_set(*documents))
+    (stranded,) = report.losses[0].stranded
+    assert stranded.free_elsewhere["cpu"] == 32000
+    assert report.loss_of("spare") == headroom.Loss("spare", ("spare",))
