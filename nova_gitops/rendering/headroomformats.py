@@ -154,7 +154,7 @@ def to_markdown(report: Headroom) -> str:
             out.append(f"\n#### {heading}\n\n" + "\n".join(lines) + "\n")
     notes = _notes(report, texts.md_code)
     if notes:
-        out.append("\n" + "".join(line.replace("\n  ", "\n- ") for line in notes).strip() + "\n")
+        out.append("\n" + "".join(notes).replace("\n  ", "\n- ").strip() + "\n")
     return "".join(out)
 
 

@@ -173,19 +173,8 @@ def headroom(
     check_ignore(ignore, today)
     memory = today.memory.merged(recalled) if today.memory and recalled else (today.memory or recalled)
 
+    memory, rooms = settled(source, today, memory, file_digests)
     parts = components_of(source, today) if partitioned else None
-    rooms: dict[str, dict[str, int]] = {}
-    covered = {name for part in parts or () for name in part.clusters}
-    if parts is not None and (len(parts) > 1 or len(covered) < len(source.clusters)):
-        # some loss reaches part of the fleet: the rest is as today's placement planned again
-        settled = planning.plan(
-            source,
-            previous=whatif.placement_of(today),
-            settings=today.settings,
-            recalled=memory,
-            file_digests=file_digests,
-        )
-        rooms = {usage.cluster: stranding.free_room(usage) for usage in settled.clusters}
 
     def one(loss: tuple[str, tuple[str, ...]]) -> Loss:
         name, clusters = loss
@@ -211,6 +200,23 @@ def headroom(
         tuple(unlabelled),
         tuple(ignore),
     )
+
+
+def settled(
+    source: SourceSet, today: Plan, memory: PlanMemory | None, file_digests: Mapping[str, str] | None
+) -> tuple[PlanMemory | None, dict[str, dict[str, int]]]:
+    """Today's placement planned again with itself as the previous placement, as every loss starts from
+    it: its memory (which holds the sticky groups kept on each cluster: a fresh plan keeps none, and every
+    loss reuses them where it leaves a cluster's room alone), and each cluster's free room (what a loss that
+    does not reach the cluster leaves it)."""
+    plan = planning.plan(
+        source,
+        previous=whatif.placement_of(today),
+        settings=today.settings,
+        recalled=memory,
+        file_digests=file_digests,
+    )
+    return plan.memory or memory, {usage.cluster: stranding.free_room(usage) for usage in plan.clusters}
 
 
 def loss_of(
