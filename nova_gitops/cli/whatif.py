@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from nova_gitops import errors
-from nova_gitops.cli import notices, options
+from nova_gitops.cli import completing, notices, options
 
 if TYPE_CHECKING:
     from nova_gitops.scheduling.plans import PlanSettings
@@ -36,8 +36,20 @@ output_option = click.option(
 
 @click.command("whatif")
 @options.source_argument
-@click.option("--without", multiple=True, metavar="CLUSTER", help="The cluster leaves the inventory.")
-@click.option("--cordon", multiple=True, metavar="CLUSTER", help="The cluster is cordoned.")
+@click.option(
+    "--without",
+    multiple=True,
+    metavar="CLUSTER",
+    shell_complete=completing.complete_clusters,
+    help="The cluster leaves the inventory.",
+)
+@click.option(
+    "--cordon",
+    multiple=True,
+    metavar="CLUSTER",
+    shell_complete=completing.complete_clusters,
+    help="The cluster is cordoned.",
+)
 @click.option(
     "--capacity",
     multiple=True,
@@ -155,6 +167,7 @@ def _echo(report: WhatIfReport, output: str, color: bool | None) -> None:
     "--ignore",
     multiple=True,
     metavar="GROUP-OR-POLICY",
+    shell_complete=completing.complete_policies,
     help="An accepted risk: a ScheduleGroup or SchedulePolicy name (or shell glob) whose stranding does "
     "not fail the command.",
 )
