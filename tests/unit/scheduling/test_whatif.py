@@ -5,7 +5,8 @@
 - the what-if plans with today's placement as its previous placement, by the planner's own rules: with
   the plan memory it is the plan made afresh;
 - what becomes unschedulable is said with why (no room, no candidate, pinned, a share) and what it lacks;
-- property (issue 26, item 5): over generated fleets, the what-if of a change renders byte for byte what
+- property (issue 26, item 5): over generated fleets, the what-if of a change (a cluster removed, cordoned,
+  its capacity scaled or a cluster added; a workload scaled) renders byte for byte what
   rendering the source with the change made to its files renders, from the same previous placement; and
   the files the what-if's diff renders (``rendering.whatifs``) give the diff of the two whole renders, and
   are those that differ between them but the summaries a diff does not read.
@@ -164,7 +165,12 @@ def test_a_new_cluster_needs_a_new_name_unless_the_old_one_goes() -> None:
     assert node.allocatable["cpu"] == 64000
 
 
+ADDED: dict[str, dict[str, Any]] = {}
+"""Each Cluster document a test parsed, by its file's name (the property writes it into the source)."""
+
+
 def parsed_cluster(document: dict[str, Any], file_name: str = "new.yaml") -> cluster_api.Cluster:
+    ADDED[file_name] = document
     (loaded_document,), problems = loading.load_documents(file_name, yaml.safe_dump(document))
     assert not problems
     found = cluster_api.parse_cluster(loaded_document, [])
@@ -194,6 +200,8 @@ def edited(documents: Documents, change: whatif.Change) -> Documents:
                 node: {name: scaled_quantity(value, change.percent) for name, value in resources.items()}
                 for node, resources in status[field].items()
             }
+    elif isinstance(change, whatif.AddCluster):
+        after[change.cluster.location.file] = ADDED[change.cluster.location.file]
     elif isinstance(change, whatif.Scale):
         after[f"deployment/{change.reference.split('/')[-1]}.yaml"]["spec"]["replicas"] = change.replicas
     return after
@@ -208,7 +216,14 @@ def fleet_and_change(draw: st.DrawFn) -> tuple[Documents, whatif.Change]:
     documents = draw(fleets())
     names = sorted(doc["metadata"]["name"] for doc in documents.values() if doc["kind"] == "Cluster")
     workloads = sorted(doc["metadata"]["name"] for doc in documents.values() if doc["kind"] == "Deployment")
-    kind = draw(st.sampled_from(["without", "cordon", "capacity", "scale"]))
+    kind = draw(st.sampled_from(["without", "cordon", "capacity", "scale", "add"]))
+    if kind == "add":  # a cluster of either shard, with room from none to plenty
+        shard = draw(st.sampled_from(["a", "b"]))
+        cpu = f"{draw(st.integers(0, 8000))}m"
+        added = cluster(
+            "new", cpu=cpu, labels={"shard": shard, "tier": draw(st.sampled_from(["gold", "silver"]))}
+        )
+        return documents, whatif.AddCluster(parsed_cluster(added, "cluster/new.yaml"))
     if kind == "scale":
         name = draw(st.sampled_from(workloads))
         return documents, whatif.Scale(f"deployment/demo/{name}", draw(st.integers(0, 6)))
