@@ -50,6 +50,9 @@ GIT_ENVIRONMENT = {
 
 
 def step(number: int, title: str) -> None:
+    from examples.demo import view
+
+    view.between_steps()
     print(f"\n── {number}. {title}")
 
 
@@ -134,6 +137,9 @@ def run(workdir: Path, settings: Any) -> int:
         controller_log=JsonLog(controller_log),
         agent_settings={"pending_timeout": timedelta(seconds=timeout)},
     )
+    from examples.demo import view
+
+    server = view.serve(loop.controller, settings.ui_listen, settings.ui_step_seconds, "the demo")
     try:
         step(
             1, f"Two workload clusters ({describe_nodes(loop)}), an agent on each; they report their capacity"
@@ -212,6 +218,7 @@ def run(workdir: Path, settings: Any) -> int:
             f"controller log: {len(controller_log.getvalue().splitlines())} JSON lines"
         )
     finally:
+        view.close(server)
         loop.close()
     return 0
 

@@ -32,6 +32,8 @@ class Settings:
     pending_timeout: int
     bake_time: int
     progress_deadline: int
+    ui_listen: str | None = None  # the fleet view's PORT or HOST:PORT (docs/ui.md); None: none
+    ui_step_seconds: float = 5.0  # with the view and no terminal: how long each step waits
 
     @property
     def real(self) -> bool:
@@ -80,6 +82,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="the storefront's progressDeadlineSeconds (default: 20 simulated, 10 real)",
     )
+    view = parser.add_argument_group("the fleet view (docs/ui.md)")
+    view.add_argument(
+        "--ui-listen",
+        metavar="PORT",
+        help="serve the controller's read-only web view (PORT: on 127.0.0.1, or HOST:PORT) and wait at each "
+        "step: for Enter on a terminal, else --ui-step-seconds",
+    )
+    view.add_argument("--ui-step-seconds", type=float, default=5.0, help="(default: 5)")
 
 
 def from_arguments(arguments: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
@@ -109,4 +119,6 @@ def from_arguments(arguments: argparse.Namespace, environ: Mapping[str, str]) ->
         pending_timeout=arguments.pending_timeout or (5 if real else 30),
         bake_time=arguments.bake_time,
         progress_deadline=arguments.progress_deadline or (10 if real else 20),
+        ui_listen=arguments.ui_listen,
+        ui_step_seconds=arguments.ui_step_seconds,
     )

@@ -22,8 +22,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from examples.demo import view
+
 
 def step(number: int, title: str) -> None:
+    view.between_steps()
     print(f"\n── {number}. {title}")
 
 
@@ -97,6 +100,7 @@ def run(workdir: Path, settings: Any) -> int:
     story = Story(workdir, settings)
     loop = story.loop
     bake, deadline = settings.bake_time, settings.progress_deadline
+    server = view.serve(loop.controller, settings.ui_listen, settings.ui_step_seconds, "the waves demo")
     try:
         step(1, "Two clusters; each agent follows its release branch (--follow-release); wlc-1 is the canary")
         loop.agents()
@@ -211,6 +215,7 @@ def run(workdir: Path, settings: Any) -> int:
         say(f"wlc-2 never ran storefront:3.0: it runs {story.version('wlc-2')}")
         say(f"repositories: {workdir} (source.git, rendered.git: main, nova/clusters/*, nova/rollout)")
     finally:
+        view.close(server)
         loop.close()
     return 0
 

@@ -54,6 +54,10 @@ class Journal(Protocol):
     def failed(self, error: BaseException, at: datetime) -> None: ...
 
 
+class Watcher(Journal, PlanObserver, Protocol):
+    """Told of each plan and each reconcile (``controller.uistate.FleetView``)."""
+
+
 def _always() -> bool:
     return True
 
@@ -207,6 +211,12 @@ class Controller:
         self._status_problems: tuple[str, ...] = ()
         self._rollout_notes: tuple[str, ...] = ()
         self.metrics.alive = lambda: self._running
+
+    def watch(self, view: Watcher) -> None:
+        """Tell ``view`` of every plan and every reconcile from now on: the web view a demo attaches to a
+        controller made without one."""
+        self.journal = view
+        self.reconciler.observers = (*self.reconciler.observers, view)
 
     def reconcile_once(self) -> ReconcileOutcome:
         """One reconcile, logged and counted; errors are logged, counted and raised to the caller."""

@@ -22,7 +22,7 @@ the record asks for moves a branch only back in its history (``_backwards_only``
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -55,6 +55,8 @@ class StepResult:
     record: WriteOutcome = WriteOutcome.UNCHANGED
     due_at: datetime | None = None
     """When the decision's next timed change falls due (a bake's end, a health timeout): step again then."""
+    released: Mapping[str, str | None] = field(default_factory=dict)
+    """Each cluster's release branch after the step (its commit; None: none): what the web view shows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,11 @@ class RolloutDriver:
             moves, refused = self._backwards_only(decision, released)
             if refused:
                 decision = replace(decision, notes=(*decision.notes, *refused))
-            return StepResult(decision, self.releases.move(moves), written, due)
+            moved = self.releases.move(moves)
+            after = dict(released)
+            if moved is MoveOutcome.MOVED:
+                after.update((cluster, move.target) for cluster, move in moves.items())
+            return StepResult(decision, moved, written, due, after)
 
     def _backwards_only(
         self, decision: Decision, released: Mapping[str, str | None]

@@ -54,6 +54,7 @@ class FleetView:
         self._source_set: SourceSet | None = None
         self._reports: Mapping[str, ClusterReport] = {}
         self._decision: Decision | None = None
+        self._released: Mapping[str, str] = {}  # each cluster's release branch, with a rollout
         self._head = ""
         self._at: datetime | None = None
         self._reconciles: deque[Reconciled] = deque(maxlen=KEPT_RECONCILES)
@@ -71,6 +72,11 @@ class FleetView:
 
     def reconciled(self, outcome: ReconcileOutcome, at: datetime) -> None:
         decision = outcome.rollout.decision if outcome.rollout is not None else None
+        released = {
+            cluster: commit
+            for cluster, commit in (outcome.rollout.released if outcome.rollout is not None else {}).items()
+            if commit
+        }
         lines = outcome.message.splitlines()[1:]  # the commit message's body, its trailers left out
         notes = tuple(line for line in lines if line.strip() and not line.startswith("Nova-"))
         entry = Reconciled(
@@ -90,6 +96,7 @@ class FleetView:
             if outcome.source_set is not None:  # a skip keeps the source of the reconcile it skips on
                 self._source_set = outcome.source_set
             self._decision = decision
+            self._released = released
             self._head = outcome.commit or self._head
             self._at = at
             self._reconciles.append(entry)
@@ -123,6 +130,8 @@ class FleetView:
             return False
         if last.facts.head != ("" if self._decision is not None else self._head):
             return False
+        if last.facts.released != self._released:
+            return False
         made_of = self._reports_made_of
         return made_of.keys() == self._reports.keys() and all(
             made_of[name] is report for name, report in self._reports.items()
@@ -149,6 +158,7 @@ class FleetView:
             where=self.where,
             now=self._at,
             title=self.title,
+            released=self._released,
         )
         return FleetModel(facts, previous)
 

@@ -29,6 +29,7 @@ ACTIONS: Final = ("promote", "pause", "resume", "abort")
 class WaveCluster:
     name: str
     synced: str  # the commit its agent runs (short), "-"
+    released: str  # the commit released to it (short), "-"
     state: str  # what the step says of it, or "-"
 
 
@@ -67,6 +68,7 @@ def rollout_view(
     *,
     where: str,
     now: datetime | None,
+    released: Mapping[str, str] | None = None,
 ) -> RolloutView:
     """The rollout page. ``where``: the options that name the rendered repository and the source in the
     commands shown (``--repo URL --source SOURCE``), credentials already masked by the caller."""
@@ -81,6 +83,7 @@ def rollout_view(
             WaveCluster(
                 name=shown(name),
                 synced=(agents[name].synced_revision[:7] or "-") if name in agents else "-",
+                released=shown((released or {}).get(name) or "-")[:7],
                 state=shown(reasons.get(name, "-"), 200),
             )
             for name in wave.clusters

@@ -101,6 +101,7 @@ class FleetModel:
             self.facts.agents,
             where=self.facts.where,
             now=self.facts.now,
+            released=self.facts.released,
         )
 
     @cached_property

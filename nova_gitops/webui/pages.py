@@ -112,6 +112,21 @@ def _common(model: FleetModel, heading: str, stamp: str, version: int) -> dict[s
     }
 
 
+def waiting_page(title: str, *, stamp: str, version: int) -> str:
+    """Before the first reconcile: a page that loads itself again once there is a fleet to show."""
+    return _render(
+        "waiting.html.j2",
+        title=shown(title or "fleet"),
+        heading="Fleet",
+        nav=PAGES,
+        stamp=stamp,
+        report=False,
+        live=True,
+        version=version,
+        waiting=True,
+    )
+
+
 def fleet_page(model: FleetModel, *, stamp: str, version: int) -> str:
     rows = model.clusters
     return _render(

@@ -64,7 +64,8 @@ def test_the_pages_show_the_fleet_after_the_first_reconcile(
     served: tuple[looping.Controller, uistate.FleetView, Server],
 ) -> None:
     controller, view, server = served
-    assert request(server, "/")[0] == 503
+    code, _, waiting = request(server, "/")
+    assert code == 503 and "first reconcile" in waiting and "data-reload" in waiting
     controller.reconcile_once()
     code, headers, html = request(server, "/")
     assert code == 200 and headers["Content-Type"] == "text/html; charset=utf-8"

@@ -159,6 +159,7 @@ class _Hostile:
     """A view whose every name is a probe (our own port's shape: ``version`` and ``snapshot``)."""
 
     version = 1
+    title = fleets.PROBES[0]
 
     def snapshot(self) -> Snapshot:
         return Snapshot(1, fleets.NOW, fleets.hostile_model(), fleets.PROBES[0])
@@ -192,6 +193,7 @@ def test_hostile_names_run_nothing_in_the_served_pages(chrome: Any) -> None:
         base = f"http://127.0.0.1:{server.port}"
         for path in ("/", "/groups", "/rollout", "/reconciles"):
             _open(chrome, base + path)
+            assert chrome.find_elements(By.ID, "content"), f"{path} is our page, not the browser's error page"
             _inert(chrome)
         _open(chrome, base + "/groups")
         for index in range(len(chrome.find_elements(By.CSS_SELECTOR, "#groups a"))):
@@ -246,3 +248,34 @@ def test_the_keyboard_reaches_the_skip_link_the_filter_and_the_sort_buttons(
     assert th.get_attribute("aria-sort") == "ascending"
     outline = chrome.execute_script("return getComputedStyle(document.activeElement).outlineStyle;")
     assert outline == "solid", "the focused control is outlined"
+
+
+def test_the_demo_with_a_view_tells_its_story_in_the_browser(chrome: Any, tmp_path: Path) -> None:
+    """``python examples/demo/run.py --ui-listen PORT``: the open page follows the story by itself, up to
+    the reschedule's commit quoting the agent's reason."""
+    import re
+    import subprocess
+    import sys
+
+    from selenium.webdriver.common.by import By
+
+    demo_path = browser.ROOT / "examples" / "demo" / "run.py"
+    command = [sys.executable, "-u", str(demo_path), "--workdir", str(tmp_path)]
+    command += ["--ui-listen", "0", "--ui-step-seconds", "2"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as demo_run:
+        assert demo_run.stdout is not None
+        url = None
+        for line in demo_run.stdout:
+            found = re.search(r"the fleet view: (http://127\.0\.0\.1:\d+/)", line)
+            if found:
+                url = found[1]
+                break
+        assert url is not None, "the demo said where its view is"
+        _open(chrome, url + "reconciles")  # before the first reconcile: a page that loads itself again
+        _wait(chrome, lambda d: d.find_elements(By.ID, "reconciles"))
+        chrome.execute_script("window.__notReloaded = true;")
+        _wait(chrome, lambda d: "rescheduled" in d.find_element(By.ID, "reconciles").text)
+        assert chrome.execute_script("return window.__notReloaded === true;")
+        browser.screenshots().joinpath("demo-reconciles.png").write_bytes(chrome.get_screenshot_as_png())
+        rest = demo_run.stdout.read()
+        assert demo_run.wait(timeout=120) == 0, rest

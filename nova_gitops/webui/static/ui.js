@@ -119,7 +119,9 @@
       var state = request.response;
       if (request.status === 200 && state && typeof state.version === "number") {
         var version = String(state.version);
-        if (version !== document.body.getAttribute("data-version")) refresh(version);
+        if (version === document.body.getAttribute("data-version")) return;
+        if (document.body.hasAttribute("data-reload")) window.location.reload();
+        else refresh(version);
       }
     };
     request.onloadend = function () { window.setTimeout(function () { poll(url); }, 2000); };
