@@ -60,7 +60,8 @@ class Job:
 
 class HeadroomWatch:
     """Computes failover headroom in the background (the module docstring) and exports it to ``metrics``.
-    ``wait`` is the signal tests (and a clean stop) wait on; ``close`` stops the thread."""
+    A thread runs while there is something to compute, and ends when nothing waits. ``wait`` is the signal
+    tests (and a clean stop) wait on; ``close`` stops it."""
 
     def __init__(
         self,
@@ -116,9 +117,16 @@ class HeadroomWatch:
             self._changed.notify_all()
 
     def wait(self, timeout: float) -> bool:
-        """Wait until no computation runs or waits (True), or ``timeout`` seconds pass (False)."""
+        """Wait until no computation runs or waits and the thread has ended (True), or ``timeout`` seconds
+        pass (False)."""
         with self._changed:
-            return self._changed.wait_for(lambda: not self._running and self._pending is None, timeout)
+            return self._changed.wait_for(lambda: self._thread is None, timeout)
+
+    @property
+    def computing(self) -> bool:
+        """A thread computes, or is about to (a plan waits)."""
+        with self._changed:
+            return self._thread is not None
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the thread: a computation in progress is left to end (its result dropped)."""
@@ -136,13 +144,15 @@ class HeadroomWatch:
             self._thread.start()
 
     def _work(self) -> None:
+        """Compute until nothing waits, then end: no thread is left idle between changes (the next plan
+        handed over starts one)."""
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: self._closed or self._pending is not None)
-                if self._closed:
+                if self._closed or self._pending is None:
+                    self._thread = None
+                    self._changed.notify_all()
                     return
                 job, self._pending, self._running = self._pending, None, True
-            assert job is not None
             found = self._compute(job)
             with self._changed:
                 self._running = False

@@ -3,7 +3,8 @@
 The renderer ``diff_revisions`` calls once per side (``RenderFiles``) loads, plans and renders the side like
 ``renderers.SourceRenderer`` and, with that side's plan and its memory, plans each loss
 (``scheduling.headroom``): one load and one plan per side serve both the render and the headroom, which
-then costs one what-if per cluster per side, each re-planning only what the loss touches. The head is
+then costs one what-if per cluster per side, each re-planning only what the loss touches, spread over
+processes as ``nova-gitops headroom`` spreads them (``whatif.spread_over``). The head is
 rendered on the base's placement (stickiness), so its headroom is that of the head as published on top of
 the base. ``compare`` turns the two sides into the section ``diffformats`` shows
 (``rendering.headroomdiffs``).
@@ -21,7 +22,7 @@ from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.scheduling import failover, findings, headroom
 from nova_gitops.scheduling.plans import LossOutcome, PlanSettings, PreviousPlacement
 from nova_gitops.sources.parsecache import ParseCache
-from nova_gitops.workflows import rendering
+from nova_gitops.workflows import rendering, whatif
 from nova_gitops.workflows.renderers import RenderedFiles
 
 
@@ -37,7 +38,9 @@ class HeadroomRenderer:
         domain: str | None = None,
         cache_dir: Path | None = None,
         progress: phases.Progress = phases.NO_PROGRESS,
+        jobs: int | None = None,  # processes planning the losses (None: ``whatif.default_jobs``)
     ) -> None:
+        self.jobs = whatif.default_jobs() if jobs is None else jobs
         self.settings = settings
         self.clusters_path = clusters_path
         self.domain = domain
@@ -59,7 +62,12 @@ class HeadroomRenderer:
         self.findings = findings.findings_of(source_set, plan)
         self.progress.phase(phases.PLAN, "failover headroom: one plan per cluster")
         report = headroom.headroom(
-            source_set, settings=self.settings, domain=self.domain, file_digests=digests, today=plan
+            source_set,
+            settings=self.settings,
+            domain=self.domain,
+            file_digests=digests,
+            today=plan,
+            mapper=whatif.spread_over(self.jobs),  # the losses over processes, as ``headroom`` plans them
         )
         self.sides.append(failover.outcomes(report))
         self.progress.phase(phases.RENDER)

@@ -14,7 +14,8 @@ Behaviours covered:
   computed again in the thread;
 - ``--headroom-domain`` names the series ``LABEL=VALUE``;
 - a reconcile does not wait for a computation; a newer plan handed over while one runs supersedes it: its
-  result is dropped and the newest plan's is exported.
+  result is dropped and the newest plan's is exported;
+- a placement and capacity equal to the last one's is not computed again, and no thread stays idle.
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ def test_a_reconcile_does_not_wait_and_a_newer_plan_supersedes_a_computation(tmp
     controller.headroom = HeadroomWatch(controller.metrics, clock=lambda: NOW.timestamp(), compute=blocking)
     controller.reconcile_once()
     assert started.wait(WAIT)  # computing, and the reconcile returned meanwhile
+    assert controller.headroom.computing
     git(fleet.status_work, "pull", "--quiet", "origin", "nova-status")
     fleet.report(cluster_report("wlc-1", cpu="1"))  # wlc-1 fills up: a newer plan
     controller.reconcile_once()
@@ -185,6 +187,7 @@ def test_an_unchanged_placement_is_not_computed_again() -> None:
     watch.reconciled(plan_of(*documents), source)  # equal placement and capacity
     assert watch.wait(WAIT)
     assert (watch.background, watch.computed) == (1, 1)
+    assert not watch.computing  # no thread left idle between changes
     assert headroomwatching.placement_key(planned, source, None) == headroomwatching.placement_key(
         plan_of(*documents), source, None
     )
