@@ -162,7 +162,7 @@ def headroom(
     given ``today``). ``HeadroomError`` for a ``domain`` no cluster has or an ``ignore`` matching nothing.
     ``mapper`` plans the losses (``map`` when None; the workflow's spreads them over processes): each loss
     is planned alone, so the order they are planned in changes nothing. Each loss plans only the components
-    of the fleet it reaches (``reach``); ``partitioned=False`` plans the whole fleet for each (the reference
+    of the fleet it reaches (``Reaches``); ``partitioned=False`` plans the whole fleet for each (the reference
     the property tests compare with)."""
     settings = settings or PlanSettings()
     losses, unlabelled = losses_of(source, domain)
@@ -174,11 +174,12 @@ def headroom(
     memory = today.memory.merged(recalled) if today.memory and recalled else (today.memory or recalled)
 
     memory, rooms = settled(source, today, memory, file_digests)
-    parts = components_of(source, today) if partitioned else None
+    reaches = Reaches(source, today, rooms) if partitioned else None
+    previous = whatif.placement_of(today)
 
     def one(loss: tuple[str, tuple[str, ...]]) -> Loss:
         name, clusters = loss
-        reached = reach(source, today, parts, clusters, rooms) if parts is not None else None
+        reached = reaches.of(clusters) if reaches is not None else None
         return loss_of(
             source,
             today,
@@ -188,6 +189,7 @@ def headroom(
             recalled=memory,
             file_digests=file_digests,
             reach=reached,
+            previous=previous,
         )
 
     made = list((mapper or map)(one, losses))
@@ -229,6 +231,7 @@ def loss_of(
     recalled: PlanMemory | None = None,
     file_digests: Mapping[str, str] | None = None,
     reach: Reach | None = None,
+    previous: PreviousPlacement | None = None,
 ) -> Loss:
     """One loss: ``clusters`` leave the inventory (``whatif.Without``), planned against ``today``; with
     ``reach``, only the part of the fleet the loss reaches is planned (the same loss, for less)."""
@@ -244,6 +247,7 @@ def loss_of(
         recalled=recalled,
         file_digests=file_digests,
         elsewhere=() if reach is None else reach.elsewhere,
+        previous=previous,
     )
     return loss_from(name, tuple(clusters), result, ignore)
 
@@ -284,31 +288,42 @@ def _named_clusters(manifest: Manifest) -> tuple[str, ...]:
     return found.clusters if isinstance(found, intents.SpreadOnto) else ()
 
 
-def reach(
-    source: SourceSet,
-    today: Plan,
-    parts: Sequence[components.Component],
-    lost: Sequence[str],
-    rooms: Mapping[str, Mapping[str, int]],
-) -> Reach | None:
-    """What losing ``lost`` can change (``Reach``); None when it reaches every cluster (plan it whole).
-    ``rooms``: each cluster's free room once today's placement is planned again with itself as the previous
-    placement (what every what-if starts from), for the clusters the loss does not reach."""
-    reached = [part for part in parts if not set(part.clusters).isdisjoint(lost)]
-    clusters = frozenset(name for part in reached for name in part.clusters)
-    if len(clusters) == len(source.clusters):
-        return None
-    groups = {name for part in reached for name in part.groups}
-    keys = {item.manifest.key for group in today.groups if group.name in groups for item in group.objects}
-    part_source = dataclasses.replace(
-        source,
-        clusters=tuple(cluster for cluster in source.clusters if cluster.name in clusters),
-        workloads=tuple(manifest for manifest in source.workloads if manifest.key in keys),
-    )
-    elsewhere = tuple(
-        room for name, room in sorted(rooms.items()) if name not in clusters and name not in lost
-    )
-    return Reach(clusters, part_source, elsewhere)
+class Reaches:
+    """What each loss can change (``Reach``), from the fleet's components as today's plan has them; each
+    part of the fleet made into a source once, however many losses reach it."""
+
+    def __init__(self, source: SourceSet, today: Plan, rooms: Mapping[str, Mapping[str, int]]) -> None:
+        self.source, self.rooms = source, rooms
+        self.parts = components_of(source, today)
+        self.group_keys = {
+            group.name: [item.manifest.key for item in group.objects] for group in today.groups
+        }
+        self.workload_keys = [manifest.key for manifest in source.workloads]
+        self._sources: dict[frozenset[str], SourceSet] = {}
+
+    def of(self, lost: Sequence[str]) -> Reach | None:
+        """What losing ``lost`` can change; None when it reaches every cluster (plan it whole). The clusters
+        it does not reach keep the free room of today's placement planned again (``rooms``)."""
+        reached = [part for part in self.parts if not set(part.clusters).isdisjoint(lost)]
+        clusters = frozenset(name for part in reached for name in part.clusters)
+        if len(clusters) == len(self.source.clusters):
+            return None
+        part_source = self._sources.get(clusters)
+        if part_source is None:
+            keys = {key for part in reached for name in part.groups for key in self.group_keys[name]}
+            part_source = self._sources[clusters] = dataclasses.replace(
+                self.source,
+                clusters=tuple(cluster for cluster in self.source.clusters if cluster.name in clusters),
+                workloads=tuple(
+                    manifest
+                    for manifest, key in zip(self.source.workloads, self.workload_keys, strict=True)
+                    if key in keys
+                ),
+            )
+        elsewhere = tuple(
+            room for name, room in sorted(self.rooms.items()) if name not in clusters and name not in lost
+        )
+        return Reach(clusters, part_source, elsewhere)
 
 
 def loss_from(name: str, clusters: tuple[str, ...], result: whatif.WhatIf, ignore: Sequence[str]) -> Loss:

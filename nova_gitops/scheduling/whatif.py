@@ -284,16 +284,18 @@ def what_if(
     recalled: PlanMemory | None = None,
     file_digests: Mapping[str, str] | None = None,
     elsewhere: Sequence[Mapping[str, int]] = (),
+    previous: PreviousPlacement | None = None,
 ) -> WhatIf:
     """Plan ``source`` with ``changes`` made and ``today``'s placement as the previous placement (today is
     ``planning.plan(source, previous=..., settings=settings)``: the render as it is). ``recalled`` and
     ``file_digests`` are ``planning.plan``'s (the memory of earlier plans). ``elsewhere``: the free room of
-    clusters outside ``source`` (``headroom.reach`` plans part of a fleet), for what is free elsewhere."""
+    clusters outside ``source`` (``headroom.Reaches`` plans part of a fleet), for what is free elsewhere.
+    ``previous``: ``placement_of(today)``, when the caller made it already (a headroom plans many losses)."""
     applied = apply(source, changes)
     digests = None if file_digests is None else digests_after(file_digests, applied)
     after = planning.plan(
         applied.source,
-        previous=placement_of(today),
+        previous=previous if previous is not None else placement_of(today),
         settings=settings or today.settings,
         recalled=recalled,
         file_digests=digests,
