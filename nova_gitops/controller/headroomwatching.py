@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.serving import Metrics
-from nova_gitops.errors import UserError
 from nova_gitops.scheduling import failover, headroom
 from nova_gitops.scheduling.headroom import Headroom
 from nova_gitops.scheduling.memory import PlanMemory
@@ -177,8 +176,8 @@ class HeadroomWatch:
         self.background += 1
         try:
             report = self.compute(job)
-        except UserError as error:  # a --headroom-domain no cluster has: said once, until it changes
-            self._tell(str(error))
+        except headroom.HeadroomError as error:  # a --headroom-domain no cluster has: said once
+            self._tell(str(failover.as_flag(error)))
             return None
         except Exception as error:  # never the loop's end: the metrics keep their last value
             self._tell(f"{type(error).__name__}: {error}")

@@ -54,15 +54,27 @@ def with_failover(
     """``plan`` with its failover headroom (``plan.failover``): each loss planned against it, with the
     domain its settings name, reusing its memory and ``recalled``. ``headroom.HeadroomError`` for a
     domain no cluster has."""
-    report = headroom.headroom(
-        source,
-        settings=plan.settings,
-        domain=plan.settings.headroom_domain,
-        recalled=recalled,
-        file_digests=file_digests,
-        today=plan,
-    )
+    try:
+        report = headroom.headroom(
+            source,
+            settings=plan.settings,
+            domain=plan.settings.headroom_domain,
+            recalled=recalled,
+            file_digests=file_digests,
+            today=plan,
+        )
+    except headroom.HeadroomError as error:
+        raise as_flag(error) from None
     return dataclasses.replace(plan, failover=outcomes(report))
+
+
+def as_flag(error: headroom.HeadroomError) -> headroom.HeadroomError:
+    """``headroom``'s error for a domain no cluster has, naming the flag these commands take it by
+    (``--headroom-domain``, not the ``headroom`` command's ``--domain``)."""
+    text = str(error)
+    if text.startswith("--domain "):
+        text = "--headroom-domain " + text.removeprefix("--domain ")
+    return headroom.HeadroomError(text)
 
 
 def stranded_counts(found: Iterable[LossOutcome]) -> dict[str, int]:

@@ -61,14 +61,17 @@ class HeadroomRenderer:
         )
         self.findings = findings.findings_of(source_set, plan)
         self.progress.phase(phases.PLAN, "failover headroom: one plan per cluster")
-        report = headroom.headroom(
-            source_set,
-            settings=self.settings,
-            domain=self.domain,
-            file_digests=digests,
-            today=plan,
-            mapper=whatif.spread_over(self.jobs),  # the losses over processes, as ``headroom`` plans them
-        )
+        try:
+            report = headroom.headroom(
+                source_set,
+                settings=self.settings,
+                domain=self.domain,
+                file_digests=digests,
+                today=plan,
+                mapper=whatif.spread_over(self.jobs),  # the losses over processes, as ``headroom`` does
+            )
+        except headroom.HeadroomError as error:
+            raise failover.as_flag(error) from None
         self.sides.append(failover.outcomes(report))
         self.progress.phase(phases.RENDER)
         tree = rendering.render_plan(plan, source_set, source)

@@ -169,4 +169,4 @@ def test_bad_combinations_and_an_unknown_domain_exit_2(tmp_path: Path) -> None:
     assert "--headroom-domain only applies with --headroom" in stderr
     code, _, stderr = diff(root, "--headroom", "--headroom-domain", "region")
     assert code == 2
-    assert "--domain region: no cluster has the label region" in stderr
+    assert "--headroom-domain region: no cluster has the label region" in stderr

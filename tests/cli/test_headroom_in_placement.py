@@ -126,4 +126,4 @@ def test_bad_headroom_flags_exit_2(tmp_path: Path) -> None:
     args = ["--headroom", "--headroom-domain", "region"]
     code, _, stderr = run("render", str(root), "-o", str(tmp_path / "out"), *args)
     assert code == 2
-    assert "--domain region: no cluster has the label region" in stderr
+    assert "--headroom-domain region: no cluster has the label region" in stderr

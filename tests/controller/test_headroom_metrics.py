@@ -12,7 +12,8 @@ Behaviours covered:
 - ``--no-headroom`` computes nothing and exports no series;
 - ``--headroom-in-placement``: PLACEMENT.md has the section, and the metric is the render's result, not
   computed again in the thread;
-- ``--headroom-domain`` names the series ``LABEL=VALUE``;
+- ``--headroom-domain`` names the series ``LABEL=VALUE``; a domain no cluster has is logged once, naming the
+  flag, and exports nothing; with ``--headroom-in-placement`` it fails the reconcile, which publishes nothing;
 - a reconcile does not wait for a computation; a newer plan handed over while one runs supersedes it: its
   result is dropped and the newest plan's is exported;
 - a placement and capacity equal to the last one's is not computed again, and no thread stays idle.
@@ -24,6 +25,8 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from nova_agent.clocks import FakeClock
 from nova_agent.kubeclient import ApiClientKube
 from nova_agent.running import Agent
@@ -31,6 +34,7 @@ from nova_agent.settings import AgentSettings
 from nova_gitops.controller import headroomwatching
 from nova_gitops.controller.headroomwatching import HeadroomWatch, Job
 from nova_gitops.controller.serving import Metrics
+from nova_gitops.errors import UserError
 from nova_gitops.scheduling import headroom
 from nova_gitops.scheduling.headroom import Headroom
 from nova_gitops.workflows.publishing import Outcome
@@ -192,3 +196,29 @@ def test_an_unchanged_placement_is_not_computed_again() -> None:
         plan_of(*documents), source, None
     )
     watch.close()
+
+
+def test_a_domain_no_cluster_has_is_logged_once_and_exports_nothing(tmp_path: Path) -> None:
+    fleet = web_fleet(tmp_path)
+    fleet.report(cluster_report("wlc-1"), cluster_report("wlc-2"))
+    controller = fleet.controller(headroom_domain="region")
+    controller.reconcile_once()
+    assert controller.headroom is not None and controller.headroom.wait(WAIT)
+    fleet.write_source("web.yaml", deployment(replicas=1, cpu="3"))  # placement changes: computed again
+    controller.reconcile_once()
+    assert controller.headroom.wait(WAIT)
+    assert controller.headroom.background == 2
+    assert stranded(controller.metrics) == {}
+    assert controller.metrics.value(COMPUTED) == 0.0
+    logged = [line for line in controller.log.stream.getvalue().splitlines() if "failover headroom" in line]
+    assert len(logged) == 1
+    assert "--headroom-domain region: no cluster has the label region" in logged[0]
+    (tmp_path / "in-placement").mkdir()
+    with_placement = Fleet(tmp_path / "in-placement")
+    with_placement.write_source("web.yaml", deployment(replicas=1, cpu="3"))
+    with_placement.write_source("policy.yaml", policy())
+    with_placement.report(cluster_report("wlc-1"))
+    failing = with_placement.controller(headroom_domain="region", headroom_in_placement=True)
+    with pytest.raises(UserError, match="--headroom-domain region: no cluster has the label region"):
+        failing.reconcile_once()  # the render cannot say what it was asked to: nothing is published
+    assert not git(with_placement.remote, "branch", "--list", "main")  # no commit was made
