@@ -114,6 +114,11 @@ def test_the_rollout_page_lists_the_waves_and_the_commands_to_copy() -> None:
         ("others", ["c2"]),
     ]
     assert rollout.outcome == "not started" and rollout.waves[0].state == "not started"
+    assert _model(*_fleet()).rollout.outcome == "follows the branch head", "no RolloutStrategy"
+    released = _model(*documents, released={"c1": "abcdef0123456789"})
+    assert released.rollout.waves[0].clusters[0].released == "abcdef0"
+    assert next(row for row in released.clusters if row.name == "c1").released == "abcdef0"
+    assert next(row for row in released.clusters if row.name == "c2").released == "-"
     assert "nova-gitops rollout abort --repo file:///r.git --source ./fleet" in rollout.commands
 
 
