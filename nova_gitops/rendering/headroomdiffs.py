@@ -27,6 +27,10 @@ Side = Literal["both", "base", "head"]
 MARKDOWN_LIMIT: Final = 30
 """Losses that changed listed in a comment; the rest are counted (a 500-cluster fleet's comment stays
 within GitHub's size limit)."""
+MARKDOWN_GROUPS: Final = 5
+"""Groups named per loss in a comment; the rest are counted."""
+MARKDOWN_BUDGET: Final = 12_000
+"""Characters of the section in a comment at most, beside the diff's own 50,000 of manifests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,19 +95,27 @@ def same(was: StrandedGroup | None, now: StrandedGroup) -> bool:
     )
 
 
-def change_lines(change: LossChange, style: Style = failovers.TEXT) -> list[str]:
-    """The sentences of one changed loss: one per group it now strands, one for those it no longer does."""
+def change_lines(change: LossChange, style: Style = failovers.TEXT, limit: int | None = None) -> list[str]:
+    """The sentences of one changed loss: one per group it now strands (at most ``limit``, the rest
+    counted), one for those it no longer does."""
     lost = style.name(change.lost)
     if change.side == "base":
-        gone = ", ".join(style.name(item.group) for item in change.freed)
-        return [f"{lost} is gone with this change: losing it stranded {gone}"]
+        return [f"{lost} is gone with this change: losing it stranded {named(change.freed, style, limit)}"]
     start = f"after this change, losing {lost}" + (" (a new cluster)" if change.side == "head" else "")
-    lines = [f"{start} strands {failovers.stranded_words(item, style)}" for item in change.strands]
+    shown = change.strands if limit is None else change.strands[:limit]
+    lines = [f"{start} strands {failovers.stranded_words(item, style)}" for item in shown]
+    if len(change.strands) > len(shown):
+        lines.append(f"{start} strands {len(change.strands) - len(shown)} more groups")
     if change.freed:
-        lines.append(
-            f"{start} no longer strands {', '.join(style.name(item.group) for item in change.freed)}"
-        )
+        lines.append(f"{start} no longer strands {named(change.freed, style, limit)}")
     return lines
+
+
+def named(items: Sequence[StrandedGroup], style: Style, limit: int | None) -> str:
+    """The groups' names, at most ``limit`` of them and the rest counted."""
+    shown = items if limit is None else items[:limit]
+    words = ", ".join(style.name(item.group) for item in shown)
+    return words + (f" and {len(items) - len(shown)} more" if len(items) > len(shown) else "")
 
 
 def unchanged_line(diff: HeadroomDiff, style: Style = failovers.TEXT) -> str:
@@ -129,13 +141,23 @@ def text_lines(diff: HeadroomDiff) -> list[str]:
 
 
 def markdown(diff: HeadroomDiff) -> str:
-    """The section for a pull-request comment."""
-    lines = []
-    for change in diff.changes[:MARKDOWN_LIMIT]:
+    """The section for a pull-request comment: at most ``MARKDOWN_LIMIT`` losses, ``MARKDOWN_GROUPS``
+    groups each, and ``MARKDOWN_BUDGET`` characters (a comment holds 65,536, the manifest diff included)."""
+    lines: list[str] = []
+    used = 0
+    for told, change in enumerate(diff.changes[:MARKDOWN_LIMIT]):
         mark = ":x:" if change.worse else ":white_check_mark:"
-        lines += [f"- {mark} {line}" for line in change_lines(change, failovers.MARKDOWN)]
-    if len(diff.changes) > MARKDOWN_LIMIT:
-        lines.append(f"- … and {len(diff.changes) - MARKDOWN_LIMIT} more losses changed")
+        more = [f"- {mark} {line}" for line in change_lines(change, failovers.MARKDOWN, MARKDOWN_GROUPS)]
+        if used + sum(len(line) + 1 for line in more) > MARKDOWN_BUDGET:
+            lines.append(
+                f"- … and {len(diff.changes) - told} more losses changed: run `nova-gitops diff --headroom`"
+            )
+            break
+        lines += more
+        used += sum(len(line) + 1 for line in more)
+    else:
+        if len(diff.changes) > MARKDOWN_LIMIT:
+            lines.append(f"- … and {len(diff.changes) - MARKDOWN_LIMIT} more losses changed")
     tail = unchanged_line(diff, failovers.MARKDOWN)
     if tail:
         lines.append(f"- {tail}")

@@ -9,7 +9,8 @@ Behaviours covered:
 - a loss on one side only (a cluster added or removed) is compared with nothing;
 - the words: "needs 4 nvidia.com/gpu, 0 free elsewhere" for one scarce resource, each scarce resource with
   its free room for more, a pinned group's clusters;
-- Markdown shows names in code spans and hidden characters as escapes; JSON carries every change;
+- Markdown shows names in code spans and hidden characters as escapes, and stays within a comment's budget
+  (losses, groups per loss and characters bounded, the rest counted); text and JSON carry every change;
 - PLACEMENT.md has the section only when the plan carries headroom: one line per loss, worst first, on the
   bundled example as ``headroom`` orders it.
 """
@@ -138,3 +139,20 @@ def test_placement_md_has_the_section_only_when_the_plan_carries_headroom() -> N
     assert "2 nvidia.com/gpu (0 free elsewhere)" in told[0]
     assert told[-1] == "- losing `wlc-onprem` strands nothing and moves 2 groups"
     assert with_headroom.failover == failover.outcomes(failover.headroom.headroom(source_set, today=plan))
+
+
+def test_a_comment_stays_within_its_budget_however_many_losses_change() -> None:
+    groups = [
+        StrandedGroup(f"group-{index:03d}", "no-room", {"cpu": 1000}, {"cpu": 0}) for index in range(50)
+    ]
+    head = [loss(f"wlc-{index:03d}", *groups) for index in range(100)]
+    diff = headroomdiffs.compare([loss(outcome.lost) for outcome in head], head)
+    markdown = headroomdiffs.markdown(diff)
+    assert len(markdown) < headroomdiffs.MARKDOWN_BUDGET + 1000
+    assert "more losses changed: run `nova-gitops diff --headroom`" in markdown
+    assert "after this change, losing `wlc-000` strands 45 more groups" in markdown
+    assert len(headroomdiffs.text_lines(diff)) == 100 * 50  # a terminal gets everything
+    freed = headroomdiffs.compare(head[:1], [loss("wlc-000")])
+    assert headroomdiffs.change_lines(freed.changes[0], limit=2) == [
+        "after this change, losing wlc-000 no longer strands group-000, group-001 and 48 more"
+    ]
