@@ -7,6 +7,8 @@ Behaviours covered:
 - a group stranded on both sides is no change though the room free elsewhere moved, and is one when its
   request or its reason changed;
 - a loss on one side only (a cluster added or removed) is compared with nothing;
+- (property, over generated outcomes) every loss is a change or counted unchanged, a change lists exactly
+  the groups stranded anew, and a headroom compared with itself changes nothing;
 - the words: "needs 4 nvidia.com/gpu, 0 free elsewhere" for one scarce resource, each scarce resource with
   its free room for more, a pinned group's clusters;
 - Markdown shows names in code spans and hidden characters as escapes, and stays within a comment's budget
@@ -19,6 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nova_gitops.rendering import failovers, headroomdiffs, reports
 from nova_gitops.rendering.reports import SourceInfo
@@ -156,3 +161,43 @@ def test_a_comment_stays_within_its_budget_however_many_losses_change() -> None:
     assert headroomdiffs.change_lines(freed.changes[0], limit=2) == [
         "after this change, losing wlc-000 no longer strands group-000, group-001 and 48 more"
     ]
+
+
+NAMES = st.sampled_from(["a", "b", "c", "d"])
+GROUPS = st.builds(
+    StrandedGroup,
+    st.sampled_from(["g1", "g2", "g3"]),
+    st.sampled_from(["no-room", "pinned", "no-candidate", "share"]),
+    st.fixed_dictionaries({"cpu": st.integers(1, 4000)}),
+    st.fixed_dictionaries({"cpu": st.integers(0, 4000)}),
+)
+OUTCOMES = st.lists(
+    st.builds(
+        LossOutcome,
+        NAMES,
+        st.lists(GROUPS, max_size=3, unique_by=lambda item: item.group).map(tuple),
+    ),
+    max_size=4,
+    unique_by=lambda outcome: outcome.lost,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(OUTCOMES, OUTCOMES)
+def test_every_loss_is_either_a_change_or_counted_unchanged(
+    base: list[LossOutcome], head: list[LossOutcome]
+) -> None:
+    diff = headroomdiffs.compare(base, head)
+    changed = {change.lost for change in diff.changes}
+    assert len(changed) + diff.unchanged == len({o.lost for o in base} | {o.lost for o in head}) - len(
+        {o.lost for o in base if not o.stranded} - {o.lost for o in head}
+    )
+    before = {outcome.lost: outcome for outcome in base}
+    for outcome in head:
+        was = before.get(outcome.lost)
+        old = {item.group: item for item in was.stranded} if was else {}
+        newly = {item.group for item in outcome.stranded if not headroomdiffs.same(old.get(item.group), item)}
+        change = next((change for change in diff.changes if change.lost == outcome.lost), None)
+        assert {item.group for item in change.strands} == newly if change else not newly
+    assert diff.worse == any(change.strands for change in diff.changes)
+    assert not headroomdiffs.compare(head, head).changes
