@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -250,7 +251,7 @@ def spread_over(jobs: int) -> headroom.Mapper:
             return list(map(function, items))
         _WORK[:] = [function]
         try:
-            with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
+            with multiprocessing.get_context("fork").Pool(min(jobs, len(items)), initializer=_quiet) as pool:
                 return pool.map(_apply, items, chunksize=1)
         finally:
             _WORK.clear()
@@ -260,3 +261,11 @@ def spread_over(jobs: int) -> headroom.Mapper:
 
 def _apply(item: Any) -> Any:
     return _WORK[0](item)
+
+
+def _quiet() -> None:
+    """A forked process's standard streams go to the null device: it writes nothing (its results and errors
+    go back through the pool), and a lock a thread of the parent held on the streams when it forked (a
+    terminal's progress display refreshing) is never waited for, at its exit's flush or anywhere else."""
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 -- the process's own, until it exits
+    sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115

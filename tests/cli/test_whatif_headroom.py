@@ -168,3 +168,9 @@ def test_bad_headroom_flags_exit_2(args: tuple[str, ...], message: str) -> None:
     code, stdout, stderr = run("headroom", SOURCE, *args)
     assert code == 2 and stdout == ""
     assert message in stderr
+
+
+def test_headroom_is_the_same_whatever_the_processes() -> None:
+    one = run("headroom", SOURCE, "-o", "json", "-j", "1")
+    assert one == run("headroom", SOURCE, "-o", "json", "-j", "3")
+    assert one[0] == 1
