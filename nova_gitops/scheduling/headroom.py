@@ -11,10 +11,16 @@ when there is one), a ``Headroom`` out; ``workflows/whatif.py`` loads, the CLI p
     loss = report.loss_of("wlc-gpu")   # one loss by name (a cluster, or LABEL=VALUE with a domain)
 
 Each loss is a what-if of today's plan (``whatif.what_if`` with one ``Without`` per lost cluster), so a
-group a loss strands is exactly one the what-if of that loss makes unschedulable (``stranding``). With
-``file_digests`` (``planning.plan``'s), every plan reuses what today's plan worked out (``memory``): the
-decisions, groups and measures of every workload, and the sticky groups kept on each cluster the loss does
-not reach; a loss re-places what it touches.
+group a loss strands is exactly one the what-if of that loss makes unschedulable (``stranding``). What a
+loss costs is what it touches:
+- it plans only the components of the fleet it can reach (``Reaches``: the clusters joined to the lost
+  ones by some group's candidates, with the planner's own partition, and those groups' workloads); the
+  others are as today's placement planned again (``settled``), and a property holds every loss so planned
+  equal to the loss planned whole (``partitioned=False``);
+- with ``file_digests`` (``planning.plan``'s), every plan reuses what that re-plan worked out (``memory``):
+  the decisions, groups and measures of every workload, and the sticky groups kept on each cluster whose
+  room the loss leaves alone;
+- ``mapper`` may plan the losses side by side (``workflows.whatif.spread_over``: forked processes).
 
 What a loss does to a group scheduled today:
 - **moved**: a single group lands on a cluster it was not on (the lost one held it);
