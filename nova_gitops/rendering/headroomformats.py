@@ -81,10 +81,12 @@ HEADERS = ("LOSS", "MOVED", "STRANDED", "SHORTFALL")
 
 def title(report: Headroom) -> str:
     what = "each cluster in turn" if report.domain is None else f"every cluster of each {report.domain} value"
-    return (
-        f"Failover headroom of {report.clusters} clusters, {report.groups} groups: the loss of {what}, "
-        "worst first"
-    )
+    clusters, groups = _counted(report.clusters, "cluster"), _counted(report.groups, "group")
+    return f"Failover headroom of {clusters}, {groups}: the loss of {what}, worst first"
+
+
+def _counted(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def to_text(report: Headroom) -> str:
