@@ -16,14 +16,18 @@ commit (PLACEMENT.md's capacity table describes, it does not decide) and still c
 When the render computed the headroom itself (``--headroom-in-placement``: the plan carries it), that
 result is exported as it is, and nothing is computed again.
 
-The thread and the loop share the interpreter: a computation does not block a reconcile, but takes turns
-with it on the CPU.
+The thread and the loop share the interpreter, so a computation plans its losses one at a time and only
+while no reconcile runs (``reconciling``): a reconcile that starts meanwhile shares the CPU with at most the
+one loss plan in progress (a fraction of a second at the reference fleet), then has it to itself. A
+computation that a newer plan superseded stops at its next loss instead of finishing a result that would be
+dropped.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from nova_gitops.api.inputs import SourceSet
@@ -43,6 +47,14 @@ def placement_key(plan: Plan, source: SourceSet, domain: str | None) -> object:
         return groups, plan.clusters
     labels = tuple((cluster.name, cluster.labels.get(domain)) for cluster in source.clusters)
     return groups, plan.clusters, labels
+
+
+Loss_ = tuple[str, tuple[str, ...]]
+"""A loss to plan, as ``headroom`` hands it to its mapper: its name and the clusters lost."""
+
+
+class Superseded(Exception):
+    """A newer plan was handed over while this computation ran: it stops at its next loss."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +100,10 @@ class HeadroomWatch:
         self.background = 0  # computations run in the thread
         self.last: tuple[LossOutcome, ...] | None = None
         self._failure = ""  # the last error told, so that the same one is logged once
+        self._quiet = threading.Event()  # set while no reconcile runs: a loss is planned only then
+        self._quiet.set()
+        self.held = threading.Event()  # set when a computation waits for a reconcile to end (for tests)
+        self.losses_planned = 0  # losses planned by the thread, all computations together
 
     def reconciled(
         self,
@@ -114,6 +130,16 @@ class HeadroomWatch:
             self._pending = Job(key, self._generation, source, plan, recalled, file_digests)
             self._start()
             self._changed.notify_all()
+
+    @contextmanager
+    def reconciling(self) -> Iterator[None]:
+        """A reconcile runs for the block: the computation plans no further loss until it ends, so a
+        reconcile shares the interpreter with at most one loss plan in progress."""
+        self._quiet.clear()
+        try:
+            yield
+        finally:
+            self._quiet.set()
 
     def wait(self, timeout: float) -> bool:
         """Wait until no computation runs or waits and the thread has ended (True), or ``timeout`` seconds
@@ -162,7 +188,8 @@ class HeadroomWatch:
                 self._changed.notify_all()
 
     def headroom_of(self, job: Job) -> Headroom:
-        """The failover headroom of the job's plan, with this watch's domain (``scheduling.headroom``)."""
+        """The failover headroom of the job's plan, with this watch's domain (``scheduling.headroom``),
+        its losses planned one at a time between reconciles (``paced``)."""
         return headroom.headroom(
             job.source,
             settings=job.plan.settings,
@@ -170,12 +197,35 @@ class HeadroomWatch:
             recalled=job.recalled,
             file_digests=job.file_digests,
             today=job.plan,
+            mapper=self.paced(job.generation),
         )
+
+    def paced(self, generation: int) -> headroom.Mapper:
+        """A ``map`` over the losses that plans each only while no reconcile runs, and gives up
+        (``Superseded``) at the first loss after a newer plan was handed over: its result would be
+        dropped, so the rest of it is not worth computing."""
+
+        def mapper(function: Callable[[Loss_], headroom.Loss], items: Sequence[Loss_]) -> list[headroom.Loss]:
+            found = []
+            for item in items:
+                if not self._quiet.is_set():
+                    self.held.set()
+                    self._quiet.wait()
+                with self._changed:
+                    if generation != self._generation or self._closed:
+                        raise Superseded
+                found.append(function(item))
+                self.losses_planned += 1
+            return found
+
+        return mapper
 
     def _compute(self, job: Job) -> tuple[LossOutcome, ...] | None:
         self.background += 1
         try:
             report = self.compute(job)
+        except Superseded:  # a newer plan came: dropped below, its own computation follows
+            return None
         except headroom.HeadroomError as error:  # a --headroom-domain no cluster has: said once
             self._tell(str(failover.as_flag(error)))
             return None

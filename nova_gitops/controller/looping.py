@@ -25,6 +25,7 @@ functions), so debounce and backoff are table tests. The rules:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -222,7 +223,8 @@ class Controller:
         """One reconcile, logged and counted; errors are logged, counted and raised to the caller."""
         started = self.clock.now()
         try:
-            outcome = self.reconciler.reconcile()
+            with self.headroom.reconciling() if self.headroom is not None else contextlib.nullcontext():
+                outcome = self.reconciler.reconcile()
         except Exception as error:
             self.metrics.reconciled("failed", self.clock.now() - started)
             if self.journal is not None:

@@ -16,7 +16,9 @@ Behaviours covered:
   flag, and exports nothing; with ``--headroom-in-placement`` it fails the reconcile, which publishes nothing;
 - a reconcile does not wait for a computation; a newer plan handed over while one runs supersedes it: its
   result is dropped and the newest plan's is exported;
-- a placement and capacity equal to the last one's is not computed again, and no thread stays idle.
+- a placement and capacity equal to the last one's is not computed again, and no thread stays idle;
+- a computation plans no loss while a reconcile runs, and one superseded meanwhile stops at its next loss
+  (it plans none of the rest).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,7 +38,7 @@ from nova_gitops.controller import headroomwatching
 from nova_gitops.controller.headroomwatching import HeadroomWatch, Job
 from nova_gitops.controller.serving import Metrics
 from nova_gitops.errors import UserError
-from nova_gitops.scheduling import headroom
+from nova_gitops.scheduling import failover, headroom
 from nova_gitops.scheduling.headroom import Headroom
 from nova_gitops.workflows.publishing import Outcome
 from tests.builders import cluster, source_set
@@ -222,3 +225,26 @@ def test_a_domain_no_cluster_has_is_logged_once_and_exports_nothing(tmp_path: Pa
     with pytest.raises(UserError, match="--headroom-domain region: no cluster has the label region"):
         failing.reconcile_once()  # the render cannot say what it was asked to: nothing is published
     assert not git(with_placement.remote, "branch", "--list", "main")  # no commit was made
+
+
+def test_a_computation_plans_no_loss_while_a_reconcile_runs_and_stops_when_superseded() -> None:
+    def documents(web_cpu: str) -> list[dict[str, Any]]:
+        return [
+            cluster("wlc-1", cpu="4"),
+            cluster("wlc-2", cpu="4"),
+            cluster("wlc-3", cpu="1"),
+            policy_of("web", resourceSelectors={"labelSelectors": [{"matchLabels": {"app": "web"}}]}),
+            web_deployment("web", cpu=web_cpu, labels={"app": "web"}),
+        ]
+
+    older, newer = documents("1"), documents("2")
+    watch = HeadroomWatch(Metrics(), clock=lambda: 0.0)
+    with watch.reconciling():
+        watch.reconciled(plan_of(*older), source_set(*older))
+        assert watch.held.wait(WAIT)  # waiting for the reconcile to end before its first loss
+        watch.reconciled(plan_of(*newer), source_set(*newer))  # the reconcile's own plan: newer
+    assert watch.wait(WAIT)
+    assert (watch.background, watch.dropped, watch.computed) == (2, 1, 1)
+    assert watch.losses_planned == 3  # the superseded computation planned none of its losses
+    assert watch.last == failover.outcomes(headroom.headroom(source_set(*newer), today=plan_of(*newer)))
+    watch.close()
