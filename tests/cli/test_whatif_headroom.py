@@ -76,6 +76,9 @@ def test_headroom_json_and_markdown_carry_the_losses() -> None:
     assert gpu["shortfall"] == {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "4"}
     assert {item["why"] for item in gpu["stranded"]} == {"no-candidate"}
     assert gpu["stranded"][0]["freeElsewhere"]["nvidia.com/gpu"] == "0"
+    onprem = next(loss for loss in report["losses"] if loss["name"] == "wlc-onprem")
+    assert onprem["scaleUps"] == ["batch-fill-and-spill-91fee4fe"]  # placed on wlc-burst, which must grow
+    assert {move["kind"] for move in onprem["moved"]} == {"moved"}
     code, stdout, _ = run("headroom", SOURCE, "-o", "markdown")
     assert code == 1
     assert stdout.startswith("### Failover headroom\n")
