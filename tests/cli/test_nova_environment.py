@@ -177,6 +177,7 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
         ["whatif", "src", "--cordon", "wlc-2", "-o", "json"],
     ],
     "headroom": lambda: [["headroom", "src"], ["headroom", "src", "-o", "markdown"]],
+    "report": lambda: [["report", "src", "-o", "fleet.html"]],
 }
 LOG_TIME = re.compile(r'"(?:time|ts|timestamp)": ?"[^"]*"|"duration": ?[0-9.e-]+')
 """What the controller's JSON log lines hold of the clock: left out of the comparison."""
