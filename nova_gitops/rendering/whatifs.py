@@ -23,7 +23,7 @@ from nova_gitops.rendering import diffs, manifests, placementfiles, renders, sch
 from nova_gitops.rendering.reports import SourceInfo
 from nova_gitops.rollouts.waves import Wave
 from nova_gitops.scheduling.planparts import GroupPlan, ObjectPlan
-from nova_gitops.scheduling.plans import Plan
+from nova_gitops.scheduling.plans import FollowedNamespace, Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,12 @@ def touched_clusters(before: Plan, after: Plan) -> frozenset[str]:
             touched |= _clusters_of(was) | _clusters_of(now)
             continue
         touched |= _touched_by(was, now)
-    touched |= {cluster for cluster, _ in _followed(before) ^ _followed(after)}
+    old_followed, new_followed = _followed(before), _followed(after)
+    touched |= {
+        cluster
+        for cluster in old_followed.keys() | new_followed.keys()
+        if old_followed.get(cluster) != new_followed.get(cluster)
+    }
     return frozenset(touched)
 
 
@@ -113,12 +118,13 @@ def _by_cluster(item: ObjectPlan) -> dict[str, object]:
     return {copy.cluster: copy for copy in item.copies}
 
 
-def _followed(plan: Plan) -> set[tuple[str, object]]:
-    """Each cluster's followed Namespaces as comparable entries."""
-    return {
-        (item.cluster, (item.manifest.name, id(item.manifest), item.group, item.policy, item.overrides))
-        for item in plan.followed_namespaces
-    }
+def _followed(plan: Plan) -> dict[str, list[FollowedNamespace]]:
+    """Each cluster's followed Namespaces, compared by value: a Namespace the source lacks is made anew by
+    each plan, equal but not the same object."""
+    found: dict[str, list[FollowedNamespace]] = {}
+    for item in plan.followed_namespaces:
+        found.setdefault(item.cluster, []).append(item)
+    return found
 
 
 def cluster_side(

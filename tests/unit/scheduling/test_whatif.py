@@ -253,3 +253,13 @@ def test_a_what_if_renders_as_the_source_with_the_change_made(case: tuple[Docume
     assert {change.path for change in whole} - {change.path for change in partial.files} <= {
         path for path in old.keys() | new.keys() if diffs.is_summary(path)
     }
+
+
+def test_a_change_that_moves_nothing_renders_no_cluster() -> None:
+    """The Namespaces that follow their objects are made anew by each plan when the source has none: equal,
+    not the same objects; the what-if's diff must not render every cluster for them."""
+    source, today = today_of(cluster("a"), cluster("b"), policy("p"), deployment("one"), deployment("two"))
+    assert today.followed_namespaces  # "demo", which the source does not define
+    result = whatif.what_if(source, [whatif.Cordon("b")], today=today)
+    assert whatifs.touched_clusters(today, result.after) == frozenset()
+    assert whatifs.changed_files(today, result.after, SOURCE).diff().objects == ()
