@@ -59,3 +59,24 @@ def test_an_invalid_source_exits_2_with_its_problem_and_writes_nothing(tmp_path:
     assert code == 2
     assert "bad.yaml:" in err and "Traceback" not in err
     assert not output.exists()
+
+
+def test_a_secrets_data_never_reaches_the_report(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db-password", "namespace": "demo", "labels": {"app": "demo"}},
+        "type": "Opaque",
+        "data": {"password": "aHVudGVyMi1kYXRh"},
+        "stringData": {"token": "hunter2-string-data"},
+    }
+    documents = [cluster("wlc-1"), policy("p", clusterSelector={}), deployment("web"), secret]
+    (source / "source.yaml").write_text(yaml.safe_dump_all(documents))
+    output = tmp_path / "fleet.html"
+    code, _, err = run("report", str(source), "-o", str(output), "--quiet")
+    assert code == 0, err
+    html = output.read_text()
+    assert "db-password" in html, "the Secret is listed by name, as a group's object"
+    assert "aHVudGVyMi1kYXRh" not in html and "hunter2" not in html

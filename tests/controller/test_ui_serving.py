@@ -139,6 +139,16 @@ def test_answers_are_locked_down_and_read_only(
     assert request(server, "/", "HEAD")[0] == 200
 
 
+def test_an_answer_over_the_bound_is_refused_with_a_hint(
+    served: tuple[looping.Controller, uistate.FleetView, Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    controller, _view, server = served
+    controller.reconcile_once()
+    monkeypatch.setattr(uiserving, "MAX_RESPONSE_BYTES", 100)
+    code, _, text = request(server, "/")
+    assert code == 507 and "narrow it with a search" in text
+
+
 def test_a_request_for_another_host_is_refused_on_loopback(
     served: tuple[looping.Controller, uistate.FleetView, Server],
 ) -> None:
