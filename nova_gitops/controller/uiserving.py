@@ -81,7 +81,11 @@ class RenderedPages:
 def _answer(snapshot: Snapshot, target: str, title: str) -> tuple[int, bytes]:
     """The status and HTML of the page at ``target`` (a path and query)."""
     parts = urlsplit(target)
-    path, query = parts.path, parse_qs(parts.query, max_num_fields=8)
+    try:
+        query = parse_qs(parts.query, max_num_fields=8)
+    except ValueError:  # more fields than any page of ours reads
+        return 400, b"too many query fields\n"
+    path = parts.path
     model = snapshot.model
     stamp, version = snapshot.stamp, snapshot.version
     if model is None:  # the first reconcile has not finished: a page that loads itself again after it

@@ -133,6 +133,8 @@ def test_answers_are_locked_down_and_read_only(
     code, headers, script = request(server, "/static/ui.js")
     assert code == 200 and headers["Content-Type"].startswith("text/javascript") and "poll" in script
     assert request(server, "/static/../settings.py")[0] == 404
+    assert request(server, "/groups?" + "&".join(f"f{n}=1" for n in range(20)))[0] == 400
+    assert request(server, "/groups/%ff%fe")[0] == 404
     assert request(server, "/static/other.js")[0] == 404
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         assert request(server, "/", method)[0] == 405
