@@ -104,6 +104,13 @@ class Bar:
     def percent(self, part: int) -> float:
         return round(100.0 * part / self.total, 1) if self.total > 0 else 0.0
 
+    def widths(self, scale: int = 150) -> tuple[float, float]:
+        """The others' and our parts of a bar ``scale`` wide (ours cut where the bar ends)."""
+        if self.total <= 0:
+            return 0.0, 0.0
+        others = round(self.others * scale / self.total, 1)
+        return others, round(min(self.ours * scale / self.total, scale - others), 1)
+
     @property
     def used_percent(self) -> float:
         return self.percent(self.ours + self.others)
