@@ -10,9 +10,11 @@ metrics never go back to an older plan and the work never queues up. Each comput
 reconcile's plan memory (``scheduling.memory``: every loss re-plans only what it touches) and the source
 set the reconcile loaded; both are immutable, so the next reconcile can run meanwhile.
 
-What counts as a change is the plan's placement and capacity (each group's clusters and status, each
-cluster's usage: what it has and what was placed there), not the commit: a capacity change alone makes no
-commit (PLACEMENT.md's capacity table describes, it does not decide) and still changes what a loss strands.
+What counts as a change is what a loss's plan reads (``placement_key``): the plan's placement and capacity
+(each group's clusters, status and requests, each cluster's usage), the clusters' labels, state and nodes,
+and the policies — not the commit: a capacity change alone makes no commit (PLACEMENT.md's capacity table
+describes, it does not decide) and still changes what a loss strands, and a policy that allows one more
+cluster moves nothing and may rescue a group a loss would strand.
 When the render computed the headroom itself (``--headroom-in-placement``: the plan carries it), that
 result is exported as it is, and nothing is computed again.
 
@@ -39,14 +41,20 @@ from nova_gitops.scheduling.memory import PlanMemory
 from nova_gitops.scheduling.plans import LossOutcome, Plan
 
 
-def placement_key(plan: Plan, source: SourceSet, domain: str | None) -> object:
-    """What a plan's headroom depends on besides the source's policies: where each group is and how, what
-    each cluster has and holds, and (with a domain) each cluster's value of the label."""
-    groups = tuple((group.name, tuple(group.clusters), group.status, group.mode) for group in plan.groups)
-    if domain is None:
-        return groups, plan.clusters
-    labels = tuple((cluster.name, cluster.labels.get(domain)) for cluster in source.clusters)
-    return groups, plan.clusters, labels
+def placement_key(plan: Plan, source: SourceSet) -> object:
+    """What a plan's headroom depends on: where each group is, how and what it requests, what each cluster
+    has and holds (its totals in the plan; its labels, state and nodes in the source: candidates and fit
+    read them), and the policies (which clusters a group may go to). Compared by value, never kept beyond
+    the last one."""
+    groups = tuple(
+        (group.name, tuple(group.clusters), group.status, group.mode, tuple(sorted(group.requests.items())))
+        for group in plan.groups
+    )
+    clusters = tuple(
+        (cluster.name, cluster.labels, cluster.ready, cluster.standby, cluster.autoscaled, cluster.nodes)
+        for cluster in source.clusters
+    )
+    return groups, plan.clusters, clusters, source.policies
 
 
 Loss_ = tuple[str, tuple[str, ...]]
@@ -117,7 +125,7 @@ class HeadroomWatch:
         capacity changed since the last one; export the render's own result when it carries one."""
         if plan is None or source is None:
             return
-        key = placement_key(plan, source, self.domain)
+        key = placement_key(plan, source)
         with self._changed:
             if self._closed or key == self._wanted:
                 return

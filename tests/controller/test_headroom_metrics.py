@@ -16,7 +16,8 @@ Behaviours covered:
   flag, and exports nothing; with ``--headroom-in-placement`` it fails the reconcile, which publishes nothing;
 - a reconcile does not wait for a computation; a newer plan handed over while one runs supersedes it: its
   result is dropped and the newest plan's is exported;
-- a placement and capacity equal to the last one's is not computed again, and no thread stays idle;
+- a placement and capacity equal to the last one's is not computed again, and no thread stays idle; a
+  policy that allows one more cluster moves nothing and is computed again (it rescues a group);
 - a computation plans no loss while a reconcile runs, and one superseded meanwhile stops at its next loss
   (it plans none of the rest).
 """
@@ -195,8 +196,8 @@ def test_an_unchanged_placement_is_not_computed_again() -> None:
     assert watch.wait(WAIT)
     assert (watch.background, watch.computed) == (1, 1)
     assert not watch.computing  # no thread left idle between changes
-    assert headroomwatching.placement_key(planned, source, None) == headroomwatching.placement_key(
-        plan_of(*documents), source, None
+    assert headroomwatching.placement_key(planned, source) == headroomwatching.placement_key(
+        plan_of(*documents), source
     )
     watch.close()
 
@@ -248,3 +249,29 @@ def test_a_computation_plans_no_loss_while_a_reconcile_runs_and_stops_when_super
     assert watch.losses_planned == 3  # the superseded computation planned none of its losses
     assert watch.last == failover.outcomes(headroom.headroom(source_set(*newer), today=plan_of(*newer)))
     watch.close()
+
+
+def test_a_policy_that_allows_one_more_cluster_is_computed_again_though_nothing_moves(tmp_path: Path) -> None:
+    fleet = Fleet(tmp_path)
+    tier_a = {"matchLabels": {"tier": "a"}}
+    both = {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}
+    fleet.write_source("policy.yaml", policy(clusterSelector=tier_a))
+    fleet.write_source("web.yaml", deployment(replicas=1, cpu="2"))
+    fleet.report(
+        cluster_report("wlc-1", cpu="4", labels={"tier": "a"}),
+        cluster_report("wlc-2", cpu="1", labels={"tier": "a"}),
+        cluster_report("wlc-3", cpu="8", labels={"tier": "b"}),
+    )
+    controller = fleet.controller()
+    first = controller.reconcile_once()
+    assert controller.headroom is not None and controller.headroom.wait(WAIT)
+    assert stranded(controller.metrics)["wlc-1"] == 1.0  # wlc-2 is too small, wlc-3 not a candidate
+    fleet.write_source("policy.yaml", policy(clusterSelector=both))
+    second = controller.reconcile_once()
+    assert controller.headroom.wait(WAIT)
+    assert first.plan is not None and second.plan is not None
+    placed = [(group.name, group.clusters, group.requests) for group in first.plan.groups]
+    assert [(group.name, group.clusters, group.requests) for group in second.plan.groups] == placed
+    assert second.plan.clusters == first.plan.clusters
+    assert stranded(controller.metrics)["wlc-1"] == 0.0  # wlc-3 may take web now
+    assert controller.headroom.background == 2
