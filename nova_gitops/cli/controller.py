@@ -122,8 +122,8 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
     "--headroom/--no-headroom",
     default=True,
     show_default=True,
-    help="Compute failover headroom in the background after each change of placement or capacity, for "
-    "the nova_headroom_* metrics (one plan per cluster; never delays a reconcile).",
+    help="Compute failover headroom in the background after each change of placement, capacity, policies or "
+    "clusters, for the nova_headroom_* metrics (one plan per cluster; never delays a reconcile).",
 )
 @click.option(
     "--headroom-domain",

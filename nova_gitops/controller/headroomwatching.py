@@ -1,6 +1,7 @@
-"""Failover headroom in operation: after each reconcile whose plan placed differently or saw other capacity,
-compute what losing each cluster would strand, in a thread of its own, and export it
-(``nova_headroom_stranded_groups{lost}``, ``nova_headroom_computed_timestamp_seconds``; docs/metrics.md).
+"""Failover headroom in operation: after each reconcile that changed what a loss's plan reads (placement,
+capacity, policies, clusters), compute what losing each cluster would strand, in a thread of its own, and
+export it (``nova_headroom_stranded_groups{lost}``, ``nova_headroom_computed_timestamp_seconds``;
+docs/metrics.md).
 
 Headroom costs one plan per cluster (docs/headroom.md), far more than a reconcile that changed one workload,
 so the loop never waits for it: ``reconciled`` hands the plan over and returns. One computation runs at a

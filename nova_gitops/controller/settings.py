@@ -81,7 +81,7 @@ class ControllerSettings:
     allow_mass_delete: bool = False
     git_timeout: float = 120.0
     attempts: int = 5
-    headroom: bool = True  # compute failover headroom after each change of placement or capacity (metrics)
+    headroom: bool = True  # failover headroom in the background after each change it reads (metrics)
     headroom_domain: str | None = None  # --headroom-domain LABEL: lose every cluster with LABEL=VALUE at once
     headroom_in_placement: bool = False  # compute it in the render, for PLACEMENT.md (as publish --headroom)
 
