@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar
 
 from nova_gitops import api, scheduling
 from nova_gitops.clients import codedigests, collection
-from nova_gitops.scheduling.memory import Kept, Key, Placement, PlanMemory, Spreads
+from nova_gitops.scheduling.memory import Fitted, Kept, Key, Placement, PlanMemory, Spreads
 
 KEPT_SOURCES = 4
 """Sources whose memory a cache directory keeps."""
@@ -40,7 +40,7 @@ WORKLOADS = "workloads.pickle"
 """The parts of every workload and group (decisions, groupings, measures): small, read and kept whole."""
 UNREADABLE = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError)
 
-Part = TypeVar("Part", Placement, Spreads, Kept)
+Part = TypeVar("Part", Placement, Spreads, Kept, Fitted)
 
 
 @functools.cache
@@ -137,6 +137,7 @@ def load(cache_dir: Path, source_key: str) -> PlanMemory:
         groupings,
         choices,
         _Parts(directory, "keeps", Kept),
+        _Parts(directory, "fits", Fitted),
     )
 
 
@@ -151,6 +152,7 @@ def store(cache_dir: Path, source_key: str, memory: PlanMemory, recalled: PlanMe
             ("spreads", memory.spreads),
             ("component", memory.components),
             ("keeps", memory.keeps),
+            ("fits", memory.fits),
         ):
             for key in parts:  # a part is asked for only to write it: a plan carries some unread
                 encoded = encoded_key(key)

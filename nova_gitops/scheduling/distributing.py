@@ -20,7 +20,7 @@ from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import FieldOverride, Override, SpreadConstraints
 from nova_gitops.api.problems import Problem
 from nova_gitops.scheduling import demand, spreading
-from nova_gitops.scheduling.ledger import Ledger
+from nova_gitops.scheduling.ledger import ExplicitRoom
 from nova_gitops.scheduling.planparts import ClusterCopy, Mode, ObjectPlan
 
 MAX_REPLICAS = 2**31 - 1
@@ -150,7 +150,7 @@ def _capacity_warnings(
     members: Sequence[Manifest],
     member_pods: Sequence[tuple[demand.PodDemand, ...]],
     shares: Mapping[int, Mapping[str, int]],
-    ledger: Ledger,
+    ledger: ExplicitRoom,
     clusters: Sequence[str],
     verdicts: dict[str, str],
 ) -> list[str]:
@@ -254,7 +254,7 @@ def spread_group(
     spread: SpreadConstraints,
     clusters: Sequence[Cluster],
     members: Sequence[Manifest],
-    ledger: Ledger,
+    ledger: ExplicitRoom,
     *,
     member_pods: Sequence[tuple[demand.PodDemand, ...]] | None = None,
 ) -> Spread | None:

@@ -10,7 +10,7 @@ from nova_gitops.api import labels
 from nova_gitops.api.clusters import Cluster
 from nova_gitops.api.policies import SpreadConstraints
 from nova_gitops.scheduling import candidates, cordoning, distributing, intents
-from nova_gitops.scheduling.ledger import Ledger
+from nova_gitops.scheduling.ledger import ExplicitRoom
 from nova_gitops.scheduling.planparts import ClusterCopy, GroupPlan, Mode, ObjectPlan, Status
 from nova_gitops.scheduling.recalling import Work
 
@@ -39,7 +39,7 @@ def spread_plan(
     spread: SpreadConstraints,
     chosen: Sequence[Cluster],
     chosen_by: str,
-    ledger: Ledger,
+    ledger: ExplicitRoom,
     status: Status,
     extra_warnings: Sequence[str] = (),
 ) -> GroupPlan:
@@ -80,7 +80,7 @@ def place_explicit(
     item: Work,
     clusters: Sequence[Cluster],
     candidates_by_policy: Mapping[str, candidates.Candidates],
-    ledger: Ledger,
+    ledger: ExplicitRoom,
     status: Status,
     closed: frozenset[str] = frozenset(),
 ) -> GroupPlan:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from nova_gitops.api import quantities
 from nova_gitops.api.clusters import Cluster
@@ -61,6 +62,17 @@ class Trial:
     index: int = 0
     entry: _Single | None = None  # None: a removal
     tail: tuple[tuple[tuple[fitting.NodeRoom, ...], bool, str], ...] = ()  # (after, packed, shortfall)
+
+
+class ExplicitRoom(Protocol):
+    """What placing an explicit intent asks of the room: a cluster's free room, and its share consumed
+    whether or not it fits (the ``Ledger``, or the placer's record and replay: ``explicitfitting``)."""
+
+    def free(self, cluster: str) -> Mapping[str, int]: ...
+
+    def consume_regardless(
+        self, cluster: str, demands: Sequence[PodDemand], need: Mapping[str, int]
+    ) -> str: ...
 
 
 class Ledger:

@@ -14,6 +14,10 @@ parts are kept:
   group is divided;
 - **spreads**: the explicit intents of one component of the fleet (pins, spread-onto, spread policies; they
   are placed first, on the clusters' bare capacity) and each of its clusters' room once they are placed;
+- **fits**: the explicit intents' shares fitted on one cluster, in name order, keyed by the cluster's text
+  and the shares: when the spreads of a component change (a cluster lost, one Divide changed), the clusters
+  whose shares did not are not fitted again — fitting every share on every cluster is most of the cost of
+  placing spreads, and a change moves the shares of a few clusters;
 - **keeps**: the sticky groups kept on one cluster (each group that was placed there stays when it still
   fits, in name order), keyed by the cluster's room once the explicit intents took theirs and the groups
   tried there, in order;
@@ -136,6 +140,19 @@ class Spreads:
     groups: Mapping[str, StoredGroup]
     rooms: Mapping[str, BaseRoom]
     namespaces: NamespaceNeeds  # of these groups alone: a Duplicate over every cluster is most of the fleet's
+    fits: tuple[Key, ...] = ()  # the keys of its clusters' fitted shares, kept with it
+
+    __reduce__ = by_fields
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """The explicit intents' shares fitted on one cluster, in group-name order (``placementstages``): what
+    each one found — the cluster's free room before it, and the shortfall ("" when it fit) — and the
+    cluster's room after them all. Each share reads and changes that cluster's room alone."""
+
+    outcomes: tuple[tuple[tuple[tuple[str, int], ...], str], ...]
+    room: BaseRoom
 
     __reduce__ = by_fields
 
@@ -174,6 +191,7 @@ class PlanMemory:
     groupings: Mapping[Key, Grouping] = field(default_factory=dict)
     choices: Mapping[Key, Choice] = field(default_factory=dict)
     keeps: Mapping[Key, Kept] = field(default_factory=dict)
+    fits: Mapping[Key, Fitted] = field(default_factory=dict)
 
     def merged(self, other: PlanMemory) -> PlanMemory:
         """Both memories' parts (``other``'s where both have one: they are equal)."""
@@ -185,6 +203,7 @@ class PlanMemory:
             {**self.groupings, **other.groupings},
             {**self.choices, **other.choices},
             {**self.keeps, **other.keeps},
+            {**self.fits, **other.fits},
         )
 
 

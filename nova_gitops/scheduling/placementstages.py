@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 from nova_gitops.api.clusters import Cluster
-from nova_gitops.scheduling import candidates, cordoning, fitting, memory, placing
+from nova_gitops.scheduling import candidates, cordoning, explicitfitting, fitting, memory, placing
 from nova_gitops.scheduling.explicitplacing import place_explicit, single_plan
 from nova_gitops.scheduling.ledger import Ledger
 from nova_gitops.scheduling.memory import Key, StoredGroup
@@ -131,15 +131,34 @@ class Placer:
                 self.ledger.restore_base(name, room)
             self.explicit_needs = stored.namespaces
             return
+        if recall is None or key is None:  # no memory: each share fitted as it is placed
+            for item in explicit:
+                self.results[item.group.name] = place_explicit(
+                    item, self.clusters, self.chosen, self.ledger, self.status, closed[item.group.name]
+                )
+            self.explicit_needs = namespace_needs([self.results[item.group.name] for item in explicit])
+            return
+        fits = self._place_explicit_fitted(explicit, closed, recall)
+        self.explicit_needs = namespace_needs([self.results[item.group.name] for item in explicit])
+        groups = {item.group.name: StoredGroup.of(self.results[item.group.name]) for item in explicit}
+        rooms = {cluster.name: self.ledger.base_of(cluster.name) for cluster in self.clusters}
+        recall.keep_spreads(key, memory.Spreads(groups, rooms, self.explicit_needs, fits))
+
+    def _place_explicit_fitted(
+        self, explicit: Sequence[Work], closed: Mapping[str, frozenset[str]], recall: Recall
+    ) -> tuple[Key, ...]:
+        """The explicit intents placed with their shares fitted cluster by cluster, each cluster's taken from
+        the memory when its shares are an earlier plan's (``explicitfitting``); the fits' keys."""
+        recorder = explicitfitting.Recorder()
+        for item in explicit:
+            place_explicit(item, self.clusters, self.chosen, recorder, self.status, closed[item.group.name])
+        found, fits = explicitfitting.fit_all(recorder.asked, self.ledger, recall)
+        replayer = explicitfitting.Replayer(found)
         for item in explicit:
             self.results[item.group.name] = place_explicit(
-                item, self.clusters, self.chosen, self.ledger, self.status, closed[item.group.name]
+                item, self.clusters, self.chosen, replayer, self.status, closed[item.group.name]
             )
-        self.explicit_needs = namespace_needs([self.results[item.group.name] for item in explicit])
-        if recall is not None and key is not None:
-            groups = {item.group.name: StoredGroup.of(self.results[item.group.name]) for item in explicit}
-            rooms = {cluster.name: self.ledger.base_of(cluster.name) for cluster in self.clusters}
-            recall.keep_spreads(key, memory.Spreads(groups, rooms, self.explicit_needs))
+        return fits
 
     def _note(self, item: Work) -> None:
         """Say in the reason where the group lands on a Standby cluster (placing there wakes it) and where a

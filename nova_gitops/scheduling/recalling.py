@@ -19,6 +19,7 @@ from nova_gitops.api.inputs import SourceSet
 from nova_gitops.api.objects import Manifest
 from nova_gitops.api.policies import SchedulePolicy
 from nova_gitops.scheduling import candidates, components, demand, fitting, grouping, intents, memory
+from nova_gitops.scheduling.demand import PodDemand
 from nova_gitops.scheduling.memory import Key, PlanMemory
 from nova_gitops.scheduling.planparts import Status
 from nova_gitops.scheduling.plans import PreviousPlacement
@@ -53,9 +54,12 @@ class Recall:
         self.groupings: dict[Key, memory.Grouping] = {}
         self.choices: dict[Key, memory.Choice] = {}
         self.keeps: dict[Key, memory.Kept] = {}
+        self.fits: dict[Key, memory.Fitted] = {}
         # the spreads and keeps of the components found whole: kept for when they change, and not read
         self._carried_spreads: list[Key] = []
         self._carried_keeps: list[Key] = []
+        self._carried_fits: list[Key] = []  # the fits of the spreads found whole
+        self._pod_texts: dict[int, tuple[object, str]] = {}  # id of a pods tuple -> (it, its repr)
         self._clusters: str | None = None  # a digest of every cluster's text, made when first needed
         self._by_name: dict[str, Cluster] = {}
         self.cluster_text = {cluster.name: repr(cluster) for cluster in source.clusters}
@@ -82,6 +86,7 @@ class Recall:
             self.groupings,
             self.choices,
             _Carried(self.keeps, self.recalled.keeps, self._carried_keeps),
+            _Carried(self.fits, self.recalled.fits, self._carried_fits),
         )
 
     def candidates(self, policy: SchedulePolicy, clusters: Sequence[Cluster]) -> candidates.Candidates:
@@ -182,7 +187,30 @@ class Recall:
         return _digested("spreads", (*context, tuple(groups)))
 
     def spread(self, key: Key) -> memory.Spreads | None:
-        return _found(self.spreads, self.recalled.spreads, key)
+        """The explicit intents' stored placement; the fits of its clusters are kept too, unread."""
+        found = _found(self.spreads, self.recalled.spreads, key)
+        if found is not None:
+            self._carried_fits += found.fits
+        return found
+
+    def fits_key(self, cluster: str, shares: Sequence[tuple[Sequence[PodDemand], Mapping[str, int]]]) -> Key:
+        """The key of the shares fitted on ``cluster`` (``explicitfitting``): the cluster's text (its nodes'
+        room) and each share's pods and requests, in order. Pods compare by ``repr`` (``PodShape`` sorts its
+        mappings, so equal pods have equal text); a Duplicate asks every cluster for the same tuple, whose
+        text is made once."""
+        texts = []
+        for pods, need in shares:
+            known = self._pod_texts.get(id(pods))
+            if known is None or known[0] is not pods:
+                known = self._pod_texts[id(pods)] = (pods, repr(pods))
+            texts.append((known[1], tuple(sorted(need.items()))))
+        return ("fits", cluster, memory.fingerprint((self.cluster_text[cluster], tuple(texts))))
+
+    def fitted(self, key: Key) -> memory.Fitted | None:
+        return _found(self.fits, self.recalled.fits, key)
+
+    def keep_fitted(self, key: Key, fitted: memory.Fitted) -> None:
+        self.fits[key] = fitted
 
     def keep_spreads(self, key: Key, spreads: memory.Spreads) -> None:
         self.spreads[key] = spreads

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from nova_gitops.api import inputs, loading
 from nova_gitops.api.inputs import SourceSet
 from nova_gitops.rendering import reports
-from nova_gitops.scheduling import grouping, memory, planning
+from nova_gitops.scheduling import grouping, ledger, memory, planning
 from nova_gitops.scheduling.plans import Plan, PreviousPlacement
 from tests.builders import cluster, deployment, policy
 
@@ -389,3 +389,37 @@ def test_the_parts_of_a_memory_are_pickled_as_they_are() -> None:
     for parts in (made.memory.components, made.memory.spreads, made.memory.keeps, made.memory.measures):
         for part in parts.values():
             assert pickle.loads(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)) == part
+
+
+def test_losing_a_cluster_fits_only_the_shares_that_changed(monkeypatch: Any) -> None:
+    """Spreads fitted on each cluster are kept per cluster (``explicitfitting``): when a cluster is lost, a
+    Duplicate's copies on the others are not fitted again (they are what fitting found before), and the plan
+    is the plan made afresh."""
+    duplicate = {"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"}
+    documents = [
+        *(cluster(name, labels={"fleet": "yes"}) for name in ("c1", "c2", "c3")),
+        policy("copies", spreadConstraints=duplicate, clusterSelector={"matchLabels": {"fleet": "yes"}}),
+        deployment("web", labels={"app": "demo"}, replicas=2),
+        deployment("api", labels={"app": "demo"}),
+    ]
+    sources, digests = loaded({file_of(document): document for document in documents})
+    today = planning.plan(sources, file_digests=digests)
+    without_c3 = {
+        file_of(document): document for document in documents if document["metadata"]["name"] != "c3"
+    }
+    sources, digests = loaded(without_c3)
+    fitted: list[str] = []
+    consume = ledger.Ledger.consume_regardless
+
+    def counted(self: ledger.Ledger, name: str, *args: Any) -> str:
+        fitted.append(name)
+        return consume(self, name, *args)
+
+    monkeypatch.setattr(ledger.Ledger, "consume_regardless", counted)
+    after = planning.plan(
+        sources, previous=reports.previous_of(today), recalled=today.memory, file_digests=digests
+    )
+    assert fitted == []  # c1's and c2's copies, from the memory
+    monkeypatch.undo()
+    assert after == planning.plan(sources, previous=reports.previous_of(today), partitioned=False)
+    assert {group.clusters for group in after.groups} == {("c1", "c2")}
