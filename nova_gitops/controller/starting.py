@@ -20,6 +20,7 @@ from nova_gitops.controller import (
     looping,
     serving,
     statusreading,
+    uihistory,
     uiserving,
     uistate,
     webhook,
@@ -94,6 +95,8 @@ def run(
         is_leader=(lambda: elector.is_leader) if elector is not None else None,
         journal=view,
     )
+    if view is not None:
+        uihistory.attach(view, controller)
     if once:
         try:
             controller.reconcile_once()

@@ -69,7 +69,7 @@ class RenderedPages:
                 self._pages.move_to_end(target)
                 return found
         with collection.paused():  # a K=5 page builds ~100k small objects beside the controller's millions
-            answer = _answer(snapshot, target, self.view.title)
+            answer = _answer(snapshot, target, self.view)
         with self._lock:
             if snapshot.version == self._version:
                 self._pages[target] = answer
@@ -78,7 +78,7 @@ class RenderedPages:
         return answer
 
 
-def _answer(snapshot: Snapshot, target: str, title: str) -> tuple[int, bytes]:
+def _answer(snapshot: Snapshot, target: str, view: FleetView) -> tuple[int, bytes]:
     """The status and HTML of the page at ``target`` (a path and query)."""
     parts = urlsplit(target)
     try:
@@ -89,16 +89,17 @@ def _answer(snapshot: Snapshot, target: str, title: str) -> tuple[int, bytes]:
     model = snapshot.model
     stamp, version = snapshot.stamp, snapshot.version
     if model is None:  # the first reconcile has not finished: a page that loads itself again after it
-        return 503, pages.waiting_page(title, stamp=stamp, version=version).encode()
+        return 503, pages.waiting_page(view.title, stamp=stamp, version=version).encode()
     if path == "/":
         return 200, pages.fleet_page(model, stamp=stamp, version=version).encode()
     if path == "/groups":
         asked = pages.GroupsQuery.of(query.get("q", [""])[0], query.get("page", ["1"])[0])
         return 200, pages.groups_page(model, asked, stamp=stamp, version=version).encode()
     if path.startswith("/groups/"):
-        code, html = pages.group_page(
-            model, unquote(path.removeprefix("/groups/")), stamp=stamp, version=version
-        )
+        name = unquote(path.removeprefix("/groups/"))
+        found = model.find(name)
+        history = view.group_history(found.policy, found.name) if found is not None else None
+        code, html = pages.group_page(model, name, stamp=stamp, version=version, history=history)
         return code, html.encode()
     if path == "/rollout":
         return 200, pages.rollout_page(model, stamp=stamp, version=version).encode()

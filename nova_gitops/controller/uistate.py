@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -60,10 +60,18 @@ class FleetView:
         self._reconciles: deque[Reconciled] = deque(maxlen=KEPT_RECONCILES)
         self._snapshot: Snapshot | None = None
         self._reports_made_of: Mapping[str, ClusterReport] | None = None  # the reports the last model read
+        # a group's history from the rendered repository (``uihistory.attach``): (head, policy, group) → rows
+        self.history: Callable[[str, str | None, str], Sequence[tuple[str, str, str]]] | None = None
 
     @property
     def version(self) -> int:
         return self._version
+
+    def group_history(self, policy: str | None, group: str) -> tuple[tuple[str, str, str], ...] | None:
+        """The group's commits at the last head, from the rendered repository; None: no repository to read."""
+        if self.history is None:
+            return None
+        return tuple(self.history(self._head, policy, group))
 
     def planned(self, plan: Plan, reports: Mapping[str, ClusterReport]) -> None:
         """A plan observer's call: the plan a reconcile made (or kept) and the agents' reports."""

@@ -22,6 +22,7 @@ from nova_gitops.rendering.activityviews import Reconciled, ReconcileRow, Rollou
 from nova_gitops.rendering.fleetviews import AgentFacts, ClusterRow, FleetSummary
 from nova_gitops.rendering.groupviews import GroupPage, GroupRow
 from nova_gitops.rollouts.decisions import Decision
+from nova_gitops.scheduling.planparts import GroupPlan
 from nova_gitops.scheduling.plans import Plan
 
 
@@ -83,6 +84,10 @@ class FleetModel:
     @cached_property
     def groups(self) -> tuple[GroupRow, ...]:
         return groupviews.group_rows(self.facts.plan)
+
+    def find(self, name: str) -> GroupPlan | None:
+        """The group of that name (or of that name as the pages show it)."""
+        return self._groups.get(name)
 
     def group(self, name: str) -> GroupPage | None:
         found = self._groups.get(name)

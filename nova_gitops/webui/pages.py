@@ -18,6 +18,7 @@ data runs in either. Pages that could grow with the fleet are bounded: the group
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import math
 from collections.abc import Sequence
@@ -183,8 +184,19 @@ def groups_page(model: FleetModel, asked: GroupsQuery, *, stamp: str, version: i
     )
 
 
-def group_page(model: FleetModel, name: str, *, stamp: str, version: int) -> tuple[int, str]:
+def group_page(
+    model: FleetModel,
+    name: str,
+    *,
+    stamp: str,
+    version: int,
+    history: Sequence[tuple[str, str, str]] | None = None,
+) -> tuple[int, str]:
+    """A group's page; ``history``: its commits from the rendered repository's log (None: the moves the
+    reconciles this view saw said)."""
     found = model.group(name)
+    if found is not None and history is not None:
+        found = dataclasses.replace(found, history=tuple(history))
     html = _render("group.html.j2", **_common(model, "Groups", stamp, version), group=found)
     return (200 if found is not None else 404), html
 

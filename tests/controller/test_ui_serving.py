@@ -23,7 +23,7 @@ import click
 import pytest
 
 from nova_gitops.cli.controller import _ui_address
-from nova_gitops.controller import looping, uiserving, uistate
+from nova_gitops.controller import looping, uihistory, uiserving, uistate
 from nova_gitops.controller.serving import Server
 from nova_gitops.controller.settings import Address
 from nova_gitops.webui import pages
@@ -106,6 +106,24 @@ def test_a_reconcile_that_changed_nothing_reuses_the_rows_the_view_built(
     assert after is not None and after is not before and after.facts.reconciles != before.facts.reconciles
     assert after.groups is before.groups, "a skip builds no group rows again"
     assert [row.name for row in after.clusters] == [row.name for row in before.clusters]
+
+
+def test_a_groups_page_has_its_history_from_the_rendered_repositorys_log(
+    fleet: Fleet, served: tuple[looping.Controller, uistate.FleetView, Server]
+) -> None:
+    controller, view, server = served
+    uihistory.attach(view, controller)
+    controller.reconcile_once()
+    first = fleet.head()
+    fleet.write_source("apps.yaml", deployment("web", cpu="1"), deployment("api", cpu="1"), deployment("db"))
+    controller.reconcile_once()
+    assert fleet.head() != first
+    model = view.snapshot().model
+    assert model is not None
+    web = next(group for group in model.facts.plan.groups if group.objects[0].manifest.name == "web")
+    page = request(server, pages.group_href(web.name))[2]
+    assert "Its history" in page and first[:12] in page and f"group {web.name} placed on" in page
+    assert uihistory.group_history(controller.publisher.repo, "", None, web.name) == ()  # type: ignore[attr-defined]
 
 
 def test_a_failed_reconcile_is_listed_with_its_problem(

@@ -164,6 +164,9 @@ class _Hostile:
     def snapshot(self) -> Snapshot:
         return Snapshot(1, fleets.NOW, fleets.hostile_model(), fleets.PROBES[0])
 
+    def group_history(self, policy: str | None, group: str) -> tuple[tuple[str, str, str], ...]:
+        return tuple((probe, probe, probe) for probe in fleets.PROBES)
+
 
 def _inert(driver: Any) -> None:
     from selenium.common.exceptions import NoAlertPresentException
