@@ -82,12 +82,14 @@ def strands(outcome: LossOutcome, style: Style = TEXT, limit: int = LIST_LIMIT) 
     return named if len(stranded) == 1 else f"{len(stranded)} groups: {named}"
 
 
-def placement_section(found: Sequence[LossOutcome]) -> list[str]:
-    """PLACEMENT.md's *Failover headroom* section: one line per loss, worst first."""
+def placement_section(found: Sequence[LossOutcome], domain: str | None = None) -> list[str]:
+    """PLACEMENT.md's *Failover headroom* section: one line per loss, worst first; with ``domain``, a loss
+    is every cluster with one value of that label."""
+    each = "each cluster" if domain is None else f"every cluster with each value of {MARKDOWN.name(domain)}"
     lines = [
         "## Failover headroom",
         "",
-        "What losing each cluster would strand (planned as `nova-gitops headroom` does; worst first).",
+        f"What losing {each} would strand (planned as `nova-gitops headroom` does; worst first).",
         "",
     ]
     if not found:

@@ -180,7 +180,7 @@ def placement_markdown(plan: Plan, source: SourceInfo, *, waves: Sequence[Wave] 
         for item in sorted(plan.unscheduled, key=lambda item: item.key):
             lines.append(f"| {name_cell(str(item.key))} | {cell(item.policy or '—')} | {cell(item.reason)} |")
     if plan.failover is not None:  # ``--headroom``: one plan per cluster, so only when asked
-        lines += ["", *failovers.placement_section(plan.failover)]
+        lines += ["", *failovers.placement_section(plan.failover, plan.settings.headroom_domain)]
     return "\n".join(lines) + "\n"
 
 

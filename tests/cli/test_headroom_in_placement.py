@@ -87,8 +87,9 @@ def test_render_headroom_says_what_each_loss_strands(tmp_path: Path) -> None:
     assert told[0].endswith("`: needs 3000m cpu, 2000m free elsewhere")
     assert told[1] == "- losing `small` strands nothing"
     assert section(rendered(tmp_path, root)) == []
-    by_zone = section(rendered(tmp_path, root, "--headroom", "--headroom-domain", "zone"))
-    assert [line.split("`")[1] for line in by_zone] == ["zone=one", "zone=two"]
+    page = rendered(tmp_path, root, "--headroom", "--headroom-domain", "zone")
+    assert "What losing every cluster with each value of `zone` would strand" in page
+    assert [line.split("`")[1] for line in section(page)] == ["zone=one", "zone=two"]
 
 
 def publish(root: Path, url: str, cache: Path, *flags: str) -> str:
