@@ -123,7 +123,7 @@ def _secret(path: Path | None, variable: str, environ: dict[str, str]) -> str | 
     default=True,
     show_default=True,
     help="Compute failover headroom in the background after each change of placement, capacity, policies or "
-    "clusters, for the nova_headroom_* metrics (one plan per cluster; never delays a reconcile).",
+    "clusters, for the nova_headroom_* metrics (one plan per cluster; a reconcile never waits for it).",
 )
 @click.option(
     "--headroom-domain",
