@@ -119,11 +119,11 @@ def named(items: Sequence[StrandedGroup], style: Style, limit: int | None) -> st
 
 
 def unchanged_line(diff: HeadroomDiff, style: Style = failovers.TEXT) -> str:
-    """``4 other losses unchanged (1 still strands groups: wlc-aws-east-1)``."""
+    """``4 other losses unchanged (1 still strands the same groups: wlc-aws-east-1)``."""
     if not diff.unchanged:
         return ""
-    others = "other losses" if diff.changes else "losses"
-    words = f"{diff.unchanged} {others} unchanged" if diff.unchanged != 1 else f"1 {others[:-2]} unchanged"
+    noun = "loss" if diff.unchanged == 1 else "losses"
+    words = f"{diff.unchanged} {'other ' if diff.changes else ''}{noun} unchanged"
     if diff.unchanged_stranding:
         named = ", ".join(style.name(name) for name in diff.unchanged_stranding[:MARKDOWN_LIMIT])
         more = len(diff.unchanged_stranding) - MARKDOWN_LIMIT
