@@ -95,7 +95,9 @@ def _placed(
     if recall is not None and key is not None:
         stored_groups = {name: StoredGroup.of(plan) for name, plan in found.items()}
         keeps = tuple(key for key in placer.keeps if key is not None)
-        placement = memory.Placement(stored_groups, part_usage, part_needs, placer.spreads_key, keeps)
+        placement = memory.Placement(
+            stored_groups, part_usage, part_needs, placer.spreads_key, keeps, placer.fits
+        )
         recall.keep_component(key, placement)
     return found, part_usage, part_needs
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from nova_gitops.api.inputs import SourceSet
@@ -224,7 +224,12 @@ def settled(
         recalled=memory,
         file_digests=file_digests,
     )
-    return plan.memory or memory, {usage.cluster: stranding.free_room(usage) for usage in plan.clusters}
+    kept = plan.memory or memory
+    if kept is not None:  # every loss reads most clusters' fits: read once here, not once per loss
+        kept = replace(
+            kept, fits={key: part for key in kept.fits if (part := kept.fits.get(key)) is not None}
+        )
+    return kept, {usage.cluster: stranding.free_room(usage) for usage in plan.clusters}
 
 
 def loss_of(

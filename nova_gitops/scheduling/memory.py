@@ -164,6 +164,7 @@ class Placement:
     namespaces: NamespaceNeeds
     spreads: Key | None  # the key of the component's explicit intents (None: it has none), kept with it
     keeps: tuple[Key, ...] = ()  # the keys of its clusters' kept sticky groups, kept with it
+    fits: tuple[Key, ...] = ()  # the keys of its clusters' fitted shares (``Spreads.fits``), kept with it
 
     __reduce__ = by_fields
 

@@ -66,6 +66,7 @@ class Placer:
         self.overflows: set[str] = set()  # placed on an autoscaled cluster because nothing fits
         self.spreads_key: Key | None = None  # the memory's key of the explicit intents placed here
         self.keeps: list[Key | None] = []  # the memory's keys of each cluster's kept sticky groups
+        self.fits: tuple[Key, ...] = ()  # the memory's keys of each cluster's fitted explicit shares
         self.explicit_needs = memory.NamespaceNeeds(
             {}, frozenset()
         )  # the explicit intents' (``_namespace_needs``)
@@ -125,6 +126,7 @@ class Placer:
         self.spreads_key = key
         stored = None if recall is None or key is None else recall.spread(key)
         if stored is not None:
+            self.fits = stored.fits
             for item in explicit:
                 self.results[item.group.name] = stored.groups[item.group.name].attached(item.group.members)
             for name, room in stored.rooms.items():
@@ -138,7 +140,7 @@ class Placer:
                 )
             self.explicit_needs = namespace_needs([self.results[item.group.name] for item in explicit])
             return
-        fits = self._place_explicit_fitted(explicit, closed, recall)
+        fits = self.fits = self._place_explicit_fitted(explicit, closed, recall)
         self.explicit_needs = namespace_needs([self.results[item.group.name] for item in explicit])
         groups = {item.group.name: StoredGroup.of(self.results[item.group.name]) for item in explicit}
         rooms = {cluster.name: self.ledger.base_of(cluster.name) for cluster in self.clusters}

@@ -243,12 +243,13 @@ class Recall:
         return _digested("component", (*self._context(work, part.clusters, status), tuple(groups)))
 
     def component(self, key: Key) -> memory.Placement | None:
-        """A component's stored placement; its spreads and keeps are kept too, unread, for when it
+        """A component's stored placement; its spreads, keeps and fits are kept too, unread, for when it
         changes."""
         found = _found(self.components, self.recalled.components, key)
         if found is not None:
             self._carried_spreads += () if found.spreads is None else (found.spreads,)
             self._carried_keeps += found.keeps
+            self._carried_fits += found.fits
         return found
 
     def keeps_key(
