@@ -139,7 +139,7 @@ def run(workdir: Path, settings: Any) -> int:
     )
     from examples.demo import view
 
-    server = view.serve(loop.controller, settings.ui_listen, settings.ui_step_seconds, "the demo")
+    server = view.serve(loop, settings.ui_listen, settings.ui_step_seconds, "the demo")
     try:
         step(
             1, f"Two workload clusters ({describe_nodes(loop)}), an agent on each; they report their capacity"

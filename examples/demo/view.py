@@ -12,16 +12,17 @@ from typing import Any
 _WAIT: list[Any] = []  # what each step waits for, once a view is served
 
 
-def serve(controller: Any, address: str | None, step_seconds: float, title: str) -> Any:
-    """The view of ``controller`` on ``address`` (None: no view), listening; the server, to close."""
+def serve(loop: Any, address: str | None, step_seconds: float, title: str) -> Any:
+    """The view of ``loop``'s controller on ``address`` (None: no view), listening; the server, to close."""
     if address is None:
         return None
     from nova_gitops.controller import settings, uiserving, uistate
 
     host_port = f"127.0.0.1:{address.lstrip(':')}" if address.lstrip(":").isdigit() else address
     listen = settings.parse_address(host_port)
-    view = uistate.FleetView(title=title, where="--repo RENDERED --source SOURCE")
-    controller.watch(view)
+    where = f"--repo {loop.rendered_url} --source {loop.source.url}"
+    view = uistate.FleetView(title=title, where=where)
+    loop.controller.watch(view)
     server = uiserving.ui_server(listen, view).start()
     print(f"   the fleet view: http://{listen.host}:{server.port}/  (it updates itself after each reconcile)")
     _WAIT[:] = [step_seconds]

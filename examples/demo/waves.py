@@ -100,7 +100,7 @@ def run(workdir: Path, settings: Any) -> int:
     story = Story(workdir, settings)
     loop = story.loop
     bake, deadline = settings.bake_time, settings.progress_deadline
-    server = view.serve(loop.controller, settings.ui_listen, settings.ui_step_seconds, "the waves demo")
+    server = view.serve(loop, settings.ui_listen, settings.ui_step_seconds, "the waves demo")
     try:
         step(1, "Two clusters; each agent follows its release branch (--follow-release); wlc-1 is the canary")
         loop.agents()

@@ -253,9 +253,11 @@ def test_the_keyboard_reaches_the_skip_link_the_filter_and_the_sort_buttons(
     assert outline == "solid", "the focused control is outlined"
 
 
-def test_the_demo_with_a_view_tells_its_story_in_the_browser(chrome: Any, tmp_path: Path) -> None:
-    """``python examples/demo/run.py --ui-listen PORT``: the open page follows the story by itself, up to
-    the reschedule's commit quoting the agent's reason."""
+def _watch_demo(
+    chrome: Any, tmp_path: Path, page: str, table: str, seen: str, shot: str, *extra: str
+) -> None:
+    """Run ``python examples/demo/run.py --ui-listen 0`` (and ``extra``), open its view's ``page`` and wait,
+    without a reload, until the table ``table`` says ``seen``; a screenshot ``shot``; the demo exits 0."""
     import re
     import subprocess
     import sys
@@ -263,7 +265,7 @@ def test_the_demo_with_a_view_tells_its_story_in_the_browser(chrome: Any, tmp_pa
     from selenium.webdriver.common.by import By
 
     demo_path = browser.ROOT / "examples" / "demo" / "run.py"
-    command = [sys.executable, "-u", str(demo_path), "--workdir", str(tmp_path)]
+    command = [sys.executable, "-u", str(demo_path), "--workdir", str(tmp_path), *extra]
     command += ["--ui-listen", "0", "--ui-step-seconds", "2"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as demo_run:
         assert demo_run.stdout is not None
@@ -274,11 +276,22 @@ def test_the_demo_with_a_view_tells_its_story_in_the_browser(chrome: Any, tmp_pa
                 url = found[1]
                 break
         assert url is not None, "the demo said where its view is"
-        _open(chrome, url + "reconciles")  # before the first reconcile: a page that loads itself again
-        _wait(chrome, lambda d: d.find_elements(By.ID, "reconciles"))
+        _open(chrome, url + page)  # before the first reconcile: a page that loads itself again
+        _wait(chrome, lambda d: d.find_elements(By.ID, table))
         chrome.execute_script("window.__notReloaded = true;")
-        _wait(chrome, lambda d: "rescheduled" in d.find_element(By.ID, "reconciles").text)
+        _wait(chrome, lambda d: seen in d.find_element(By.ID, table).text)
         assert chrome.execute_script("return window.__notReloaded === true;")
-        browser.screenshots().joinpath("demo-reconciles.png").write_bytes(chrome.get_screenshot_as_png())
+        browser.screenshots().joinpath(shot).write_bytes(chrome.get_screenshot_as_png())
         rest = demo_run.stdout.read()
-        assert demo_run.wait(timeout=120) == 0, rest
+        assert demo_run.wait(timeout=180) == 0, rest
+
+
+def test_the_demo_with_a_view_tells_its_story_in_the_browser(chrome: Any, tmp_path: Path) -> None:
+    """``python examples/demo/run.py --ui-listen PORT``: the open page follows the story by itself, up to
+    the reschedule's commit quoting the agent's reason."""
+    _watch_demo(chrome, tmp_path, "reconciles", "reconciles", "rescheduled", "demo-reconciles.png")
+
+
+def test_the_waves_demo_with_a_view_shows_the_rollout_in_the_browser(chrome: Any, tmp_path: Path) -> None:
+    """``--waves --ui-listen PORT``: the open rollout page follows the waves by itself, up to the abort."""
+    _watch_demo(chrome, tmp_path, "rollout", "waves", "aborted", "demo-rollout.png", "--waves")
