@@ -295,3 +295,46 @@ def test_the_demo_with_a_view_tells_its_story_in_the_browser(chrome: Any, tmp_pa
 def test_the_waves_demo_with_a_view_shows_the_rollout_in_the_browser(chrome: Any, tmp_path: Path) -> None:
     """``--waves --ui-listen PORT``: the open rollout page follows the waves by itself, up to the abort."""
     _watch_demo(chrome, tmp_path, "rollout", "waves", "aborted", "demo-rollout.png", "--waves")
+
+
+CONTRAST = """
+function channel(c) { c = c / 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); }
+function luminance(rgb) {
+  return 0.2126 * channel(rgb[0]) + 0.7152 * channel(rgb[1]) + 0.0722 * channel(rgb[2]); }
+function parse(text) { const m = text.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+  const p = m[1].split(',').map(Number); return p.length === 4 && p[3] === 0 ? null : p; }
+function background(element) {
+  for (let e = element; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+    if (c) return c; }
+  return [255, 255, 255]; }
+const failing = [];
+for (const element of document.querySelectorAll('body *')) {
+  const own = Array.from(element.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !element.getClientRects().length) continue;
+  const style = getComputedStyle(element);
+  if (style.visibility === 'hidden') continue;
+  const fg = parse(style.color), bg = background(element);
+  const [light, dark] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+  const ratio = (light + 0.05) / (dark + 0.05);
+  if (ratio < 4.5) failing.push(element.tagName + ' ' + element.className + ': ' + ratio.toFixed(2));
+}
+return failing;
+"""
+
+
+def test_every_text_on_the_pages_has_aa_contrast(chrome: Any, running: demo.Running) -> None:
+    """WCAG 2.1 AA 1.4.3 measured in the browser: each element's own text colour against the background it
+    is drawn on (the nearest opaque one), at least 4.5:1, on every page."""
+    from selenium.webdriver.common.by import By
+
+    for path in ("/", "/groups", "/rollout", "/reconciles"):
+        _open(chrome, running.url + path)
+        assert chrome.execute_script(CONTRAST) == [], path
+    _open(chrome, running.url + "/groups")
+    chrome.find_element(By.CSS_SELECTOR, "#groups a").click()
+    _wait(chrome, lambda d: "Every candidate" in d.page_source)
+    assert chrome.execute_script(CONTRAST) == []
+    faint = "const p = document.createElement('p'); p.textContent = 'faint'; p.className = 'probe';"
+    chrome.execute_script(faint + " document.body.append(p);")
+    chrome.execute_script("document.querySelector('p.probe').style.color = '#aaaaaa';")
+    assert chrome.execute_script(CONTRAST) == ["P probe: 2.32"], "the check finds a faint text"
