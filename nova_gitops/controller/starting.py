@@ -78,7 +78,7 @@ def run(
     if leader_elect and not once:
         elector = _elector(leader_namespace, kubeconfig, kube_context, environ)
     source, observers = _source(source_spec, settings, stop, stop_hooks, kubeconfig, kube_context)
-    view = _view(settings, source_spec) if not once else None
+    view = _view(settings, source_spec, log) if not once else None
     observers = [*observers, view] if view is not None else observers
     status: StatusReader = statusreading.NoStatus()
     if source_spec != CONTROLPLANE or settings.status_repo is not None:
@@ -145,11 +145,12 @@ def _started(log: JsonLog, settings: ControllerSettings, source_spec: str) -> No
     )
 
 
-def _view(settings: ControllerSettings, source_spec: str) -> uistate.FleetView | None:
-    """What the web view shows, when ``--ui-listen`` asks for one."""
+def _view(settings: ControllerSettings, source_spec: str, log: JsonLog) -> uistate.FleetView | None:
+    """What the web view shows, when ``--ui-listen`` asks for one (redacted as the log is)."""
     if settings.ui_listen is None:
         return None
-    return uistate.FleetView(title=public_url(source_spec), where=_where(settings, source_spec))
+    where = _where(settings, source_spec)
+    return uistate.FleetView(title=public_url(source_spec), where=where, redact=log.redact)
 
 
 def _where(settings: ControllerSettings, source_spec: str) -> str:

@@ -45,9 +45,10 @@ class Snapshot:
 class FleetView:
     """The controller's facts for the web view, safe to read from the server's threads."""
 
-    def __init__(self, *, title: str, where: str) -> None:
+    def __init__(self, *, title: str, where: str, redact: Callable[[str], str] = str) -> None:
         self.title = title
         self.where = where
+        self.redact = redact  # what the log does to a text: URLs' credentials and configured secrets out
         self._lock = threading.Lock()
         self._version = 0
         self._plan: Plan | None = None
@@ -86,14 +87,14 @@ class FleetView:
             if commit
         }
         lines = outcome.message.splitlines()[1:]  # the commit message's body, its trailers left out
-        notes = tuple(line for line in lines if line.strip() and not line.startswith("Nova-"))
+        notes = tuple(self.redact(line) for line in lines if line.strip() and not line.startswith("Nova-"))
         entry = Reconciled(
             at=at,
             outcome=outcome.outcome.value,
             commit=outcome.commit or "",
             duration=outcome.duration,
             skipped=outcome.skipped,
-            replanned_because=outcome.replanned_because,
+            replanned_because=self.redact(outcome.replanned_because),
             notes=notes[:20],
             moved=outcome.moved,
             unscheduled=outcome.unscheduled,
@@ -111,10 +112,15 @@ class FleetView:
             self._version += 1
 
     def failed(self, error: BaseException, at: datetime) -> None:
-        problems = tuple(str(problem) for problem in getattr(error, "problems", ())[:20])
+        problems = tuple(self.redact(str(problem)) for problem in getattr(error, "problems", ())[:20])
         kind = "input" if isinstance(error, errors.InputError) else type(error).__name__
         entry = Reconciled(
-            at=at, outcome="failed", commit="", duration=0.0, error=f"{kind}: {error}", notes=problems
+            at=at,
+            outcome="failed",
+            commit="",
+            duration=0.0,
+            error=self.redact(f"{kind}: {error}"),
+            notes=problems,
         )
         with self._lock:
             self._reconciles.append(entry)

@@ -138,6 +138,29 @@ def test_a_failed_reconcile_is_listed_with_its_problem(
     assert "failed" in html and "broken.yaml" in html
 
 
+def test_errors_are_shown_redacted_as_the_log_redacts_them(fleet: Fleet) -> None:
+    from datetime import UTC, datetime
+
+    from nova_gitops import errors
+    from nova_gitops.controller.logs import JsonLog
+
+    log = JsonLog(secrets=["s3cret-token"])
+    view = uistate.FleetView(title="demo", where="", redact=log.redact)
+    controller = fleet.controller(observers=[view])
+    controller.journal = view
+    controller.reconcile_once()
+    failure = errors.RepoError(
+        "git failed: https://bot:s3cret-token@git.example/fleet.git: s3cret-token refused"
+    )
+    view.failed(failure, datetime(2026, 1, 1, tzinfo=UTC))
+    server = uiserving.ui_server(Address("127.0.0.1", 0), view).start()
+    try:
+        html = request(server, "/reconciles")[2]
+    finally:
+        server.close()
+    assert "git failed: https://git.example/fleet.git" in html and "s3cret-token" not in html
+
+
 def test_answers_are_locked_down_and_read_only(
     served: tuple[looping.Controller, uistate.FleetView, Server],
 ) -> None:
