@@ -6,7 +6,8 @@ A group is stranded when, after the change:
 
 - ``no-room``: it is unschedulable although some cluster may take it — no candidate has room (single
   placement picks one cluster, and none fits; an autoscaled candidate would have taken it);
-- ``no-candidate``: its policy selects no cluster any more (the lost cluster was the only one it matches);
+- ``no-candidate``: its policy selects no cluster any more (the lost cluster was the only one it matches),
+  or only cordoned ones (a group that must move never lands there, so their room rescues nothing);
 - ``pinned``: an annotation placed it (``nova.elotl.co/cluster``, ``spread-onto``) on clusters that are gone;
 - ``share``: a spread group (Divide or Duplicate) is placed, but a cluster's share or copy no longer fits
   where it did (the planner warns ``<cluster> needs … for its N replicas``): a Divide's lost share re-divided
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from nova_gitops.api.inputs import SourceSet
-from nova_gitops.scheduling import candidates
+from nova_gitops.scheduling import candidates, cordoning
 from nova_gitops.scheduling.planparts import ClusterUsage, GroupPlan, Mode
 from nova_gitops.scheduling.plans import Plan
 
@@ -82,6 +83,7 @@ def stranded(
     policies = {policy.name: policy for policy in source_after.policies}
     found: list[Stranded] = []
     rooms = [*(free_room(entry) for entry in after.clusters), *elsewhere]
+    closed = cordoning.cordoned(source_after.clusters)
     for group in after.groups:
         was = today.get(group.name)
         if was is None or was.status == "unschedulable":
@@ -91,11 +93,16 @@ def stranded(
             if policy is None:
                 found.append(_made(group, was, "pinned", group.requests, ()))
                 continue
-            chosen = candidates.candidates(policy, source_after.clusters)
-            if not chosen.names:
+            # a group that must move never lands on a cordoned cluster: room there rescues nothing
+            names = [
+                name
+                for name in candidates.candidates(policy, source_after.clusters).names
+                if name not in closed
+            ]
+            if not names:
                 found.append(_made(group, was, "no-candidate", group.requests, ()))
                 continue
-            closest = closest_clusters(group, chosen.names, usage)
+            closest = closest_clusters(group, names, usage)
             found.append(
                 _made(group, was, "no-room", closest[0].lacks if closest else group.requests, closest)
             )

@@ -82,6 +82,17 @@ def test_losing_the_only_candidate_strands_with_the_whole_request() -> None:
     assert stranded.before == ("gpu",) and stranded.objects == ("Deployment.apps/demo/train",)
 
 
+def test_a_group_whose_only_candidates_left_are_cordoned_has_no_candidate() -> None:
+    # A moved group never lands on a cordoned cluster, so room there rescues nothing: the group lacks its
+    # whole request on an open cluster, and the cordoned one is not "closest" with "enough in total".
+    source, today = today_of(*fleet())
+    result = whatif.what_if(source, [whatif.Without("a"), whatif.Cordon("b")], today=today)
+    (stranded,) = result.unschedulable
+    assert stranded.why == "no-candidate" and stranded.policy == "web"
+    assert stranded.lacks == stranded.requests and stranded.lacks["cpu"] == 2000
+    assert stranded.closest == ()
+
+
 def test_a_pin_to_the_lost_cluster_strands_the_pinned_group() -> None:
     pinned = deployment("pinned", labels={"app": "none"}, annotations={"nova.elotl.co/cluster": "a"})
     source, today = today_of(*fleet(), pinned)
