@@ -133,7 +133,10 @@ def _handler(view: FleetView, rendered: RenderedPages, loopback_only: bool) -> t
             if path == "/api/state":
                 state = json.dumps({"version": view.version}).encode()
                 return self._send(200, state, "application/json", body)
-            code, html = rendered.page(target)
+            try:
+                code, html = rendered.page(target)
+            except Exception:  # a bug of ours: say so plainly, show nothing of it (no traceback, no data)
+                return self._refuse(500, "this page could not be built\n")
             if len(html) > MAX_RESPONSE_BYTES:
                 return self._refuse(507, "page too large: narrow it with a search (?q=)\n")
             self._send(
@@ -149,9 +152,26 @@ def _handler(view: FleetView, rendered: RenderedPages, loopback_only: bool) -> t
             self.send_header("Referrer-Policy", "no-referrer")
             self.send_header("X-Frame-Options", "DENY")
             self.send_header("Cache-Control", "no-store")
+            if code == 405:
+                self.send_header("Allow", "GET, HEAD")
             self.end_headers()
             if body:
                 self.wfile.write(data)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """http.server's own refusals (a method we have no ``do_`` for, a request line or headers that
+            do not parse) as our answers: plain text under the same policy, never its HTML page, and a method
+            other than GET or HEAD is 405 like the writing ones: the view changes nothing."""
+            self.close_connection = True
+            if self.request_version == "HTTP/0.9":  # the request line did not parse: answer in HTTP/1.0
+                self.request_version = "HTTP/1.0"
+            code = 405 if code == 501 else code
+            self._send(
+                code,
+                f"{code} {self.responses.get(code, ('error',))[0]}\n".encode(),
+                "text/plain; charset=utf-8",
+                self.command != "HEAD",
+            )
 
         def do_POST(self) -> None:  # read-only: nothing here changes anything
             self._refuse(405, "read-only\n")
