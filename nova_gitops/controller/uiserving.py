@@ -60,6 +60,7 @@ class RenderedPages:
         self._pages: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
 
     def page(self, target: str) -> tuple[int, bytes]:
+        target = _page_of(target)
         snapshot = self.view.snapshot()
         with self._lock:
             if snapshot.version != self._version:
@@ -76,6 +77,14 @@ class RenderedPages:
                 while len(self._pages) > CACHED_PAGES:
                     self._pages.popitem(last=False)
         return answer
+
+
+def _page_of(target: str) -> str:
+    """The page a request names: its path, with the query only for the groups table, the one page that reads
+    one (``/?x=1``, ``/?x=2``… are ``/``, not a new build of the fleet page each, nor a ``git log`` each for
+    a group's page)."""
+    parts = urlsplit(target)
+    return target if parts.path == "/groups" else parts.path
 
 
 def _answer(snapshot: Snapshot, target: str, view: FleetView) -> tuple[int, bytes]:

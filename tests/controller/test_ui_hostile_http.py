@@ -6,6 +6,9 @@ Behaviours covered:
   carries the same Content-Security-Policy and ``nosniff`` as the pages, as plain text;
 - a page that fails to build answers a plain 500 that says nothing of the failure (no traceback, no data),
   under the same headers, instead of closing the connection;
+- a query string the page does not read does not make it a new page: ``/?x=1``, ``/?x=2``… are answered from
+  the page already built for ``/`` (else each costs a full build of the fleet page and a cache slot, and a
+  group's page a ``git log``).
 """
 
 from __future__ import annotations
@@ -103,3 +106,21 @@ def test_a_page_that_fails_to_build_is_a_plain_500(
     assert answer.status == 500 and "secret-detail" not in text and "Traceback" not in text
     assert answer.getheader("Content-Security-Policy") == pages.SERVER_CSP
     assert request(server, "/").status == 200, "the server goes on answering"
+
+
+def test_a_query_the_page_does_not_read_is_the_same_page(
+    served: tuple[looping.Controller, uistate.FleetView, Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, server = served
+    built: list[str] = []
+    fleet_page = pages.fleet_page
+
+    def counting(*args: object, **kwargs: object) -> str:
+        built.append("fleet")
+        return fleet_page(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pages, "fleet_page", counting)
+    for number in range(5):
+        assert request(server, f"/?x={number}").status == 200
+    assert request(server, "/").status == 200
+    assert built == ["fleet"]
