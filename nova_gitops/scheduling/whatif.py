@@ -147,9 +147,10 @@ def apply(source: SourceSet, changes: Sequence[Change]) -> Applied:
     seen: dict[tuple[type, str], Change] = {}
     for change in sorted(changes, key=lambda change: _ORDER[type(change)]):
         name = change.reference if isinstance(change, Scale) else _cluster_name(change)
-        first = seen.setdefault((type(change), name), change)
-        if first is not change and first != change:
+        first = seen.get((type(change), name))
+        if first is not None:  # even the same one: --capacity C=50 twice would keep 25 % of C
             raise WhatIfError(f"{change}: {first} is given too; give each cluster or workload once")
+        seen[(type(change), name)] = change
         if isinstance(change, Without):
             _known(change, change.cluster, clusters)
             del clusters[change.cluster]
@@ -168,6 +169,9 @@ def apply(source: SourceSet, changes: Sequence[Change]) -> Applied:
             clusters[change.cluster] = scaled_capacity(clusters[change.cluster], change.percent)
         else:
             index, manifest = _workload(change, source)
+            first = seen.setdefault((Manifest, str(manifest.key)), change)
+            if first is not change:  # deploy/web and deployment/shop/web are one workload
+                raise WhatIfError(f"{change}: {first} is given too; give each cluster or workload once")
             workloads[index] = scaled(change, manifest)
             changed_files.add(manifest.location.file)
     changed = replace(

@@ -155,6 +155,13 @@ def test_scale_copies_the_body_and_leaves_the_source_alone() -> None:
         ([whatif.Without("nope")], "--without nope: no cluster nope in the inventory (clusters: a, b, gpu)"),
         ([whatif.Without("a"), whatif.Cordon("a")], "--cordon a: no cluster a in the inventory"),
         ([whatif.Capacity("a", 50), whatif.Capacity("a", 60)], "--capacity a=60: --capacity a=50 is given"),
+        # the same flag twice is refused too: --capacity a=50 twice would keep 25 % of a's nodes
+        ([whatif.Capacity("a", 50), whatif.Capacity("a", 50)], "--capacity a=50: --capacity a=50 is given"),
+        ([whatif.Without("a"), whatif.Without("a")], "--without a: --without a is given too"),
+        (
+            [whatif.Scale("deploy/web", 3), whatif.Scale("deployment/demo/web", 3)],
+            "--scale deploy/web=3 is given",
+        ),
         ([whatif.Scale("deployment/nope", 2)], "--scale deployment/nope=2: no object deployment/nope"),
         ([whatif.Scale("configmap/settings", 2)], "ConfigMap/demo/settings has no replica count to scale"),
     ],
