@@ -50,6 +50,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def host_of(header: str) -> str:
+    """The host a ``Host`` header names, lower-case, without its port (``[::1]:8081`` → ``[::1]``, ``[::1]``
+    → ``[::1]``); anything after the host but a port keeps it whole, so it is no loopback name."""
+    value = header.strip().lower()
+    name, colon, port = value.rpartition(":")
+    if colon and port.isdigit() and (not name.startswith("[") or name.endswith("]")):
+        return name
+    return value
+
+
 class RenderedPages:
     """Pages rendered for one version of the view, by path and query; a new version starts afresh."""
 
@@ -129,8 +139,7 @@ def _handler(view: FleetView, rendered: RenderedPages, loopback_only: bool) -> t
             self._send(code, text.encode(), "text/plain; charset=utf-8", True)
 
         def _serve(self, *, body: bool) -> None:
-            host = (self.headers.get("Host") or "").rpartition(":")[0] or (self.headers.get("Host") or "")
-            if loopback_only and not is_loopback(host):
+            if loopback_only and not is_loopback(host_of(self.headers.get("Host") or "")):
                 return self._refuse(421, "this view answers only requests for a loopback host\n")
             target = self.path if self.path.startswith("/") else "/"
             path = urlsplit(target).path

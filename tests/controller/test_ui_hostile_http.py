@@ -124,3 +124,21 @@ def test_a_query_the_page_does_not_read_is_the_same_page(
         assert request(server, f"/?x={number}").status == 200
     assert request(server, "/").status == 200
     assert built == ["fleet"]
+
+
+def test_the_loopback_host_check_reads_the_host_as_a_browser_sends_it(
+    served: tuple[looping.Controller, uistate.FleetView, Server],
+) -> None:
+    _, _, server = served
+
+    def answer(host: str) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("GET", "/api/state", headers={"Host": host})
+        status = connection.getresponse().status
+        connection.close()
+        return status
+
+    for host in ("localhost", "LOCALHOST:8081", "[::1]", "[::1]:8081", "127.0.0.1", "127.0.0.1:8081"):
+        assert answer(host) == 200, host
+    for host in ("127.0.0.1:80@evil.example", "evil.example", "localhost.evil.example:80", "[::1]x:80"):
+        assert answer(host) == 421, host
