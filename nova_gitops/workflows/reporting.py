@@ -20,6 +20,7 @@ from nova_gitops.api.statusreports import MAX_REPORT_BYTES
 from nova_gitops.rendering import fleetviews
 from nova_gitops.rendering.fleetmodel import FleetFacts, FleetModel
 from nova_gitops.scheduling.plans import PlanSettings
+from nova_gitops.sources.gitsources import public_url
 from nova_gitops.webui import pages
 from nova_gitops.workflows import inspecting
 
@@ -65,14 +66,15 @@ def report_html(
     )
     assert found.plan is not None
     moment = now or datetime.now(UTC)
-    title = Path(source).name if not source.endswith("/") else Path(source.rstrip("/")).name
+    shown = public_url(source)  # a CI artifact: a URL's user:token@ stays out of it, as in the view's
+    title = Path(shown.rstrip("/")).name
     facts = FleetFacts(
         plan=found.plan,
         source_set=found.source_set,
         agents=agents_of(clusters_path),
         now=moment,
-        title=title or source,
-        where=f"--repo REPO --source {source}",
+        title=title or shown,
+        where=f"--repo REPO --source {shown}",
     )
     return pages.report(FleetModel(facts), stamp=f"rendered {moment:%Y-%m-%d %H:%M} UTC from {title}")
 
