@@ -149,7 +149,7 @@ def apply(source: SourceSet, changes: Sequence[Change]) -> Applied:
         name = change.reference if isinstance(change, Scale) else _cluster_name(change)
         first = seen.get((type(change), name))
         if first is not None:  # even the same one: --capacity C=50 twice would keep 25 % of C
-            raise WhatIfError(f"{change}: {first} is given too; give each cluster or workload once")
+            raise WhatIfError(_twice(change, first))
         seen[(type(change), name)] = change
         if isinstance(change, Without):
             _known(change, change.cluster, clusters)
@@ -180,6 +180,15 @@ def apply(source: SourceSet, changes: Sequence[Change]) -> Applied:
         workloads=tuple(workloads),
     )
     return Applied(changed, frozenset(changed_files))
+
+
+def _twice(change: Change, first: Change) -> str:
+    """The error for a cluster or workload given twice: a new cluster's with where each document is (two
+    documents of one file, or one file given twice, read the same as flags)."""
+    if isinstance(change, AddCluster) and isinstance(first, AddCluster):
+        name, here, there = change.cluster.name, change.cluster.location, first.cluster.location
+        return f"{change}: cluster {name} ({here}) is in {there} too; give each cluster once"
+    return f"{change}: {first} is given too; give each cluster or workload once"
 
 
 def _cluster_name(change: Change) -> str:

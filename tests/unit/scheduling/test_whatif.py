@@ -183,6 +183,15 @@ def test_a_new_cluster_needs_a_new_name_unless_the_old_one_goes() -> None:
     assert node.allocatable["cpu"] == 64000
 
 
+def test_a_new_cluster_given_twice_is_named_with_where_each_is() -> None:
+    source, _ = today_of(*fleet())
+    first = parsed_cluster(cluster("new", cpu="8"), "new.yaml")
+    again = parsed_cluster(cluster("new", cpu="16"), "other.yaml")
+    with pytest.raises(whatif.WhatIfError) as raised:
+        whatif.apply(source, [whatif.AddCluster(first), whatif.AddCluster(again)])
+    assert "--add-cluster other.yaml: cluster new (other.yaml:1) is in new.yaml:1 too" in str(raised.value)
+
+
 ADDED: dict[str, dict[str, Any]] = {}
 """Each Cluster document a test parsed, by its file's name (the property writes it into the source)."""
 
