@@ -45,9 +45,11 @@ def capacity_rows(result: WhatIf) -> list[CapacityRow]:
             rows.append(CapacityRow(name, None, {}, {}, {}))
             continue
         free = stranding.free_room(usage)
-        before = stranding.free_room(today[name]) if name in today else {}
+        before = stranding.free_room(today[name]) if name in today else None  # None: a new cluster
         changed = {
-            resource: before.get(resource, 0) for resource in free if before.get(resource) != free[resource]
+            resource: before.get(resource, 0)
+            for resource in free
+            if before is not None and before.get(resource) != free[resource]
         }
         rows.append(CapacityRow(name, counts.get(name, 0), _used(usage), free, changed))
     return rows
