@@ -317,6 +317,8 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
         max_connections: int,
         max_request_bytes: int,
     ) -> None:
+        if ":" in address[0]:  # an IPv6 address (parse_address takes ``[::1]:PORT`` as ``::1``)
+            self.address_family = socket.AF_INET6
         super().__init__(address, handler)
         self.limits = (deadline, max_request_bytes)
         self.slots = threading.BoundedSemaphore(max_connections)

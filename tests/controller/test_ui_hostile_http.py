@@ -142,3 +142,17 @@ def test_the_loopback_host_check_reads_the_host_as_a_browser_sends_it(
         assert answer(host) == 200, host
     for host in ("127.0.0.1:80@evil.example", "evil.example", "localhost.evil.example:80", "[::1]x:80"):
         assert answer(host) == 421, host
+
+
+def test_an_ipv6_loopback_address_is_listened_on(tmp_path: Path) -> None:
+    """``--ui-listen [::1]:8081`` (parse_address reads it as ``::1``) binds IPv6, not a refusal to start."""
+    view = uistate.FleetView(title="demo", where="")
+    server = uiserving.ui_server(Address("::1", 0), view).start()
+    try:
+        connection = http.client.HTTPConnection("::1", server.port, timeout=10)
+        connection.request("GET", "/api/state")
+        response = connection.getresponse()
+        assert response.status == 200 and response.read() == b'{"version": 0}'
+        connection.close()
+    finally:
+        server.close()
