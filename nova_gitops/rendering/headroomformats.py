@@ -26,6 +26,8 @@ WHY: Mapping[str, str] = {
     "pinned": "an annotation pins it to a cluster that is gone",
     "share": "a share no longer fits its cluster",
 }
+PINNED_SHORT = "it no longer fits the cluster it is pinned to"
+"""A pinned group's ``share``: it is rendered there as asked, and its pods would stay Pending."""
 
 
 def amount(resource: str, milli: int) -> str:
@@ -53,7 +55,8 @@ def amounts(resources: Mapping[str, int]) -> str:
 def stranded_line(item: Stranded) -> str:
     """One stranded group in words: what it is, why, what it needs and what would rescue it."""
     policy = f"policy {item.policy}" if item.policy else "placed by annotation"
-    parts = [f"{item.group} ({policy}; {', '.join(item.objects) or 'no objects'}): {WHY[item.why]}"]
+    why = PINNED_SHORT if item.why == "share" and item.mode == "single" else WHY[item.why]
+    parts = [f"{item.group} ({policy}; {', '.join(item.objects) or 'no objects'}): {why}"]
     parts.append(f"needs {amounts(item.requests)}")
     scarce = {name: free for name, free in item.free_elsewhere.items() if free < item.requests.get(name, 0)}
     if scarce:

@@ -11,7 +11,9 @@ A group is stranded when, after the change:
 - ``pinned``: an annotation placed it (``nova.elotl.co/cluster``, ``spread-onto``) on clusters that are gone;
 - ``share``: a spread group (Divide or Duplicate) is placed, but a cluster's share or copy no longer fits
   where it did (the planner warns ``<cluster> needs … for its N replicas``): a Divide's lost share re-divided
-  over clusters that cannot hold it, or a copy on a shrunken cluster. Its pods would stay Pending.
+  over clusters that cannot hold it, or a copy on a shrunken cluster; or a pinned group no longer fits its
+  cluster (shrunk, or the group scaled: a pin is rendered as asked, with a warning). Its pods would stay
+  Pending.
 
 A group unschedulable today is not stranded by the change (it is stranded already); a group that overflows
 onto an autoscaled cluster is placed (the planner trusts the autoscaler), and says so in a warning.
@@ -38,9 +40,10 @@ from nova_gitops.scheduling.plans import Plan
 Why = Literal["no-room", "no-candidate", "pinned", "share"]
 CLOSEST = 3
 """How many of the closest clusters a stranded group names."""
-SHARE_VERDICTS = ("needs ", "cannot run its ")
+SHARE_VERDICTS = ("needs ", "cannot run its ", "does not have enough resources for the pinned group")
 """How the planner's warning of a spread's cluster begins when its share does not fit
-(``distributing._capacity_warnings``: ``<cluster> needs 2500m cpu for its 5 replicas, has 1000m``)."""
+(``distributing._capacity_warnings``: ``<cluster> needs 2500m cpu for its 5 replicas, has 1000m``), and of
+a pin's cluster when the pinned group does not (``explicitplacing``: rendered as asked all the same)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +109,7 @@ def stranded(
             found.append(
                 _made(group, was, "no-room", closest[0].lacks if closest else group.requests, closest)
             )
-        elif group.mode != "single":
+        else:  # a spread's share, or a pinned group, rendered where it no longer fits
             share = _share(group, was, usage)
             if share is not None:
                 found.append(share)

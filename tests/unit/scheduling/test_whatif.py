@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from nova_gitops.api import clusters as cluster_api
 from nova_gitops.api import loading, quantities
-from nova_gitops.rendering import diffs, renders, reports, whatifs
+from nova_gitops.rendering import diffs, headroomformats, renders, reports, whatifs
 from nova_gitops.scheduling import planning, whatif
 from nova_gitops.scheduling.plans import Plan
 from tests.builders import cluster, config_map, deployment, policy, source_set
@@ -127,6 +127,20 @@ def test_a_divide_share_that_does_not_fit_is_stranded_as_a_share() -> None:
     assert [closest.cluster for closest in stranded.closest] == ["a"]
     assert stranded.lacks == {"cpu": 2000}
     assert "a needs 6000m cpu for its 6 replicas, has 4000m" in stranded.reason
+
+
+def test_a_pinned_group_that_no_longer_fits_its_cluster_is_stranded() -> None:
+    # a pin is rendered as asked, with a warning: its pods would stay Pending, as a share's would
+    pinned = deployment("pinned", cpu="3", labels={"app": "none"}, annotations={"nova.elotl.co/cluster": "a"})
+    source, today = today_of(*fleet(), pinned)
+    for change in (whatif.Capacity("a", 50), whatif.Scale("deployment/demo/pinned", 2)):
+        result = whatif.what_if(source, [change], today=today)
+        (stranded,) = result.unschedulable
+        assert (stranded.why, stranded.policy, stranded.before) == ("share", None, ("a",))
+        (closest,) = stranded.closest
+        assert closest.cluster == "a" and "for the pinned group" in closest.verdict
+        assert stranded.lacks == closest.lacks and stranded.lacks["cpu"] > 0
+        assert "it no longer fits the cluster it is pinned to" in headroomformats.stranded_line(stranded)
 
 
 def test_cordon_keeps_what_runs_and_capacity_scales_every_node() -> None:
