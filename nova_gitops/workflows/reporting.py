@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from nova_gitops import errors
 from nova_gitops.api import loading
 from nova_gitops.api.statusreports import MAX_REPORT_BYTES
 from nova_gitops.rendering import fleetviews
@@ -80,7 +81,20 @@ def report_html(
 
 
 def write_report(html: str, output: Path) -> None:
-    """Write the file whole or not at all (a temporary file beside it, renamed over it)."""
+    """Write the file whole or not at all (a temporary file beside it, renamed over it); a link or what is
+    not a regular file (``-o /dev/stdout``, a pipe) is written through, never replaced. UserError when the
+    output cannot be written."""
+    try:
+        if output.is_symlink() or (output.exists() and not output.is_file()):
+            with output.open("w", encoding="utf-8") as file:
+                file.write(html)
+            return
+        _replace(html, output)
+    except OSError as error:
+        raise errors.UserError(f"cannot write {output}: {error.strerror or error}") from None
+
+
+def _replace(html: str, output: Path) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
     try:
