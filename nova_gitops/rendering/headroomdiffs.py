@@ -15,7 +15,7 @@ as escapes, the Markdown puts them in code spans (``failovers``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -29,6 +29,8 @@ MARKDOWN_LIMIT: Final = 30
 within GitHub's size limit)."""
 MARKDOWN_GROUPS: Final = 5
 """Groups named per loss in a comment; the rest are counted."""
+DOWN: Final = "unschedulable with this change"
+"""Said of a group no loss strands on the head because the head places it nowhere."""
 MARKDOWN_BUDGET: Final = 12_000
 """Characters of the section in a comment at most, beside the diff's own 50,000 of manifests."""
 
@@ -36,17 +38,19 @@ MARKDOWN_BUDGET: Final = 12_000
 @dataclass(frozen=True, slots=True)
 class LossChange:
     """One loss whose outcome the change alters: the groups it now strands (or strands with other
-    needs), those it no longer strands, and ``side``: "head" for a loss the change adds (a new cluster),
-    "base" for one it removes."""
+    needs), those it no longer strands, those it no longer strands because the head places them nowhere
+    (``down``: no rescue), and ``side``: "head" for a loss the change adds (a new cluster), "base" for one
+    it removes."""
 
     lost: str
     strands: tuple[StrandedGroup, ...] = ()
     freed: tuple[StrandedGroup, ...] = ()
     side: Side = "both"
+    down: tuple[StrandedGroup, ...] = ()
 
     @property
     def worse(self) -> bool:
-        return bool(self.strands)
+        return bool(self.strands or self.down)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +67,12 @@ class HeadroomDiff:
         return any(change.worse for change in self.changes)
 
 
-def compare(base: Sequence[LossOutcome], head: Sequence[LossOutcome]) -> HeadroomDiff:
-    """The losses whose outcome differs between ``base`` and ``head`` (see the module docstring)."""
+def compare(
+    base: Sequence[LossOutcome], head: Sequence[LossOutcome], *, down: Collection[str] = ()
+) -> HeadroomDiff:
+    """The losses whose outcome differs between ``base`` and ``head`` (see the module docstring).
+    ``down``: the groups the head places nowhere (unschedulable in its plan) — a loss no longer strands
+    them, but not because the change rescued them."""
     before = {outcome.lost: outcome for outcome in base}
     after = {outcome.lost: outcome for outcome in head}
     changes: list[LossChange] = []
@@ -74,10 +82,12 @@ def compare(base: Sequence[LossOutcome], head: Sequence[LossOutcome]) -> Headroo
         old = {item.group: item for item in was.stranded} if was else {}
         new = {item.group: item for item in now.stranded} if now else {}
         strands = tuple(item for name, item in sorted(new.items()) if not same(old.get(name), item))
-        freed = tuple(item for name, item in sorted(old.items()) if name not in new)
+        gone = [item for name, item in sorted(old.items()) if name not in new]
+        freed = tuple(item for item in gone if item.group not in down)
+        lost_groups = tuple(item for item in gone if item.group in down)
         side: Side = "both" if was and now else ("head" if now else "base")
-        if strands or freed or (side != "both" and (old or new)):
-            changes.append(LossChange(lost, strands, freed, side))
+        if strands or gone or (side != "both" and (old or new)):
+            changes.append(LossChange(lost, strands, freed, side, lost_groups))
         elif now is not None:
             unchanged.append(now)
     changes.sort(key=lambda change: (not change.worse, change.lost))
@@ -100,7 +110,9 @@ def change_lines(change: LossChange, style: Style = failovers.TEXT, limit: int |
     counted), one for those it no longer does."""
     lost = style.name(change.lost)
     if change.side == "base":
-        return [f"{lost} is gone with this change: losing it stranded {named(change.freed, style, limit)}"]
+        was = [named(change.freed, style, limit)] if change.freed else []
+        was += [f"{named(change.down, style, limit)}, {DOWN}"] if change.down else []
+        return [f"{lost} is gone with this change: losing it stranded {'; '.join(was)}"]
     start = f"after this change, losing {lost}" + (" (a new cluster)" if change.side == "head" else "")
     shown = change.strands if limit is None else change.strands[:limit]
     lines = [f"{start} strands {failovers.stranded_words(item, style)}" for item in shown]
@@ -108,6 +120,8 @@ def change_lines(change: LossChange, style: Style = failovers.TEXT, limit: int |
         lines.append(f"{start} strands {len(change.strands) - len(shown)} more groups")
     if change.freed:
         lines.append(f"{start} no longer strands {named(change.freed, style, limit)}")
+    if change.down:
+        lines.append(f"{start} no longer strands {named(change.down, style, limit)}: {DOWN}")
     return lines
 
 
@@ -175,6 +189,7 @@ def json_data(diff: HeadroomDiff) -> dict[str, Any]:
                 "side": change.side,
                 "strands": [group_data(item) for item in change.strands],
                 "noLongerStrands": [item.group for item in change.freed],
+                "unschedulableNow": [item.group for item in change.down],
             }
             for change in diff.changes
         ],

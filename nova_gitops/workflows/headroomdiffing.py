@@ -48,6 +48,7 @@ class HeadroomRenderer:
         self.progress = progress
         self.findings = findings.NONE
         self.sides: list[tuple[LossOutcome, ...]] = []
+        self.unschedulable: list[tuple[str, ...]] = []  # each side's groups placed nowhere
 
     def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         self.progress.phase(phases.LOAD)
@@ -73,6 +74,7 @@ class HeadroomRenderer:
         except headroom.HeadroomError as error:
             raise failover.as_flag(error) from None
         self.sides.append(failover.outcomes(report))
+        self.unschedulable.append(report.unschedulable_today)
         self.progress.phase(phases.RENDER)
         tree = rendering.render_plan(plan, source_set, source)
         files = RenderedFiles(tree.files)
@@ -81,6 +83,7 @@ class HeadroomRenderer:
         return files
 
     def compared(self) -> HeadroomDiff:
-        """The head's headroom against the base's (both sides rendered)."""
+        """The head's headroom against the base's (both sides rendered): a group the head places nowhere
+        is no rescue, though no loss strands it there."""
         base, head = self.sides[-2:]
-        return headroomdiffs.compare(base, head)
+        return headroomdiffs.compare(base, head, down=self.unschedulable[-1])

@@ -5,7 +5,8 @@ with a zone, one policy placing ``web`` on either):
 - a change that makes web need more than ``small`` has free says, in text, Markdown and JSON, that losing
   ``big`` now strands web's group, with what it needs and what is free elsewhere; the rest of the output is
   the diff without ``--headroom``;
-- the reverse change says losing ``big`` no longer strands it;
+- the reverse change says losing ``big`` no longer strands it; a change that leaves web unschedulable
+  says so instead (no loss strands what nothing places, and that is no rescue);
 - a change that alters no loss's outcome summarises every loss in one line;
 - a change to capacity alone (nothing rendered changes) still shows the section: the reviewer learns the
   fleet can lose less;
@@ -133,6 +134,18 @@ def test_a_change_that_rescues_a_group_says_it_is_no_longer_stranded(tmp_path: P
     assert tail == "1 other loss unchanged"
     _, markdown, _ = diff(root, "--headroom", "--format", "markdown")
     assert "- :white_check_mark: after this change, losing `big` no longer strands `web-" in markdown
+
+
+def test_a_change_that_leaves_a_group_unschedulable_is_no_rescue(tmp_path: Path) -> None:
+    # web needs more than any cluster has: no loss strands it on the head, as nothing places it at all
+    root = repository(tmp_path / "source", [*fleet(), web("3")])
+    write(root, [*fleet(), web("9")])
+    _, stdout, _ = diff(root, "--headroom")
+    [line, _] = section(stdout)
+    assert line.startswith("after this change, losing big no longer strands web-")
+    assert line.endswith(": unschedulable with this change")
+    _, markdown, _ = diff(root, "--headroom", "--format", "markdown")
+    assert ":white_check_mark:" not in markdown.split("#### Failover headroom")[1]
 
 
 def test_a_change_that_alters_no_loss_is_one_line(tmp_path: Path) -> None:

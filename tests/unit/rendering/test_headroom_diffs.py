@@ -102,6 +102,25 @@ def test_the_words_of_each_kind_of_stranded_group() -> None:
     assert failovers.strands(loss("a", pinned, nowhere)).startswith("2 groups: g: is pinned to wlc-1; g: ")
 
 
+def test_a_group_the_head_leaves_unschedulable_is_not_a_rescue() -> None:
+    # the change removed the cluster that held it: no loss strands it on the head because nothing places
+    # it at all, and a green "no longer strands" would tell the reviewer the change helped
+    batch = StrandedGroup("batch-1", "no-room", {"cpu": 6000})
+    diff = headroomdiffs.compare(
+        [loss("burst", batch), loss("onprem", batch)], [loss("onprem")], down=("batch-1",)
+    )
+    assert diff.worse and [change.worse for change in diff.changes] == [True, True]
+    assert headroomdiffs.text_lines(diff) == [
+        "burst is gone with this change: losing it stranded batch-1, unschedulable with this change",
+        "after this change, losing onprem no longer strands batch-1: unschedulable with this change",
+    ]
+    markdown = headroomdiffs.markdown(diff)
+    assert ":white_check_mark:" not in markdown and markdown.count(":x:") == 2
+    assert headroomdiffs.json_data(diff)["changes"][1]["unschedulableNow"] == ["batch-1"]
+    helped = headroomdiffs.compare([loss("onprem", batch)], [loss("onprem")], down=("other",))
+    assert not helped.worse and helped.changes[0].freed == (batch,)
+
+
 def test_markdown_puts_names_in_code_and_shows_hidden_characters() -> None:
     hostile = StrandedGroup("web`@team\u202e", "pinned", {"cpu": 100}, pinned_to=("<img src=x>",))
     diff = headroomdiffs.compare([loss("wlc-1")], [loss("wlc-1", hostile)])
