@@ -127,16 +127,56 @@ def _answer(snapshot: Snapshot, target: str, view: FleetView) -> tuple[int, byte
     return 404, b"not found\n"
 
 
+class _LockedDown(DeadlineHandler):
+    """Every answer of the view under the same headers (the policy, ``nosniff``, no caching), http.server's
+    own refusals included; writing methods refused."""
+
+    def _refuse(self, code: int, text: str) -> None:
+        self._send(code, text.encode(), "text/plain; charset=utf-8", True)
+
+    def _send(self, code: int, data: bytes, content_type: str, body: bool) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Security-Policy", pages.SERVER_CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Cache-Control", "no-store")
+        if code == 405:
+            self.send_header("Allow", "GET, HEAD")
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a method we have no ``do_`` for, a request line or headers that
+        do not parse) as our answers: plain text under the same policy, never its HTML page, and a method
+        other than GET or HEAD is 405 like the writing ones: the view changes nothing."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # the request line did not parse: answer in HTTP/1.0
+            self.request_version = "HTTP/1.0"
+        code = 405 if code == 501 else code
+        self._send(
+            code,
+            f"{code} {self.responses.get(code, ('error',))[0]}\n".encode(),
+            "text/plain; charset=utf-8",
+            self.command != "HEAD",
+        )
+
+    def do_POST(self) -> None:  # read-only: nothing here changes anything
+        self._refuse(405, "read-only\n")
+
+    do_PUT = do_DELETE = do_PATCH = do_POST
+
+
 def _handler(view: FleetView, rendered: RenderedPages, loopback_only: bool) -> type[BaseHTTPRequestHandler]:
-    class Handler(DeadlineHandler):
+    class Handler(_LockedDown):
         def do_HEAD(self) -> None:
             self._serve(body=False)
 
         def do_GET(self) -> None:
             self._serve(body=True)
-
-        def _refuse(self, code: int, text: str) -> None:
-            self._send(code, text.encode(), "text/plain; charset=utf-8", True)
 
         def _serve(self, *, body: bool) -> None:
             if loopback_only and not is_loopback(host_of(self.headers.get("Host") or "")):
@@ -160,41 +200,6 @@ def _handler(view: FleetView, rendered: RenderedPages, loopback_only: bool) -> t
             self._send(
                 code, html, HTML if html.startswith(b"<!doctype") else "text/plain; charset=utf-8", body
             )
-
-        def _send(self, code: int, data: bytes, content_type: str, body: bool) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Content-Security-Policy", pages.SERVER_CSP)
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("X-Frame-Options", "DENY")
-            self.send_header("Cache-Control", "no-store")
-            if code == 405:
-                self.send_header("Allow", "GET, HEAD")
-            self.end_headers()
-            if body:
-                self.wfile.write(data)
-
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            """http.server's own refusals (a method we have no ``do_`` for, a request line or headers that
-            do not parse) as our answers: plain text under the same policy, never its HTML page, and a method
-            other than GET or HEAD is 405 like the writing ones: the view changes nothing."""
-            self.close_connection = True
-            if self.request_version == "HTTP/0.9":  # the request line did not parse: answer in HTTP/1.0
-                self.request_version = "HTTP/1.0"
-            code = 405 if code == 501 else code
-            self._send(
-                code,
-                f"{code} {self.responses.get(code, ('error',))[0]}\n".encode(),
-                "text/plain; charset=utf-8",
-                self.command != "HEAD",
-            )
-
-        def do_POST(self) -> None:  # read-only: nothing here changes anything
-            self._refuse(405, "read-only\n")
-
-        do_PUT = do_DELETE = do_PATCH = do_POST
 
     return Handler
 
