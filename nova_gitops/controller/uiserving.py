@@ -108,7 +108,8 @@ def _answer(snapshot: Snapshot, target: str, view: FleetView) -> tuple[int, byte
     model = snapshot.model
     stamp, version = snapshot.stamp, snapshot.version
     if model is None:  # the first reconcile has not finished: a page that loads itself again after it
-        return 503, pages.waiting_page(view.title, stamp=stamp, version=version).encode()
+        tried = view.reconcile_rows()  # the failed ones: why there is no fleet yet
+        return 503, pages.waiting_page(view.title, stamp=stamp, version=version, reconciles=tried).encode()
     if path == "/":
         return 200, pages.fleet_page(model, stamp=stamp, version=version).encode()
     if path == "/groups":

@@ -24,7 +24,7 @@ from nova_gitops.api.inputs import SourceSet
 from nova_gitops.controller.ports import ClusterReport
 from nova_gitops.controller.reconciling import ReconcileOutcome
 from nova_gitops.rendering import fleetviews
-from nova_gitops.rendering.activityviews import MAX_RECONCILES, Reconciled
+from nova_gitops.rendering.activityviews import MAX_RECONCILES, Reconciled, ReconcileRow, reconcile_rows
 from nova_gitops.rendering.fleetmodel import FleetFacts, FleetModel
 from nova_gitops.rollouts.decisions import Decision
 from nova_gitops.scheduling.plans import Plan
@@ -73,6 +73,12 @@ class FleetView:
         if self.history is None:
             return None
         return tuple(self.history(self._head, policy, group))
+
+    def reconcile_rows(self) -> tuple[ReconcileRow, ...]:
+        """The reconciles kept, as the Reconciles page lists them (for the page shown before any plan)."""
+        with self._lock:
+            kept = tuple(self._reconciles)
+        return reconcile_rows(kept)
 
     def planned(self, plan: Plan, reports: Mapping[str, ClusterReport]) -> None:
         """A plan observer's call: the plan a reconcile made (or kept) and the agents' reports."""

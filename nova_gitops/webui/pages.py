@@ -30,6 +30,7 @@ from urllib.parse import quote, urlencode
 
 import jinja2
 
+from nova_gitops.rendering.activityviews import ReconcileRow
 from nova_gitops.rendering.fleetmodel import FleetModel
 from nova_gitops.rendering.fleetviews import shown
 from nova_gitops.rendering.groupviews import GroupRow
@@ -113,8 +114,9 @@ def _common(model: FleetModel, heading: str, stamp: str, version: int) -> dict[s
     }
 
 
-def waiting_page(title: str, *, stamp: str, version: int) -> str:
-    """Before the first reconcile: a page that loads itself again once there is a fleet to show."""
+def waiting_page(title: str, *, stamp: str, version: int, reconciles: Sequence[ReconcileRow] = ()) -> str:
+    """Before the first reconcile: a page that loads itself again once there is a fleet to show, listing
+    ``reconciles`` (the failed ones so far: why there is no fleet yet)."""
     return _render(
         "waiting.html.j2",
         title=shown(title or "fleet"),
@@ -125,6 +127,7 @@ def waiting_page(title: str, *, stamp: str, version: int) -> str:
         live=True,
         version=version,
         waiting=True,
+        reconciles=reconciles,
     )
 
 

@@ -156,3 +156,29 @@ def test_an_ipv6_loopback_address_is_listened_on(tmp_path: Path) -> None:
         connection.close()
     finally:
         server.close()
+
+
+def test_a_first_reconcile_that_failed_is_shown_not_waited_for(tmp_path: Path) -> None:
+    """A controller started on a broken source has no fleet to show; its view says why (the failed
+    reconcile and its problems, as the Reconciles page would), on every page, not only "waiting"."""
+    fleet = Fleet(tmp_path)
+    fleet.write_source("policy.yaml", policy())
+    (fleet.source / "broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
+    fleet.report(cluster_report("wlc-1", cpu="4"))
+    view = uistate.FleetView(title="demo", where="")
+    controller = fleet.controller(observers=[view])
+    controller.journal = view
+    server = uiserving.ui_server(Address("127.0.0.1", 0), view).start()
+    try:
+        with pytest.raises(Exception):  # noqa: B017  the loop logs it; the view shows it
+            controller.reconcile_once()
+        for path in ("/", "/reconciles"):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            connection.request("GET", path)
+            response = connection.getresponse()
+            html = response.read().decode()
+            connection.close()
+            assert response.status == 503 and "data-reload" in html
+            assert "failed" in html and "broken.yaml" in html, path
+    finally:
+        server.close()
