@@ -189,13 +189,11 @@ def verdict(reason: str, cluster: str) -> str:
 
 
 def _share(group: GroupPlan, was: GroupPlan, usage: Mapping[str, ClusterUsage]) -> Stranded | None:
-    """A spread group whose share on some cluster no longer fits (a warning ``before`` had not)."""
-    new = [warning for warning in group.warnings if warning not in set(was.warnings)]
-    short: dict[str, str] = {}
-    for cluster in group.clusters:
-        for warning in new:
-            if any(warning.startswith(f"{cluster} {start}") for start in SHARE_VERDICTS):
-                short.setdefault(cluster, warning[len(cluster) + 1 :])
+    """A spread group whose share on some cluster no longer fits, where today's fitted (or was not there).
+    By cluster, not by the warning's words: a share short today that a change leaves short by another
+    amount ("has 0m" -> "has 200m") was Pending before it, so the change strands nothing there."""
+    before = short_shares(was)
+    short = {cluster: words for cluster, words in short_shares(group).items() if cluster not in before}
     if not short:
         return None
     closest = tuple(
@@ -216,6 +214,17 @@ def _share(group: GroupPlan, was: GroupPlan, usage: Mapping[str, ClusterUsage]) 
         _objects(group),
         tuple(sorted(was.clusters)),
     )
+
+
+def short_shares(group: GroupPlan) -> dict[str, str]:
+    """The clusters of ``group`` whose share (or pinned group) the planner warns does not fit, with its
+    words on each (the warning without the cluster's name)."""
+    short: dict[str, str] = {}
+    for cluster in group.clusters:
+        for warning in group.warnings:
+            if any(warning.startswith(f"{cluster} {start}") for start in SHARE_VERDICTS):
+                short.setdefault(cluster, warning[len(cluster) + 1 :])
+    return short
 
 
 def over_committed(usage: ClusterUsage) -> dict[str, int]:

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 
 from nova_gitops.rendering import diffs, renders, reports
 from nova_gitops.scheduling import headroom, planning, whatif
+from nova_gitops.scheduling.planparts import GroupPlan
 from tests.builders import cluster, deployment, policy, source_set
 from tests.unit.scheduling.test_plan_memory import Documents, fleets, loaded
 
@@ -102,6 +103,22 @@ def test_moves_are_single_groups_landing_elsewhere_and_divides_re_divided() -> N
     assert headroom.move_kind(("a",), ("a",), "single") is None
 
 
+SHORT = ("needs ", "cannot run its ", "does not have enough resources for the pinned group")
+"""How the planner's warning of a cluster whose share (or pinned group) does not fit begins."""
+
+
+def short_on(group: GroupPlan) -> set[str]:
+    """The clusters the planner warns ``group``'s share does not fit: by cluster, since a share short
+    today, whatever the amount after, was Pending before the loss."""
+    return {
+        cluster
+        for warning in group.warnings
+        for cluster in group.clusters
+        for verdict in SHORT
+        if warning.startswith(f"{cluster} {verdict}")
+    }
+
+
 @settings(max_examples=30, deadline=None)
 @given(fleets())
 def test_stranded_is_exactly_what_the_loss_leaves_unschedulable(documents: Documents) -> None:
@@ -121,17 +138,10 @@ def test_stranded_is_exactly_what_the_loss_leaves_unschedulable(documents: Docum
         # a share or copy of a spread, or a pinned group, rendered where it no longer fits: Pending pods
         # (a pin is placed in group-name order with the spreads, so a lost share re-homed first takes
         # the room of a pinned group on the cluster it lands on)
-        short = ("needs ", "cannot run its ", "does not have enough resources for the pinned group")
         shares = {
             group.name
             for group in after.groups
-            if group.status != "unschedulable"
-            and any(
-                warning.startswith(f"{cluster} {verdict}")
-                for warning in set(group.warnings) - set(before[group.name].warnings)
-                for cluster in group.clusters
-                for verdict in short
-            )
+            if group.status != "unschedulable" and short_on(group) - short_on(before[group.name])
         }
         assert {item.group for item in (*loss.stranded, *loss.accepted)} == unschedulable | shares
 

@@ -143,6 +143,26 @@ def test_a_pinned_group_that_no_longer_fits_its_cluster_is_stranded() -> None:
         assert "it no longer fits the cluster it is pinned to" in headroomformats.stranded_line(stranded)
 
 
+def test_a_share_short_today_is_not_stranded_by_a_change_that_leaves_it_less_short() -> None:
+    # b is short of the copy today (2 of 4 cpu left for 3); growing b changes the planner's words ("has
+    # 2000m" -> "has 2600m") but strands nothing: the copy was Pending before the change
+    documents = [
+        cluster("a", cpu="4"),
+        cluster("b", cpu="4"),
+        policy(
+            "copies",
+            spreadConstraints={"spreadMode": "Duplicate", "topologyKey": "kubernetes.io/metadata.name"},
+        ),
+        deployment("web", replicas=3, cpu="1"),
+        deployment("pinned", cpu="2", labels={"app": "none"}, annotations={"nova.elotl.co/cluster": "b"}),
+    ]
+    source, today = today_of(*documents)
+    assert any(warning.startswith("b needs ") for group in today.groups for warning in group.warnings)
+    result = whatif.what_if(source, [whatif.Capacity("b", 115)], today=today)
+    assert any(warning.startswith("b needs ") for group in result.after.groups for warning in group.warnings)
+    assert result.unschedulable == ()
+
+
 def test_cordon_keeps_what_runs_and_capacity_scales_every_node() -> None:
     source, today = today_of(*fleet())
     applied = whatif.apply(source, [whatif.Cordon("a"), whatif.Capacity("b", 50)])
