@@ -7,7 +7,9 @@ then costs one what-if per cluster per side, each re-planning only what the loss
 processes as ``nova-gitops headroom`` spreads them (``whatif.spread_over``). The head is
 rendered on the base's placement (stickiness), so its headroom is that of the head as published on top of
 the base. ``compare`` turns the two sides into the section ``diffformats`` shows
-(``rendering.headroomdiffs``).
+(``rendering.headroomdiffs``). With ``--headroom-domain``, a side none of whose clusters has the label
+loses nothing (the change that labels the clusters is compared, not refused); neither side having it is
+the flag's error.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class HeadroomRenderer:
         self.findings = findings.NONE
         self.sides: list[tuple[LossOutcome, ...]] = []
         self.unschedulable: list[tuple[str, ...]] = []  # each side's groups placed nowhere
+        self.unlabelled: list[headroom.HeadroomError] = []  # the sides none of whose clusters has the domain
 
     def __call__(self, root: Path, source: SourceInfo, previous: PreviousPlacement) -> Mapping[str, bytes]:
         self.progress.phase(phases.LOAD)
@@ -71,10 +74,14 @@ class HeadroomRenderer:
                 today=plan,
                 mapper=whatif.spread_over(self.jobs),  # the losses over processes, as ``headroom`` does
             )
-        except headroom.HeadroomError as error:
-            raise failover.as_flag(error) from None
-        self.sides.append(failover.outcomes(report))
-        self.unschedulable.append(report.unschedulable_today)
+            outcomes = failover.outcomes(report)
+        except headroom.HeadroomError as error:  # no cluster of this side has the domain: it loses nothing
+            self.unlabelled.append(failover.as_flag(error))
+            outcomes = ()
+        self.sides.append(outcomes)
+        self.unschedulable.append(
+            tuple(group.name for group in plan.groups if group.status == "unschedulable")
+        )
         self.progress.phase(phases.RENDER)
         tree = rendering.render_plan(plan, source_set, source)
         files = RenderedFiles(tree.files)
@@ -85,5 +92,7 @@ class HeadroomRenderer:
     def compared(self) -> HeadroomDiff:
         """The head's headroom against the base's (both sides rendered): a group the head places nowhere
         is no rescue, though no loss strands it there."""
+        if len(self.unlabelled) >= 2:  # neither side has the domain: a typo, most likely
+            raise self.unlabelled[-1]
         base, head = self.sides[-2:]
         return headroomdiffs.compare(base, head, down=self.unschedulable[-1])

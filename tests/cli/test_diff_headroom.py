@@ -10,7 +10,8 @@ with a zone, one policy placing ``web`` on either):
 - a change that alters no loss's outcome summarises every loss in one line;
 - a change to capacity alone (nothing rendered changes) still shows the section: the reviewer learns the
   fleet can lose less;
-- ``--headroom-domain`` loses a zone at once;
+- ``--headroom-domain`` loses a zone at once; a side whose clusters lack the label loses nothing (the
+  change that labels them is compared, not refused);
 - without ``--source``, or ``--headroom-domain`` without ``--headroom``, is a usage error (exit 2), and a
   domain no cluster has exits 2 naming the flag.
 """
@@ -170,6 +171,22 @@ def test_a_domain_loses_every_cluster_with_each_label_value(tmp_path: Path) -> N
     write(root, [*fleet(), web("3")])
     _, stdout, _ = diff(root, "--headroom", "--headroom-domain", "zone")
     assert section(stdout)[0].startswith("after this change, losing zone=one strands web-")
+
+
+def test_a_change_that_brings_the_domain_label_compares_with_no_loss(tmp_path: Path) -> None:
+    # the pull request that labels the clusters (the first step of a region gate) has no region on its
+    # base: the base loses nothing by it, which is no reason to fail the review
+    unlabelled = [cluster("big", cpu="8"), cluster("small", cpu="2"), WEB, web("3")]
+    root = repository(tmp_path / "source", unlabelled)
+    write(root, [*fleet(), web("3")])
+    code, stdout, stderr = diff(root, "--headroom", "--headroom-domain", "zone")
+    assert code == 0, stderr  # labels alone render nothing else
+    assert section(stdout)[0].startswith("after this change, losing zone=one (a new cluster) strands web-")
+    git("commit", "--quiet", "-am", "labelled", cwd=root)
+    write(root, unlabelled)  # and the reverse: the head drops the label
+    code, stdout, stderr = diff(root, "--headroom", "--headroom-domain", "zone")
+    assert code == 0, stderr  # labels alone render nothing else
+    assert section(stdout)[0].startswith("zone=one is gone with this change: losing it stranded web-")
 
 
 def test_bad_combinations_and_an_unknown_domain_exit_2(tmp_path: Path) -> None:
