@@ -75,8 +75,19 @@ def stranded_line(item: Stranded) -> str:
 def loss_row(loss: Loss) -> list[str]:
     moved = len(loss.moved)
     stranded = f"{len(loss.stranded)}" + (f" (+{len(loss.accepted)} accepted)" if loss.accepted else "")
-    shortfall = amounts(loss.shortfall) if loss.stranded else "–"
-    return [loss.name, str(moved), stranded, shortfall]
+    return [loss.name, str(moved), stranded, shortfall_words(loss)]
+
+
+def shortfall_words(loss: Loss) -> str:
+    """What would rescue what ``loss`` strands: the room in total, and the groups whose closest cluster
+    has room enough in total but no node that fits them (a bigger node; not "nothing")."""
+    if not loss.stranded:
+        return "–"
+    per_node = sum(1 for item in loss.stranded if item.why == "no-room" and not item.lacks)
+    parts = [amounts(loss.shortfall)] if loss.shortfall else []
+    if per_node:
+        parts.append(f"a bigger node for {_counted(per_node, 'group')}")
+    return "; ".join(parts) or amounts({})
 
 
 HEADERS = ("LOSS", "MOVED", "STRANDED", "SHORTFALL")
