@@ -113,7 +113,7 @@ def change_lines(change: LossChange, style: Style = failovers.TEXT, limit: int |
         was = [named(change.freed, style, limit)] if change.freed else []
         was += [f"{named(change.down, style, limit)}, {DOWN}"] if change.down else []
         return [f"{lost} is gone with this change: losing it stranded {'; '.join(was)}"]
-    start = f"after this change, losing {lost}" + (" (a new cluster)" if change.side == "head" else "")
+    start = f"after this change, losing {lost}" + (_new(change.lost, style) if change.side == "head" else "")
     shown = change.strands if limit is None else change.strands[:limit]
     lines = [f"{start} strands {failovers.stranded_words(item, style)}" for item in shown]
     if len(change.strands) > len(shown):
@@ -123,6 +123,13 @@ def change_lines(change: LossChange, style: Style = failovers.TEXT, limit: int |
     if change.down:
         lines.append(f"{start} no longer strands {named(change.down, style, limit)}: {DOWN}")
     return lines
+
+
+def _new(lost: str, style: Style) -> str:
+    """What a loss only the head has is: a new cluster, or with a domain (``LABEL=VALUE``: no cluster's
+    name has ``=``) a new value of the label."""
+    label, sign, _ = lost.partition("=")
+    return f" (a new value of {style.name(label)})" if sign else " (a new cluster)"
 
 
 def named(items: Sequence[StrandedGroup], style: Style, limit: int | None) -> str:

@@ -181,7 +181,9 @@ def test_a_change_that_brings_the_domain_label_compares_with_no_loss(tmp_path: P
     write(root, [*fleet(), web("3")])
     code, stdout, stderr = diff(root, "--headroom", "--headroom-domain", "zone")
     assert code == 0, stderr  # labels alone render nothing else
-    assert section(stdout)[0].startswith("after this change, losing zone=one (a new cluster) strands web-")
+    assert section(stdout)[0].startswith(
+        "after this change, losing zone=one (a new value of zone) strands web-"
+    )
     git("commit", "--quiet", "-am", "labelled", cwd=root)
     write(root, unlabelled)  # and the reverse: the head drops the label
     code, stdout, stderr = diff(root, "--headroom", "--headroom-domain", "zone")

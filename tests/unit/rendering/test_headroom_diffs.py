@@ -86,6 +86,11 @@ def test_a_loss_on_one_side_only_is_compared_with_nothing() -> None:
         "old is gone with this change: losing it stranded gpu-training-36755b20",
         "1 other loss unchanged",
     ]
+    # with --headroom-domain a loss is a label value: new with the change, not "a new cluster"
+    region = headroomdiffs.compare([], [loss("region=eu", GPU_GROUP)])
+    assert headroomdiffs.text_lines(region)[0].startswith(
+        "after this change, losing region=eu (a new value of region) strands "
+    )
 
 
 def test_the_words_of_each_kind_of_stranded_group() -> None:
