@@ -94,6 +94,17 @@ def deployment_health(body: Mapping[str, Any]) -> Health:
     if _int(status.get("availableReplicas")) < wanted:
         message = f"{status.get('availableReplicas', 0)}/{wanted} available"
         return Health(False, "Available", "MinimumReplicasUnavailable", message)
+    # mid-rollout, the new pods are counted as updated before they run, and the old ones still serve
+    # (``kubectl rollout status`` waits on the same two): not healthy until the old are gone and the new up
+    old = _int(status.get("replicas")) - _int(status.get("updatedReplicas"))
+    if old > 0:
+        return Health(
+            False, "Progressing", "RolloutInProgress", f"{old} old replicas are pending termination"
+        )
+    updated = _int(status.get("updatedReplicas"))
+    if _int(status.get("availableReplicas")) < updated:
+        message = f"{status.get('availableReplicas', 0)} of {updated} updated replicas are available"
+        return Health(False, "Progressing", "RolloutInProgress", message)
     return Health(True, "Available", "MinimumReplicasAvailable")
 
 

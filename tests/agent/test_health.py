@@ -36,6 +36,15 @@ CASES = [
         obj("apps/v1", "Deployment", {"replicas": 3}, updatedReplicas=3, availableReplicas=1),
         Health(False, "Available", "MinimumReplicasUnavailable", "1/3 available"),
     ),
+    (  # mid-rollout as kube-apiserver v1.36 reports it: the new pod counted as updated while Pending, the
+        # old one still available (a real cluster showed the agent calling this healthy)
+        obj("apps/v1", "Deployment", {"replicas": 1}, replicas=2, updatedReplicas=1, availableReplicas=1),
+        Health(False, "Progressing", "RolloutInProgress", "1 old replicas are pending termination"),
+    ),
+    (  # the old pods gone, the new ones not all available yet (maxUnavailable lets them go first)
+        obj("apps/v1", "Deployment", {"replicas": 1}, replicas=2, updatedReplicas=2, availableReplicas=1),
+        Health(False, "Progressing", "RolloutInProgress", "1 of 2 updated replicas are available"),
+    ),
     (
         obj(
             "apps/v1",
