@@ -50,9 +50,13 @@ def running(tmp_path: Path) -> Iterator[demo.Running]:
 
 
 def _wait(driver: Any, condition: Any) -> Any:
+    """Wait until ``condition``; an element the live update replaced between finding it and reading it
+    (stale) is looked for again, as a missing one is."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT).until(condition)
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, WAIT, ignored_exceptions=ignored).until(condition)
 
 
 def _rows(driver: Any, table: str) -> list[Any]:
