@@ -56,7 +56,7 @@ class RolloutView:
 
 def _bake(bake_time: str, healthy_since: datetime | None, passed: bool, now: datetime | None) -> str:
     if healthy_since is not None and not passed and now is not None:
-        return f"{age((now - healthy_since).total_seconds())} of {bake_time}"
+        return f"{age(max(0.0, (now - healthy_since).total_seconds()))} of {bake_time}"
     return bake_time
 
 

@@ -176,9 +176,13 @@ class ClusterRow:
 
 
 def age(seconds: float | None) -> str:
+    """``12s``, ``4m``, ``3h``, ``2d``; ``5m ahead`` for a report dated after now (the agent's clock is
+    ahead: not a fresh report); ``-`` for none."""
     if seconds is None:
         return "-"
-    whole = max(0, int(seconds))
+    if seconds < 0:
+        return f"{age(-seconds)} ahead"
+    whole = int(seconds)
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
         if whole >= size:
             return f"{whole // size}{unit}"
