@@ -161,7 +161,7 @@ class GroupsQuery:
 
     @classmethod
     def of(cls, query: str, page: str) -> GroupsQuery:
-        number = int(page) if page.isdigit() and len(page) < 7 else 1
+        number = int(page) if page.isascii() and page.isdigit() and len(page) < 7 else 1
         return cls(query[:MAX_QUERY], max(1, number))
 
 

@@ -182,3 +182,12 @@ def test_a_first_reconcile_that_failed_is_shown_not_waited_for(tmp_path: Path) -
             assert "failed" in html and "broken.yaml" in html, path
     finally:
         server.close()
+
+
+def test_a_page_number_in_other_digits_is_the_first_page(
+    served: tuple[looping.Controller, uistate.FleetView, Server],
+) -> None:
+    """``?page=²`` or ``?page=①``: str.isdigit says yes, int() says no; the groups page is the first."""
+    _, _, server = served
+    for page in ("%C2%B2", "%E2%91%A0", "%EF%BC%92", "-1", "1e3"):
+        assert request(server, f"/groups?page={page}").status == 200, page
