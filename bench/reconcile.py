@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,33 @@ ENV = {
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@dataclass(frozen=True)
+class FleetRepos:
+    source: Path  # the fleet, committed
+    remote: Path  # the bare rendered repository
+    url: str
+    status_work: Path  # the clone that pushes the agents' reports to its status branch
+    clusters: list[dict[str, Any]]
+
+
+def fleet_with_reports(work: Path, arguments: argparse.Namespace) -> FleetRepos:
+    """The fleet (``--clusters``, ``--workloads``, ``--scale``) committed in ``work/source``, and a bare
+    rendered repository with one report per cluster on its status branch."""
+    source = work / "source"
+    generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
+    git(source, "init", "--quiet", "--initial-branch=main")
+    git(source, "add", "-A")
+    git(source, "commit", "--quiet", "-m", "fleet")
+    remote = work / "rendered.git"
+    git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
+    url = f"file://{remote}"
+    clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
+    status_work = work / "status-work"
+    git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
+    push_reports(status_work, url, clusters, "2026-01-01T00:00:00Z")
+    return FleetRepos(source, remote, url, status_work, clusters)
 
 
 def push_reports(work: Path, url: str, clusters: list[dict[str, Any]], heartbeat: str) -> None:
@@ -140,18 +168,14 @@ class Running:
 def start(work: Path, arguments: argparse.Namespace) -> Running:
     """The fleet as a committed source (a clean work tree, or a repository to fetch), a bare rendered
     repository with one report per cluster on its status branch, and a controller over them."""
-    source = work / "source"
-    generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
-    git(source, "init", "--quiet", "--initial-branch=main")
-    git(source, "add", "-A")
-    git(source, "commit", "--quiet", "-m", "fleet")
-    remote = work / "rendered.git"
-    git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
-    url = f"file://{remote}"
-    clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
-    status_work = work / "status-work"
-    git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
-    push_reports(status_work, url, clusters, "2026-01-01T00:00:00Z")
+    made = fleet_with_reports(work, arguments)
+    source, remote, url, status_work, clusters = (
+        made.source,
+        made.remote,
+        made.url,
+        made.status_work,
+        made.clusters,
+    )
     configured = settings.ControllerSettings(repo_url=url, cache_dir=work / "cache", max_delete_percent=100)
     reader: ports.SourceReader = sourcereading.DirectorySource(source, watch_changes=False)
     if arguments.source == "git":

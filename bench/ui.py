@@ -39,12 +39,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.fleet import change_one_workload, forget_outer_repository, generate_fleet
-from bench.reconcile import ENV, git, push_reports
+from bench.fleet import change_one_workload, forget_outer_repository
+from bench.reconcile import ENV, fleet_with_reports, git
 from nova_gitops.controller import looping, ports, settings, sourcereading, statusreading, uiserving, uistate
 from nova_gitops.controller.logs import JsonLog
 from nova_gitops.controller.serving import Server
@@ -71,18 +69,8 @@ def fetch(port: int, path: str) -> tuple[float, int, int]:
 
 
 def start(work: Path, arguments: argparse.Namespace) -> tuple[looping.Controller, uistate.FleetView, Path]:
-    source = work / "source"
-    generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
-    git(source, "init", "--quiet", "--initial-branch=main")
-    git(source, "add", "-A")
-    git(source, "commit", "--quiet", "-m", "fleet")
-    remote = work / "rendered.git"
-    git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
-    url = f"file://{remote}"
-    clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
-    status_work = work / "status-work"
-    git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
-    push_reports(status_work, url, clusters, "2026-01-01T00:00:00Z")
+    made = fleet_with_reports(work, arguments)
+    source, url = made.source, made.url
     configured = settings.ControllerSettings(repo_url=url, cache_dir=work / "cache", max_delete_percent=100)
     view = uistate.FleetView(title="bench fleet", where=f"--repo {url} --source {source}")
     controller = looping.Controller(
