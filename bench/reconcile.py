@@ -76,22 +76,29 @@ class FleetRepos:
     clusters: list[dict[str, Any]]
 
 
-def fleet_with_reports(work: Path, arguments: argparse.Namespace) -> FleetRepos:
-    """The fleet (``--clusters``, ``--workloads``, ``--scale``) committed in ``work/source``, and a bare
-    rendered repository with one report per cluster on its status branch."""
+def fleet_repos(work: Path, clusters: int, workloads: int, scale: int = 1) -> FleetRepos:
+    """The fleet committed in ``work/source``, a bare rendered repository, and a clone to push the agents'
+    reports from (no report pushed yet)."""
     source = work / "source"
-    generate_fleet(source, arguments.clusters, arguments.workloads, scale=arguments.scale)
+    generate_fleet(source, clusters, workloads, scale=scale)
     git(source, "init", "--quiet", "--initial-branch=main")
     git(source, "add", "-A")
     git(source, "commit", "--quiet", "-m", "fleet")
     remote = work / "rendered.git"
     git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
     url = f"file://{remote}"
-    clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
+    documents = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
     status_work = work / "status-work"
     git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
-    push_reports(status_work, url, clusters, "2026-01-01T00:00:00Z")
-    return FleetRepos(source, remote, url, status_work, clusters)
+    return FleetRepos(source, remote, url, status_work, documents)
+
+
+def fleet_with_reports(work: Path, arguments: argparse.Namespace) -> FleetRepos:
+    """``fleet_repos`` of ``--clusters``, ``--workloads`` and ``--scale``, with one report per cluster on the
+    rendered repository's status branch."""
+    made = fleet_repos(work, arguments.clusters, arguments.workloads, arguments.scale)
+    push_reports(made.status_work, made.url, made.clusters, "2026-01-01T00:00:00Z")
+    return made
 
 
 def push_reports(work: Path, url: str, clusters: list[dict[str, Any]], heartbeat: str) -> None:

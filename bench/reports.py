@@ -52,8 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, os.environ.get("NOVA_BENCH_CODE") or sys.path[0])  # a baseline's code, in a child run
 
 import nova_gitops
-from bench.fleet import generate_fleet
-from bench.reconcile import ENV, git, push_reports
+from bench.reconcile import ENV, fleet_repos, git, push_reports
 from nova_agent import reportfiles
 from nova_agent import reports as agent_reports
 from nova_agent.capacity import NodeCapacity
@@ -154,17 +153,8 @@ def controller_figures(arguments: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nova-bench-reports-") as scratch:
         work = Path(scratch)
-        source = work / "source"
-        generate_fleet(source, arguments.clusters, arguments.workloads)
-        git(source, "init", "--quiet", "--initial-branch=main")
-        git(source, "add", "-A")
-        git(source, "commit", "--quiet", "-m", "fleet")
-        remote = work / "rendered.git"
-        git(work, "init", "--quiet", "--bare", "--initial-branch=main", str(remote))
-        url = f"file://{remote}"
-        clusters = list(yaml.load_all((source / "clusters.yaml").read_text(), Loader=yaml.CSafeLoader))
-        status_work = work / "status-work"
-        git(work, "init", "--quiet", "--initial-branch=nova-status", str(status_work))
+        made = fleet_repos(work, arguments.clusters, arguments.workloads)
+        source, url, status_work, clusters = made.source, made.url, made.status_work, made.clusters
         hostile_name = clusters[0]["metadata"]["name"]
 
         def push(heartbeat: str, hostile_beat: str) -> None:
